@@ -1,0 +1,10 @@
+export {
+  annAlphaSelectedNode,
+  annBetaStorageClass,
+  annBetaStorageProvisioner,
+  annDynamicallyProvisioned,
+  annMigratedTo,
+  annSelectedNode,
+  annStorageProvisioner,
+  finalizerPV,
+} from './wire-names.ts';

@@ -1,0 +1,62 @@
+// One vitest project per workspace package for fast unit tests (`<dir>`), and one for its end-to-end
+// tests (`<dir>:e2e`, files named `*.e2e.test.ts`) that run against the real control plane.
+// Each package's `test:unit` / `test` script selects its own projects, so turbo can cache them per
+// package; the JSON report lands in `<package>/.vitest/<script>.json` for `.ci/run` to total.
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+
+const root = import.meta.dirname;
+const sourceCondition = '@kube-provisioner/source';
+
+function workspaceDirs(): string[] {
+  return ['packages', 'examples'].flatMap((group) => {
+    const base = join(root, group);
+    if (!existsSync(base)) return [];
+    return readdirSync(base, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory() && existsSync(join(base, entry.name, 'package.json')))
+      .map((entry) => join(group, entry.name));
+  });
+}
+
+function projectsFor(dir: string): TestProjectInlineConfiguration[] {
+  const name = dir.split('/').pop() ?? dir;
+  const shared = {
+    root: join(root, dir),
+    // Tests import workspace packages from source, so no build is needed first.
+    ssr: { resolve: { conditions: [sourceCondition] } },
+    resolve: { conditions: [sourceCondition] },
+  };
+  return [
+    {
+      ...shared,
+      test: {
+        name,
+        include: ['test/**/*.test.ts'],
+        exclude: ['test/**/*.e2e.test.ts'],
+        environment: 'node',
+      },
+    },
+    {
+      ...shared,
+      test: {
+        name: `${name}:e2e`,
+        include: ['test/**/*.e2e.test.ts'],
+        environment: 'node',
+        testTimeout: 120_000,
+        hookTimeout: 180_000,
+      },
+    },
+  ];
+}
+
+const script = process.env.npm_lifecycle_event ?? 'vitest';
+
+export default defineConfig({
+  test: {
+    projects: workspaceDirs().flatMap(projectsFor),
+    passWithNoTests: true,
+    reporters: ['default', 'json'],
+    outputFile: { json: join(process.cwd(), '.vitest', `${script}.json`) },
+  },
+});
