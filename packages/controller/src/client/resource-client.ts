@@ -1,0 +1,169 @@
+/**
+ * The narrow API the controller machinery talks to: typed CRUD, list and watch on one resource.
+ * {@link KubeApi} has two implementations: the real one over `@kubernetes/client-node`
+ * (`client/kube-api.ts`) and the in-memory fake in `@kube-provisioner/controller/testing`.
+ * Objects are `@kubernetes/client-node` model objects (Date-typed timestamps) on both.
+ */
+import type {
+  CoreV1Event,
+  V1Lease,
+  V1Node,
+  V1ObjectMeta,
+  V1PersistentVolume,
+  V1PersistentVolumeClaim,
+  V1Status,
+  V1StorageClass,
+} from '@kubernetes/client-node';
+
+/** Any Kubernetes object. */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: V1ObjectMeta;
+}
+
+/** Identifies a resource on the API server. `T` is the object type it serves. */
+export interface ResourceDescriptor<T extends KubeObject = KubeObject> {
+  /** API group, `''` for core. */
+  readonly group: string;
+  readonly version: string;
+  /** Plural resource name in URLs, e.g. `persistentvolumes`. */
+  readonly plural: string;
+  readonly kind: string;
+  readonly namespaced: boolean;
+  /** `@kubernetes/client-node` ObjectSerializer type name, e.g. `V1PersistentVolume`. */
+  readonly model: string;
+  /** Phantom field carrying `T`; never set. */
+  readonly __type?: T;
+}
+
+/** The resources the library uses. */
+export const resources: {
+  readonly persistentVolumes: ResourceDescriptor<V1PersistentVolume>;
+  readonly persistentVolumeClaims: ResourceDescriptor<V1PersistentVolumeClaim>;
+  readonly storageClasses: ResourceDescriptor<V1StorageClass>;
+  readonly events: ResourceDescriptor<CoreV1Event>;
+  readonly leases: ResourceDescriptor<V1Lease>;
+  readonly nodes: ResourceDescriptor<V1Node>;
+} = {
+  persistentVolumes: {
+    group: '',
+    version: 'v1',
+    plural: 'persistentvolumes',
+    kind: 'PersistentVolume',
+    namespaced: false,
+    model: 'V1PersistentVolume',
+  },
+  persistentVolumeClaims: {
+    group: '',
+    version: 'v1',
+    plural: 'persistentvolumeclaims',
+    kind: 'PersistentVolumeClaim',
+    namespaced: true,
+    model: 'V1PersistentVolumeClaim',
+  },
+  storageClasses: {
+    group: 'storage.k8s.io',
+    version: 'v1',
+    plural: 'storageclasses',
+    kind: 'StorageClass',
+    namespaced: false,
+    model: 'V1StorageClass',
+  },
+  events: {
+    group: '',
+    version: 'v1',
+    plural: 'events',
+    kind: 'Event',
+    namespaced: true,
+    model: 'CoreV1Event',
+  },
+  leases: {
+    group: 'coordination.k8s.io',
+    version: 'v1',
+    plural: 'leases',
+    kind: 'Lease',
+    namespaced: true,
+    model: 'V1Lease',
+  },
+  nodes: { group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false, model: 'V1Node' },
+};
+
+/** Options every call accepts. */
+export interface CallOptions {
+  /** Aborts the request. */
+  signal?: AbortSignal;
+}
+
+/** Namespace of a namespaced resource; ignored for cluster-scoped ones. */
+export interface NamespaceOption {
+  namespace?: string;
+}
+
+/** Options of {@link ResourceClient.list}. */
+export interface ListOptions extends CallOptions, NamespaceOption {
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Page size. */
+  limit?: number;
+  /** Continue token of the previous page. */
+  continue?: string;
+  /** `'0'` = any (watch cache), `''`/absent = most recent (quorum read), else at least this version. */
+  resourceVersion?: string;
+}
+
+/** One page of a list. */
+export interface ObjectList<T> {
+  items: T[];
+  metadata: { resourceVersion: string; continue?: string };
+}
+
+/** Options of {@link ResourceClient.watch}. */
+export interface WatchOptions extends CallOptions, NamespaceOption {
+  labelSelector?: string;
+  fieldSelector?: string;
+  resourceVersion?: string;
+  allowWatchBookmarks?: boolean;
+  /** Server-side timeout after which the server closes the stream normally. */
+  timeoutSeconds?: number;
+}
+
+/** Watch event types as sent by the API server. */
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+/** One watch event. `ERROR` carries a `V1Status`; the others carry the object (BOOKMARK: only metadata.resourceVersion). */
+export type WatchEvent<T> =
+  | { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK'; object: T }
+  | { type: 'ERROR'; object: V1Status };
+
+/** Patch content types. */
+export type PatchType = 'merge' | 'strategic' | 'json';
+
+/** Options of {@link ResourceClient.delete}. */
+export interface DeleteOptions extends CallOptions, NamespaceOption {
+  preconditions?: { uid?: string; resourceVersion?: string };
+  gracePeriodSeconds?: number;
+  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+}
+
+/** Typed operations on one resource. Failures reject with an {@link ApiError} (server answer) or a transport error. */
+export interface ResourceClient<T extends KubeObject> {
+  readonly descriptor: ResourceDescriptor<T>;
+  get(name: string, options?: CallOptions & NamespaceOption): Promise<T>;
+  list(options?: ListOptions): Promise<ObjectList<T>>;
+  /**
+   * Streams events to `onEvent` until the server closes the stream (resolves), the stream fails
+   * (rejects), or `options.signal` aborts (resolves). Events are delivered in order, one at a time.
+   */
+  watch(options: WatchOptions, onEvent: (event: WatchEvent<T>) => void): Promise<void>;
+  create(object: T, options?: CallOptions & NamespaceOption): Promise<T>;
+  /** PUT; the object's `metadata.resourceVersion` is the optimistic-concurrency precondition. */
+  update(object: T, options?: CallOptions & NamespaceOption): Promise<T>;
+  patch(name: string, patch: unknown, type: PatchType, options?: CallOptions & NamespaceOption): Promise<T>;
+  delete(name: string, options?: DeleteOptions): Promise<void>;
+}
+
+/** Access to typed resource clients. */
+export interface KubeApi {
+  resource<T extends KubeObject>(descriptor: ResourceDescriptor<T>): ResourceClient<T>;
+}

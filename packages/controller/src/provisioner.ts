@@ -1,0 +1,70 @@
+/**
+ * The contract between a provisioner and {@link ProvisionController}: implement `provision` and
+ * `delete`, optionally the hooks, and the controller does the rest.
+ *
+ * Obligations of every provisioner:
+ * - `provision` and `delete` MAY be called more than once for the same claim or volume, including
+ *   after a success the controller did not observe. Both MUST be idempotent.
+ * - The returned PV MUST be named `options.pvName` and carry capacity, access modes, reclaim policy,
+ *   mount options, volume mode, node affinity and the volume source. The controller adds only
+ *   `spec.claimRef`, `spec.storageClassName`, the `pv.kubernetes.io/provisioned-by` annotation and
+ *   (optionally) its finalizer.
+ * - `options.pvc` and `options.storageClass` are frozen: never mutate them.
+ */
+import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
+import type { Logger } from './util/logger.ts';
+
+/**
+ * What is still running after a failed `provision` (values identical to the Go library):
+ * - `Background`: the operation may still be running on the backend; the controller calls
+ *   `provision` again with the same inputs until it finishes.
+ * - `Finished`: nothing is running; a retry starts from scratch.
+ * - `NoChange`: leave the previous state as it was.
+ * - `Reschedule`: give up on the selected node and let the scheduler choose again (only for claims
+ *   with `volume.kubernetes.io/selected-node`, and only when nothing continues in the background).
+ */
+export type ProvisioningState = 'Background' | 'Finished' | 'NoChange' | 'Reschedule';
+
+/** Inputs of one `provision` call. */
+export interface ProvisionOptions {
+  /** The claim's StorageClass (parameters, reclaim policy, mount options, topologies, binding mode). */
+  readonly storageClass: Readonly<V1StorageClass>;
+  /** The name the returned PV must have. */
+  readonly pvName: string;
+  /** The claim, deep-frozen. */
+  readonly pvc: Readonly<V1PersistentVolumeClaim>;
+  /** The scheduler's selected node for WaitForFirstConsumer claims, else `''`. */
+  readonly selectedNodeName: string;
+}
+
+/** Per-call context: cancellation and a logger carrying the object's keys. */
+export interface OperationContext {
+  /** Aborted when the operation times out or the controller stops. */
+  readonly signal: AbortSignal;
+  readonly logger: Logger;
+}
+
+/** Outcome of `provision`: a PV to save, or an error with the state of the backend operation. */
+export type ProvisionResult =
+  | { readonly pv: V1PersistentVolume; readonly state?: 'Finished' }
+  | { readonly error: Error; readonly state: ProvisioningState };
+
+/** A dynamic volume provisioner. A thrown error is treated as `{ error, state: 'NoChange' }`. */
+export interface Provisioner {
+  /** Creates the backing asset and returns the PV to save. */
+  provision(options: ProvisionOptions, context: OperationContext): Promise<ProvisionResult>;
+  /** Removes the backing asset of `pv`; never deletes the PV object itself. May reject with an `IgnoredError`. */
+  delete(pv: Readonly<V1PersistentVolume>, context: OperationContext): Promise<void>;
+  /**
+   * Extra veto on a claim (Go's `Qualifier`). It runs in a worker after leadership is won, not
+   * before leader election.
+   */
+  shouldProvision?(
+    pvc: Readonly<V1PersistentVolumeClaim>,
+    context: OperationContext,
+  ): boolean | Promise<boolean>;
+  /** Extra guard before deleting a released volume (Go's `DeletionGuard`). */
+  shouldDelete?(pv: Readonly<V1PersistentVolume>, context: OperationContext): boolean | Promise<boolean>;
+  /** Whether `volumeMode: Block` claims are supported. Absent means no. */
+  supportsBlock?(context: OperationContext): boolean;
+}
