@@ -8,6 +8,9 @@ import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config
 
 const root = import.meta.dirname;
 const sourceCondition = '@kube-provisioner/source';
+// Starts one control plane per vitest run, or hands over TESTENV_KUBECONFIG's cluster (set by
+// `kube-testenv exec` around `npm test`), and provides it to every end-to-end test file.
+const testenvSetup = join(root, 'packages/testenv/src/vitest-setup.ts');
 
 function workspaceDirs(): string[] {
   return ['packages', 'examples'].flatMap((group) => {
@@ -43,6 +46,10 @@ function projectsFor(dir: string): TestProjectInlineConfiguration[] {
         name: `${name}:e2e`,
         include: ['test/**/*.e2e.test.ts'],
         environment: 'node',
+        globalSetup: [testenvSetup],
+        // One shared cluster: files must not race each other (fault hooks restart its components),
+        // and CI has two cores.
+        fileParallelism: false,
         testTimeout: 120_000,
         hookTimeout: 180_000,
       },

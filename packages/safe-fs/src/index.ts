@@ -1,2 +1,21 @@
+export { joinBasePath, normalizeBasePath, relativePathUnder } from './base-path.ts';
+export type { SafeFsErrorInit, SafeFsErrorKind } from './errors.ts';
+export { isPermissionError, isSafeFsError, SafeFsError } from './errors.ts';
+export type { FsOps } from './fs-ops.ts';
+export { nodeFsOps } from './fs-ops.ts';
+export type { OwnershipRecord, VolumeOwner } from './ownership-record.ts';
+export type { ClaimMetadata, PathPatternValues } from './path-pattern.ts';
+export { renderPathPattern, resolveVolumePath } from './path-pattern.ts';
+export type { RelativeVolumePath } from './relative-volume-path.ts';
+export { parseRelativeVolumePath } from './relative-volume-path.ts';
 /** Version of this package, read from its manifest. */
 export { version } from './version.ts';
+export type {
+  ArchiveVolumeResult,
+  CreateVolumeOptions,
+  CreateVolumeOutcome,
+  DeleteVolumeOutcome,
+  RemoveVolumeOptions,
+  VolumeRootOptions,
+} from './volume-root.ts';
+export { VolumeRoot } from './volume-root.ts';

@@ -1,0 +1,306 @@
+/**
+ * The real {@link KubeApi}: typed CRUD, list and watch over `@kubernetes/client-node`'s `KubeConfig`
+ * (auth, TLS, in-cluster config) and its `ObjectSerializer`, so list, get and watch all hand out model
+ * objects with `Date` timestamps.
+ *
+ * Watches are streamed here rather than through client-node's `Watch`: that class cuts every stream
+ * after 30 s without traffic, swallows undecodable lines and callback throws, and reports HTTP errors
+ * without their `Status`. Streaming on the same transport keeps one error model, the rate limiter and
+ * the per-instance connection pool for watches too.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import { type Clock, realClock } from '../util/clock.ts';
+import { readLines } from './line-stream.ts';
+import { decodeObject, decodeStatus, encodeObject } from './model-codec.ts';
+import { defaultRateLimit, type RateLimit, RequestLimiter } from './request-limiter.ts';
+import type {
+  CallOptions,
+  DeleteOptions,
+  KubeApi,
+  KubeObject,
+  ListOptions,
+  NamespaceOption,
+  ObjectList,
+  PatchType,
+  ResourceClient,
+  ResourceDescriptor,
+  WatchEvent,
+  WatchOptions,
+} from './resource-client.ts';
+import { defaultRetryPolicy, isTransientNetworkError, type RetryPolicy } from './retry.ts';
+import { ConnectionPool, type HttpRequest, Transport, type TransportSettings } from './transport.ts';
+
+/** Options of {@link createKubeApi}. */
+export interface KubeApiOptions {
+  /** Client-side throttle shared by every call of the instance. Default {@link defaultRateLimit} (20 QPS, burst 30). */
+  rateLimit?: RateLimit;
+  /** Deadline of one call, retries included; 0 = none. Not applied to watches. Default 30 s. */
+  requestTimeoutMs?: number;
+  /** Retries of throttled (429) and, for reads, network-failed requests. Default {@link defaultRetryPolicy}. */
+  retry?: Partial<RetryPolicy>;
+  /**
+   * A watch that receives nothing for this long is closed as if the server had ended it, so a
+   * half-open connection cannot stall it. Default: the watch's `timeoutSeconds` + 30 s, or 5 minutes.
+   */
+  watchInactivityTimeoutMs?: number;
+  /** `User-Agent` header. Default `kube-provisioner`. */
+  userAgent?: string;
+  /** Time source of the limiter, retry backoff and timeouts. */
+  clock?: Clock;
+}
+
+/** A {@link KubeApi} backed by a real API server. */
+export interface KubeApiClient extends KubeApi {
+  /**
+   * A client on the same connections with its own limiter. The leader-election Lease client needs
+   * one: when it shares the controllers' limiter, a burst of work can delay renewals until the lease
+   * is lost (kueue#15538).
+   */
+  withRateLimit(rateLimit: RateLimit): KubeApiClient;
+  /** Closes pooled connections of this client and of those made by {@link KubeApiClient.withRateLimit}. */
+  close(): Promise<void>;
+}
+
+const defaultRequestTimeoutMs = 30_000;
+const defaultWatchInactivityMs = 5 * 60_000;
+const watchInactivityGraceMs = 30_000;
+
+const contentTypes: Readonly<Record<PatchType, string>> = {
+  merge: 'application/merge-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
+  json: 'application/json-patch+json',
+};
+
+interface ClientSettings extends TransportSettings {
+  readonly watchInactivityTimeoutMs: number | undefined;
+}
+
+/** Creates a {@link KubeApiClient} for the current context of `kubeConfig`. */
+export function createKubeApi(kubeConfig: KubeConfig, options: KubeApiOptions = {}): KubeApiClient {
+  const clock = options.clock ?? realClock;
+  const settings: ClientSettings = {
+    kubeConfig,
+    clock,
+    retry: { ...defaultRetryPolicy, ...options.retry },
+    requestTimeoutMs: options.requestTimeoutMs ?? defaultRequestTimeoutMs,
+    userAgent: options.userAgent ?? 'kube-provisioner',
+    watchInactivityTimeoutMs: options.watchInactivityTimeoutMs,
+  };
+  return makeClient(settings, new ConnectionPool(), options.rateLimit ?? defaultRateLimit);
+}
+
+function makeClient(settings: ClientSettings, pool: ConnectionPool, rateLimit: RateLimit): KubeApiClient {
+  const transport = new Transport(settings, pool, new RequestLimiter(rateLimit, settings.clock));
+  return {
+    resource: (descriptor) => new HttpResourceClient(descriptor, transport, settings),
+    withRateLimit: (limit) => makeClient(settings, pool, limit),
+    close: () => pool.close(),
+  };
+}
+
+class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
+  readonly descriptor: ResourceDescriptor<T>;
+  readonly #transport: Transport;
+  readonly #settings: ClientSettings;
+
+  constructor(descriptor: ResourceDescriptor<T>, transport: Transport, settings: ClientSettings) {
+    this.descriptor = descriptor;
+    this.#transport = transport;
+    this.#settings = settings;
+  }
+
+  async get(name: string, options: CallOptions & NamespaceOption = {}): Promise<T> {
+    return this.#decode(await this.#call('GET', this.#itemPath(name, options.namespace), options));
+  }
+
+  async list(options: ListOptions = {}): Promise<ObjectList<T>> {
+    const query = queryString({
+      labelSelector: options.labelSelector,
+      fieldSelector: options.fieldSelector,
+      limit: options.limit,
+      continue: options.continue,
+      resourceVersion: options.resourceVersion,
+    });
+    const raw = await this.#call('GET', `${this.#collectionPath(options.namespace)}${query}`, options);
+    const list = raw as { items?: unknown[]; metadata?: { resourceVersion?: string; continue?: string } };
+    const metadata: ObjectList<T>['metadata'] = { resourceVersion: list.metadata?.resourceVersion ?? '' };
+    if (list.metadata?.continue) metadata.continue = list.metadata.continue;
+    return { items: (list.items ?? []).map((item) => this.#decode(item)), metadata };
+  }
+
+  async create(object: T, options: CallOptions & NamespaceOption = {}): Promise<T> {
+    const namespace = options.namespace ?? object.metadata?.namespace;
+    const path = this.#collectionPath(this.#requireNamespace(namespace));
+    return this.#decode(await this.#call('POST', path, options, this.#encode(object)));
+  }
+
+  async update(object: T, options: CallOptions & NamespaceOption = {}): Promise<T> {
+    const name = object.metadata?.name;
+    if (!name) throw new TypeError(`update of a ${this.descriptor.kind} without metadata.name`);
+    const path = this.#itemPath(name, options.namespace ?? object.metadata?.namespace);
+    return this.#decode(await this.#call('PUT', path, options, this.#encode(object)));
+  }
+
+  async patch(
+    name: string,
+    patch: unknown,
+    type: PatchType,
+    options: CallOptions & NamespaceOption = {},
+  ): Promise<T> {
+    const path = this.#itemPath(name, options.namespace);
+    const body = { text: JSON.stringify(patch), contentType: contentTypes[type] };
+    return this.#decode(await this.#call('PATCH', path, options, body));
+  }
+
+  async delete(name: string, options: DeleteOptions = {}): Promise<void> {
+    const { preconditions, gracePeriodSeconds, propagationPolicy } = options;
+    const hasBody =
+      preconditions !== undefined || gracePeriodSeconds !== undefined || propagationPolicy !== undefined;
+    const body = hasBody
+      ? {
+          text: JSON.stringify({
+            kind: 'DeleteOptions',
+            apiVersion: 'v1',
+            preconditions,
+            gracePeriodSeconds,
+            propagationPolicy,
+          }),
+          contentType: 'application/json',
+        }
+      : undefined;
+    await this.#call('DELETE', this.#itemPath(name, options.namespace), options, body);
+  }
+
+  async watch(options: WatchOptions, onEvent: (event: WatchEvent<T>) => void): Promise<void> {
+    const query = queryString({
+      watch: 'true',
+      labelSelector: options.labelSelector,
+      fieldSelector: options.fieldSelector,
+      resourceVersion: options.resourceVersion,
+      allowWatchBookmarks: options.allowWatchBookmarks ? 'true' : undefined,
+      timeoutSeconds: options.timeoutSeconds,
+    });
+    const { clock } = this.#settings;
+    const inactivityMs =
+      this.#settings.watchInactivityTimeoutMs ??
+      (options.timeoutSeconds !== undefined
+        ? options.timeoutSeconds * 1000 + watchInactivityGraceMs
+        : defaultWatchInactivityMs);
+    // Aborted by the caller's signal and by the inactivity guard; either ends the watch normally.
+    const controller = new AbortController();
+    const onAbort = (): void => controller.abort(options.signal?.reason);
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    if (options.signal?.aborted) onAbort();
+    let cancelGuard = (): void => {};
+    const armGuard = (): void => {
+      cancelGuard();
+      cancelGuard = clock.setTimer(() => {
+        controller.abort(new DOMException(`watch idle for ${inactivityMs} ms`, 'TimeoutError'));
+      }, inactivityMs);
+    };
+    let streaming = false;
+    try {
+      armGuard();
+      const request: HttpRequest = {
+        method: 'GET',
+        path: `${this.#collectionPath(options.namespace)}${query}`,
+        signal: controller.signal,
+      };
+      const stream = await this.#transport.open(request);
+      streaming = true;
+      for await (const line of readLines(stream, armGuard)) {
+        const event = this.#decodeEvent(line);
+        try {
+          onEvent(event);
+        } catch (err) {
+          throw new HandlerError(err);
+        }
+      }
+    } catch (err) {
+      if (err instanceof HandlerError) throw err.cause;
+      if (controller.signal.aborted) return;
+      // Like client-go's StreamWatcher: a connection lost mid-stream ends the watch; the caller
+      // watches again from its last resourceVersion. Failing to connect is an error.
+      if (streaming && isTransientNetworkError(err)) return;
+      throw err;
+    } finally {
+      cancelGuard();
+      options.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  #decodeEvent(line: string): WatchEvent<T> {
+    const raw = JSON.parse(line) as { type?: unknown; object?: unknown };
+    switch (raw.type) {
+      case 'ADDED':
+      case 'MODIFIED':
+      case 'DELETED':
+      case 'BOOKMARK':
+        return { type: raw.type, object: this.#decode(raw.object) };
+      case 'ERROR':
+        return { type: 'ERROR', object: decodeStatus(raw.object) };
+      default:
+        throw new Error(`watch of ${this.descriptor.plural}: unexpected event type ${String(raw.type)}`);
+    }
+  }
+
+  async #call(
+    method: HttpRequest['method'],
+    path: string,
+    options: CallOptions,
+    body?: { text: string; contentType: string },
+  ): Promise<unknown> {
+    const request: HttpRequest = {
+      method,
+      path,
+      signal: options.signal,
+      ...(body === undefined ? {} : { body: body.text, contentType: body.contentType }),
+    };
+    const result = await this.#transport.call(request);
+    return result.body === '' ? undefined : JSON.parse(result.body);
+  }
+
+  #decode(raw: unknown): T {
+    return decodeObject(raw, this.descriptor);
+  }
+
+  #encode(object: T): { text: string; contentType: string } {
+    return { text: JSON.stringify(encodeObject(object, this.descriptor)), contentType: 'application/json' };
+  }
+
+  #collectionPath(namespace: string | undefined): string {
+    const { group, version, plural, namespaced } = this.descriptor;
+    const base = group === '' ? `/api/${version}` : `/apis/${group}/${version}`;
+    const scope = namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+    return `${base}${scope}/${plural}`;
+  }
+
+  #itemPath(name: string, namespace: string | undefined): string {
+    if (!name) throw new TypeError(`${this.descriptor.kind} name must not be empty`);
+    return `${this.#collectionPath(this.#requireNamespace(namespace))}/${encodeURIComponent(name)}`;
+  }
+
+  #requireNamespace(namespace: string | undefined): string | undefined {
+    if (this.descriptor.namespaced && !namespace) {
+      throw new TypeError(`${this.descriptor.kind} is namespaced: a namespace is required`);
+    }
+    return namespace;
+  }
+}
+
+/** Marks an exception thrown by the caller's event handler, which must reach the caller unchanged. */
+class HandlerError {
+  readonly cause: unknown;
+  constructor(cause: unknown) {
+    this.cause = cause;
+  }
+}
+
+function queryString(params: Record<string, string | number | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== undefined && value !== '') search.set(key, String(value));
+  }
+  const text = search.toString();
+  return text === '' ? '' : `?${text}`;
+}

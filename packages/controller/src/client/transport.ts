@@ -1,0 +1,215 @@
+/**
+ * Authenticated HTTP requests to the API server with the client discipline of client-go: throttled
+ * by a {@link RequestLimiter}, retried per {@link retryDelay}, bounded by a per-call timeout, and
+ * cancellable. Authentication, TLS and proxies come from `@kubernetes/client-node`'s `KubeConfig`
+ * (`applySecurityAuthentication`), and requests go through its undici-based fetch, so every
+ * kubeconfig form client-node supports works unchanged.
+ */
+import {
+  IsomorphicFetchHttpLibrary,
+  type KubeConfig,
+  RequestContext,
+  type ResponseContext,
+  type V1Status,
+} from '@kubernetes/client-node';
+import type { Clock } from '../util/clock.ts';
+import { sleep } from '../util/clock.ts';
+import { ApiError } from './api-error.ts';
+import type { RequestLimiter } from './request-limiter.ts';
+import { type RetryPolicy, retryDelay } from './retry.ts';
+
+type Dispatcher = NonNullable<ReturnType<RequestContext['getDispatcher']>>;
+
+/** HTTP verbs the API client sends. */
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** One request, relative to the cluster's server URL. */
+export interface HttpRequest {
+  readonly method: HttpMethod;
+  /** Path and query, e.g. `/api/v1/nodes?limit=5`. */
+  readonly path: string;
+  readonly body?: string;
+  readonly contentType?: string;
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** Settings shared by the transports of one client. */
+export interface TransportSettings {
+  readonly kubeConfig: KubeConfig;
+  readonly clock: Clock;
+  readonly retry: RetryPolicy;
+  /** Deadline of one call including its retries; 0 = none. */
+  readonly requestTimeoutMs: number;
+  readonly userAgent: string;
+}
+
+/**
+ * Connections of one client. client-node builds a new undici agent (a new connection pool) on every
+ * `applySecurityAuthentication`; keeping the first one lets requests reuse TLS connections. Bearer
+ * tokens are still re-read per request, so rotated service-account and exec tokens are picked up.
+ */
+export class ConnectionPool {
+  #dispatcher: Dispatcher | undefined;
+  readonly #http: IsomorphicFetchHttpLibrary = new IsomorphicFetchHttpLibrary();
+
+  /** Sends `context` on the pooled connections. */
+  send(context: RequestContext): Promise<ResponseContext> {
+    const fresh = context.getDispatcher();
+    if (fresh !== undefined) {
+      if (this.#dispatcher === undefined) {
+        this.#dispatcher = fresh;
+      } else if (fresh !== this.#dispatcher) {
+        // Never used: closing only releases the object.
+        void fresh.close().catch(() => {});
+        context.setDispatcher(this.#dispatcher);
+      }
+    }
+    return this.#http.send(context).toPromise();
+  }
+
+  /** Closes the pooled connections; later requests open new ones. */
+  async close(): Promise<void> {
+    const dispatcher = this.#dispatcher;
+    this.#dispatcher = undefined;
+    await dispatcher?.close();
+  }
+}
+
+/** A response whose body was read completely. */
+export interface HttpResult {
+  readonly status: number;
+  readonly body: string;
+}
+
+/** Sends requests for one client (one limiter). */
+export class Transport {
+  readonly #settings: TransportSettings;
+  readonly #pool: ConnectionPool;
+  readonly #limiter: RequestLimiter;
+
+  constructor(settings: TransportSettings, pool: ConnectionPool, limiter: RequestLimiter) {
+    this.#settings = settings;
+    this.#pool = pool;
+    this.#limiter = limiter;
+  }
+
+  /**
+   * Sends a request and reads its body, retrying per the retry policy. Rejects with an
+   * {@link ApiError} for a non-2xx answer, a `TimeoutError` `DOMException` at the call deadline, the
+   * signal's reason on abort, or the transport error.
+   */
+  async call(request: HttpRequest): Promise<HttpResult> {
+    const { clock, requestTimeoutMs, retry } = this.#settings;
+    const controller = new AbortController();
+    const unlink = linkSignal(request.signal, controller);
+    const cancelTimer =
+      requestTimeoutMs > 0
+        ? clock.setTimer(() => {
+            controller.abort(
+              new DOMException(
+                `${request.method} ${request.path} timed out after ${requestTimeoutMs} ms`,
+                'TimeoutError',
+              ),
+            );
+          }, requestTimeoutMs)
+        : undefined;
+    try {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await this.#limiter.wait(controller.signal);
+          const response = await this.#send(request, controller.signal);
+          const body = await response.body.text();
+          if (response.httpStatusCode < 300) return { status: response.httpStatusCode, body };
+          throw apiErrorFromResponse(response.httpStatusCode, response.headers, body);
+        } catch (err) {
+          if (controller.signal.aborted) throw controller.signal.reason;
+          const delay = retryDelay(err, request.method, attempt, retry);
+          if (delay === undefined) throw err;
+          await sleep(clock, delay, controller.signal);
+        }
+      }
+    } catch (err) {
+      throw controller.signal.aborted ? controller.signal.reason : err;
+    } finally {
+      cancelTimer?.();
+      unlink();
+    }
+  }
+
+  /**
+   * Opens a streaming request (a watch): throttled, never retried, no deadline. Resolves with the
+   * body stream once a 2xx answer arrives; rejects like {@link Transport.call} otherwise.
+   */
+  async open(request: HttpRequest): Promise<ReadableStream<Uint8Array>> {
+    await this.#limiter.wait(request.signal);
+    const response = await this.#send(request, request.signal);
+    if (response.httpStatusCode >= 300) {
+      throw apiErrorFromResponse(response.httpStatusCode, response.headers, await response.body.text());
+    }
+    const stream = response.body.stream();
+    if (stream === null) throw new Error(`${request.method} ${request.path}: response has no body`);
+    return stream;
+  }
+
+  async #send(request: HttpRequest, signal: AbortSignal | undefined): Promise<ResponseContext> {
+    const { kubeConfig, userAgent } = this.#settings;
+    const cluster = kubeConfig.getCurrentCluster();
+    if (cluster === null) throw new Error('kubeconfig has no current cluster');
+    const context = new RequestContext(
+      `${cluster.server.replace(/\/+$/, '')}${request.path}`,
+      request.method,
+    );
+    context.setHeaderParam('Accept', 'application/json');
+    context.setHeaderParam('User-Agent', userAgent);
+    if (request.body !== undefined) {
+      context.setHeaderParam('Content-Type', request.contentType ?? 'application/json');
+      context.setBody(request.body);
+    }
+    if (signal !== undefined) context.setSignal(signal);
+    await kubeConfig.applySecurityAuthentication(context);
+    return this.#pool.send(context);
+  }
+}
+
+/** Builds the {@link ApiError} of a non-2xx answer; the body is a `Status` when the server sent one. */
+export function apiErrorFromResponse(
+  statusCode: number,
+  headers: Readonly<Record<string, string>>,
+  body: string,
+): ApiError {
+  const retryAfter = Number.parseInt(headers['retry-after'] ?? '', 10);
+  const init: { status?: V1Status; reason?: string; retryAfterSeconds?: number } = {};
+  if (Number.isFinite(retryAfter) && retryAfter >= 0) init.retryAfterSeconds = retryAfter;
+  let message = body.trim() || `HTTP ${statusCode}`;
+  const status = parseStatus(body);
+  if (status !== undefined) {
+    init.status = status;
+    if (status.reason !== undefined) init.reason = status.reason;
+    message = status.message ?? status.reason ?? message;
+  }
+  return new ApiError(statusCode, message, init);
+}
+
+function parseStatus(body: string): V1Status | undefined {
+  try {
+    const parsed: unknown = JSON.parse(body);
+    if (typeof parsed === 'object' && parsed !== null && (parsed as V1Status).kind === 'Status') {
+      return parsed as V1Status;
+    }
+  } catch {
+    // Not JSON: proxies and load balancers answer with text or HTML.
+  }
+  return undefined;
+}
+
+/** Makes `controller` abort when `signal` does; returns the function that undoes the link. */
+function linkSignal(signal: AbortSignal | undefined, controller: AbortController): () => void {
+  if (signal === undefined) return () => {};
+  if (signal.aborted) {
+    controller.abort(signal.reason);
+    return () => {};
+  }
+  const onAbort = (): void => controller.abort(signal.reason);
+  signal.addEventListener('abort', onAbort, { once: true });
+  return () => signal.removeEventListener('abort', onAbort);
+}

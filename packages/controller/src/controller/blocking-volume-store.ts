@@ -1,0 +1,163 @@
+/**
+ * The blocking PV store (Go's `backoffStore`, the default): retry the create a few times while holding
+ * the claim worker; if every attempt fails, delete the asset so the next `provision` starts clean.
+ */
+import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { isAlreadyExists } from '../client/api-error.ts';
+import type { ResourceClient } from '../client/resource-client.ts';
+import type { Provisioner } from '../provisioner.ts';
+import { Backoff } from '../util/backoff.ts';
+import { type Clock, sleep } from '../util/clock.ts';
+import type { Logger } from '../util/logger.ts';
+import { claimKey } from './claim-fields.ts';
+import { withDeadline } from './deadline.ts';
+import { frozenClone } from './deep-freeze.ts';
+import type { SaveBackoff } from './options.ts';
+import type { RecordEvent } from './record-event.ts';
+import { toError } from './to-error.ts';
+import type { VolumeStore } from './volume-store.ts';
+
+/** A PV of the same name exists and belongs to another claim: never retried by the store, never cleaned up. */
+export class VolumeConflictError extends Error {
+  override readonly name = 'VolumeConflictError';
+}
+
+/** What both stores need to write PVs. */
+export interface SaveConfig {
+  readonly volumes: ResourceClient<V1PersistentVolume>;
+  readonly recordEvent: RecordEvent;
+  readonly clock: Clock;
+  readonly apiRequestTimeoutMs: number;
+  /** Check the claimRef of an existing PV on `AlreadyExists` (§17 row 2); Go accepts it blindly. */
+  readonly verifyExistingPV: boolean;
+  /** Aborted when the controller stops for good; ends retries and cleanup. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Creates `volume`; `AlreadyExists` is success unless `verifyExistingPV` finds the existing PV bound to
+ * another claim UID, which rejects with a {@link VolumeConflictError}.
+ */
+export async function createVolume(
+  config: SaveConfig,
+  volume: V1PersistentVolume,
+  logger: Logger,
+): Promise<void> {
+  const name = volume.metadata?.name ?? '';
+  const call = <T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T> =>
+    withDeadline(config.clock, config.apiRequestTimeoutMs, config.signal, fn);
+  try {
+    await call((signal) => config.volumes.create(volume, { signal }));
+    logger.debug({ PV: name }, 'Persistentvolume saved');
+    return;
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+  }
+  if (config.verifyExistingPV) {
+    const existing = await call((signal) => config.volumes.get(name, { signal }));
+    const expected = volume.spec?.claimRef?.uid;
+    const actual = existing.spec?.claimRef?.uid;
+    if (actual !== expected) {
+      throw new VolumeConflictError(
+        `PersistentVolume "${name}" already exists and belongs to claim UID "${actual ?? ''}", not "${expected ?? ''}"`,
+      );
+    }
+  }
+  logger.info({ PV: name }, 'Persistentvolume already exists, reusing');
+}
+
+export class BlockingVolumeStore implements VolumeStore {
+  readonly #config: SaveConfig;
+  readonly #backoff: SaveBackoff;
+  readonly #provisioner: Provisioner;
+
+  constructor(config: SaveConfig, backoff: SaveBackoff, provisioner: Provisioner) {
+    this.#config = config;
+    this.#backoff = backoff;
+    this.#provisioner = provisioner;
+  }
+
+  async storeVolume(
+    claim: Readonly<V1PersistentVolumeClaim>,
+    volume: V1PersistentVolume,
+    logger: Logger,
+  ): Promise<void> {
+    const { recordEvent } = this.#config;
+    const name = volume.metadata?.name ?? '';
+    let saveError: Error | undefined;
+    const saved = await this.#retry(async () => {
+      try {
+        await createVolume(this.#config, volume, logger);
+        return true;
+      } catch (err) {
+        if (err instanceof VolumeConflictError) throw err;
+        saveError = toError(err);
+        logger.info({ PV: name, err: saveError }, 'Failed to save persistentvolume');
+        return false;
+      }
+    }).catch((err: unknown) => {
+      if (!(err instanceof VolumeConflictError)) throw err;
+      // The name is taken by another claim's PV: deleting "our" asset could delete theirs.
+      recordEvent(claim, 'Warning', 'ProvisioningFailed', err.message);
+      throw err;
+    });
+    if (saved) {
+      recordEvent(claim, 'Normal', 'ProvisioningSucceeded', `Successfully provisioned volume ${name}`);
+      return;
+    }
+
+    const error = saveError ?? new Error(`saving PersistentVolume "${name}" was interrupted`);
+    logger.error({ err: error }, 'Error creating provisioned PV object for claim. Deleting the volume.');
+    recordEvent(
+      claim,
+      'Warning',
+      'ProvisioningFailed',
+      `Error creating provisioned PV object for claim ${claimKey(claim)}: ${error.message}. Deleting the volume.`,
+    );
+    let deleteError: Error | undefined;
+    const frozen = frozenClone(volume);
+    const cleaned = await this.#retry(async () => {
+      try {
+        await this.#provisioner.delete(frozen, { signal: this.#config.signal, logger });
+        logger.debug({ PV: name }, 'Cleaning volume succeeded');
+        return true;
+      } catch (err) {
+        deleteError = toError(err);
+        logger.info({ PV: name, err: deleteError }, 'Failed to clean volume');
+        return false;
+      }
+    });
+    if (!cleaned) {
+      logger.error(
+        { err: deleteError },
+        'Error cleaning provisioned volume for claim. Please delete manually.',
+      );
+      recordEvent(
+        claim,
+        'Warning',
+        'ProvisioningCleanupFailed',
+        `Error cleaning provisioned volume for claim ${claimKey(claim)}: ${deleteError?.message ?? 'interrupted'}. Please delete manually.`,
+      );
+    }
+    throw error;
+  }
+
+  /**
+   * Go's `wait.ExponentialBackoff`: up to `steps` attempts with a backoff pause between them. Resolves
+   * false when attempts run out or the controller stops.
+   */
+  async #retry(attempt: () => Promise<boolean>): Promise<boolean> {
+    const { signal, clock } = this.#config;
+    const { steps, ...backoffOptions } = this.#backoff;
+    const backoff = new Backoff({ ...backoffOptions, clock });
+    for (let step = 1; ; step++) {
+      if (await attempt()) return true;
+      if (step >= steps || signal.aborted) return false;
+      try {
+        await sleep(clock, backoff.next(), signal);
+      } catch {
+        return false;
+      }
+    }
+  }
+}

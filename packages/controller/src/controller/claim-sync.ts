@@ -1,0 +1,303 @@
+/**
+ * The claim path (contract §9): decide whether a claim is ours, call `provision`, save the PV, and keep
+ * the in-progress map of §4 up to date. One {@link ClaimSync.sync} call is one work item.
+ */
+import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
+import { isIgnoredError, isInfeasibleError } from '../errors.ts';
+import type { OperationContext, Provisioner, ProvisioningState, ProvisionResult } from '../provisioner.ts';
+import type { Clock } from '../util/clock.ts';
+import { annDynamicallyProvisioned, finalizerPV } from '../wire-names.ts';
+import {
+  claimClassName,
+  claimKey,
+  claimMetricLabels,
+  claimReference,
+  hasSelectedNode,
+  hasSelectedNodeAnnotation,
+  isBlockClaim,
+  requestedProvisioner,
+  selectedNodeName,
+} from './claim-fields.ts';
+import type { ControllerMetrics } from './controller-metrics.ts';
+import { frozenClone } from './deep-freeze.ts';
+import type { RecordEvent } from './record-event.ts';
+import type { SlowRetrySet } from './slow-retry.ts';
+import { toError } from './to-error.ts';
+import type { VolumeStore } from './volume-store.ts';
+
+/** A claim sync refused because the claim recently failed with an infeasible error (§6). */
+export class DelayRetryError extends Error {
+  override readonly name = 'DelayRetryError';
+}
+
+/** What the claim path needs from the controller. */
+export interface ClaimSyncConfig {
+  readonly provisioner: Provisioner;
+  readonly provisionerName: string;
+  /** The provisioner name and the additional names. */
+  readonly knownNames: ReadonlySet<string>;
+  readonly volumeName: (claim: Readonly<V1PersistentVolumeClaim>) => string;
+  readonly addFinalizer: boolean;
+  /** The cached claims with a UID (at most one in practice). */
+  readonly claimsByUid: (uid: string) => readonly V1PersistentVolumeClaim[];
+  /** The cached class by name. */
+  readonly getClass: (name: string) => V1StorageClass | undefined;
+  /** Whether the PV cache holds `name`. */
+  readonly volumeExists: (name: string) => boolean;
+  /** Removes the GA selected-node annotation from the claim on the API server. */
+  readonly reschedule: (claim: Readonly<V1PersistentVolumeClaim>, signal: AbortSignal) => Promise<void>;
+  readonly slowRetry: SlowRetrySet;
+  readonly recordEvent: RecordEvent;
+  readonly store: VolumeStore;
+  readonly metrics: ControllerMetrics;
+  readonly clock: Clock;
+}
+
+/** Result of one provision attempt: saved, stopped for good (Go's `errStopProvision`), or failed. */
+type Outcome =
+  | { readonly kind: 'provisioned' }
+  | { readonly kind: 'stop' }
+  | { readonly kind: 'failed'; readonly error: Error; readonly state: ProvisioningState };
+
+const finished = (error: Error): Outcome => ({ kind: 'failed', error, state: 'Finished' });
+const stop: Outcome = { kind: 'stop' };
+
+export class ClaimSync {
+  /** Claims in progress (§4): UID → the claim as last seen. */
+  readonly inProgress: Map<string, V1PersistentVolumeClaim> = new Map();
+  readonly #config: ClaimSyncConfig;
+
+  constructor(config: ClaimSyncConfig) {
+    this.#config = config;
+  }
+
+  /**
+   * Work item of queue `claims`: resolves the UID through the claim cache, else the in-progress map
+   * (so a claim deleted mid-provisioning is still finished), then syncs it.
+   */
+  async syncKey(uid: string, context: OperationContext): Promise<void> {
+    const claim = this.#config.claimsByUid(uid)[0] ?? this.inProgress.get(uid);
+    if (claim === undefined) {
+      context.logger.info(`claim "${uid}" in work queue no longer exists`);
+      return;
+    }
+    await this.sync(claim, context);
+  }
+
+  /** Syncs one claim. Rejects when the claim must be requeued. */
+  async sync(claim: V1PersistentVolumeClaim, context: OperationContext): Promise<void> {
+    const { metrics, clock } = this.#config;
+    const labels = claimMetricLabels(claim);
+    this.#delayIfRecentlyInfeasible(claim);
+    let should: boolean;
+    try {
+      should = await this.shouldProvision(claim, context);
+    } catch (err) {
+      metrics.provisionFailedTotal.inc(labels);
+      throw err;
+    }
+    if (!should) return;
+
+    const start = clock.now();
+    const outcome = await this.#provisionClaimOperation(claim, context);
+    if (outcome.kind === 'provisioned') {
+      metrics.provisionDurationSeconds.observe(labels, (clock.now() - start) / 1000);
+      metrics.provisionTotal.inc(labels);
+    } else {
+      metrics.provisionFailedTotal.inc(labels);
+    }
+    this.#applyOutcome(claim, outcome, context);
+  }
+
+  /** Whether `claim` should be provisioned now (§9.4). Rejects when its class is not cached. */
+  async shouldProvision(
+    claim: Readonly<V1PersistentVolumeClaim>,
+    context: OperationContext,
+  ): Promise<boolean> {
+    const { provisioner, knownNames } = this.#config;
+    if (claim.spec?.volumeName) return false;
+    if (provisioner.shouldProvision && !(await provisioner.shouldProvision(frozenClone(claim), context))) {
+      return false;
+    }
+    const requested = requestedProvisioner(claim);
+    if (requested === undefined || !knownNames.has(requested)) return false;
+    const storageClass = this.#storageClass(claimClassName(claim));
+    if (storageClass.volumeBindingMode === 'WaitForFirstConsumer') return hasSelectedNode(claim);
+    return true;
+  }
+
+  /** The §4 state machine: in-progress map updates; throws the error of a sync that must be requeued. */
+  #applyOutcome(claim: V1PersistentVolumeClaim, outcome: Outcome, context: OperationContext): void {
+    const uid = claim.metadata?.uid ?? '';
+    if (outcome.kind !== 'failed') {
+      context.logger.trace({ claimUID: uid }, 'Claim processing ended, removing PVC from claims in progress');
+      this.inProgress.delete(uid);
+      return;
+    }
+    if (outcome.state === 'Finished') {
+      context.logger.info({ claimUID: uid }, 'Final error received, removing PVC from claims in progress');
+      this.inProgress.delete(uid);
+    } else if (outcome.state === 'Background') {
+      context.logger.info({ claimUID: uid }, 'Temporary error received, adding PVC to claims in progress');
+      this.inProgress.set(uid, claim);
+    }
+    throw outcome.error;
+  }
+
+  #delayIfRecentlyInfeasible(claim: Readonly<V1PersistentVolumeClaim>): void {
+    const classUid = this.#config.getClass(claimClassName(claim))?.metadata?.uid;
+    if (classUid === undefined) return;
+    const uid = claim.metadata?.uid ?? '';
+    if (this.#config.slowRetry.remaining(uid, classUid) > 0) {
+      throw new DelayRetryError(
+        `skipping volume provisioning for pvc ${uid}, because provisioning previously failed with infeasible error`,
+      );
+    }
+  }
+
+  async #provisionClaimOperation(
+    claim: V1PersistentVolumeClaim,
+    context: OperationContext,
+  ): Promise<Outcome> {
+    const { provisioner, provisionerName, knownNames, recordEvent } = this.#config;
+    const className = claimClassName(claim);
+    const logger = context.logger.child({ PVC: claimKey(claim), StorageClass: className });
+    const pvName = this.#config.volumeName(claim);
+    if (this.#config.volumeExists(pvName)) {
+      logger.debug({ PV: pvName }, 'PersistentVolume already exists, skipping');
+      return stop;
+    }
+    let claimRef: ReturnType<typeof claimReference>;
+    try {
+      claimRef = claimReference(claim);
+    } catch (err) {
+      logger.error({ err }, 'Unexpected error getting claim reference');
+      return { kind: 'failed', error: toError(err), state: 'NoChange' };
+    }
+    if (isBlockClaim(claim) && !(provisioner.supportsBlock?.(context) ?? false)) {
+      const message = `${provisionerName} does not support block volume provisioning`;
+      recordEvent(claim, 'Warning', 'ProvisioningFailed', message);
+      logger.error(message);
+      return stop;
+    }
+    let storageClass: V1StorageClass;
+    try {
+      storageClass = this.#storageClass(className);
+    } catch (err) {
+      logger.error({ err }, "Error getting claim's StorageClass's fields");
+      return finished(toError(err));
+    }
+    if (!knownNames.has(storageClass.provisioner)) {
+      logger.error(
+        { provisioner: storageClass.provisioner },
+        "Unknown provisioner requested in claim's StorageClass",
+      );
+      return stop;
+    }
+
+    recordEvent(
+      claim,
+      'Normal',
+      'Provisioning',
+      `External provisioner is provisioning volume for claim "${claimKey(claim)}"`,
+    );
+    const result = await callProvision(
+      provisioner,
+      {
+        storageClass: frozenClone(storageClass),
+        pvName,
+        pvc: frozenClone(claim),
+        selectedNodeName: selectedNodeName(claim),
+      },
+      { signal: context.signal, logger },
+    );
+    if ('error' in result)
+      return this.#provisionFailed(claim, result.error, result.state, { ...context, logger });
+
+    logger.debug({ PV: result.pv.metadata?.name }, 'Volume is provisioned');
+    const volume = this.#completeVolume(result.pv, claimRef, storageClass, className);
+    try {
+      await this.#config.store.storeVolume(claim, volume, logger);
+    } catch (err) {
+      return finished(toError(err));
+    }
+    return { kind: 'provisioned' };
+  }
+
+  async #provisionFailed(
+    claim: Readonly<V1PersistentVolumeClaim>,
+    error: Error,
+    state: ProvisioningState,
+    context: OperationContext,
+  ): Promise<Outcome> {
+    const { logger } = context;
+    if (isIgnoredError(error)) {
+      logger.debug({ reason: error.reason }, 'Volume provision ignored');
+      return stop;
+    }
+    if (isInfeasibleError(error)) {
+      logger.info({ err: error }, 'Detected infeasible volume provisioning request');
+      const classUid = this.#config.getClass(claimClassName(claim))?.metadata?.uid;
+      if (classUid === undefined) logger.error('Failed to get StorageClass for delay tracking');
+      else this.#config.slowRetry.add(claim.metadata?.uid ?? '', classUid);
+      this.#config.recordEvent(
+        claim,
+        'Warning',
+        'ProvisioningFailed',
+        `Volume provisioning failed with infeasible error. Retries will be delayed. ${error.message}`,
+      );
+      return finished(error);
+    }
+    this.#config.recordEvent(claim, 'Warning', 'ProvisioningFailed', error.message);
+    if (state !== 'Reschedule') return { kind: 'failed', error, state };
+    if (!hasSelectedNodeAnnotation(claim)) return finished(error);
+    try {
+      await this.#config.reschedule(claim, context.signal);
+    } catch (err) {
+      logger.info({ err }, 'Volume rescheduling failed');
+      return finished(error);
+    }
+    logger.info({ err: error }, 'Volume rescheduled because of the provisioning error');
+    return stop;
+  }
+
+  /** Adds the four fields the library owns (§9.5 step 8) to a shallow copy of the provisioner's PV. */
+  #completeVolume(
+    pv: V1PersistentVolume,
+    claimRef: ReturnType<typeof claimReference>,
+    storageClass: V1StorageClass,
+    className: string,
+  ): V1PersistentVolume {
+    const finalizers = pv.metadata?.finalizers ?? [];
+    return {
+      ...pv,
+      metadata: {
+        ...pv.metadata,
+        annotations: { ...pv.metadata?.annotations, [annDynamicallyProvisioned]: storageClass.provisioner },
+        ...(this.#config.addFinalizer && !finalizers.includes(finalizerPV)
+          ? { finalizers: [...finalizers, finalizerPV] }
+          : {}),
+      },
+      spec: { ...pv.spec, claimRef, storageClassName: className },
+    };
+  }
+
+  #storageClass(name: string): V1StorageClass {
+    const storageClass = this.#config.getClass(name);
+    if (storageClass === undefined) throw new Error(`storageClass "${name}" not found`);
+    return storageClass;
+  }
+}
+
+/** Calls `provision`; a thrown error counts as `{ error, state: 'NoChange' }` (contract §2). */
+async function callProvision(
+  provisioner: Provisioner,
+  options: Parameters<Provisioner['provision']>[0],
+  context: OperationContext,
+): Promise<ProvisionResult> {
+  try {
+    return await provisioner.provision(options, context);
+  } catch (err) {
+    return { error: toError(err), state: 'NoChange' };
+  }
+}

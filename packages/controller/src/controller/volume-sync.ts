@@ -1,0 +1,158 @@
+/**
+ * The volume path (contract §10): for each PV this controller owns, keep its finalizer right and, once
+ * it is released with reclaim policy `Delete`, delete the backing asset and then the PV object.
+ */
+import type { V1PersistentVolume } from '@kubernetes/client-node';
+import { isNotFound } from '../client/api-error.ts';
+import type { DeleteOptions, ResourceClient } from '../client/resource-client.ts';
+import { isIgnoredError } from '../errors.ts';
+import type { OperationContext, Provisioner } from '../provisioner.ts';
+import type { Clock } from '../util/clock.ts';
+import { finalizerPV } from '../wire-names.ts';
+import type { ControllerMetrics } from './controller-metrics.ts';
+import { withDeadline } from './deadline.ts';
+import { frozenClone } from './deep-freeze.ts';
+import type { RecordEvent } from './record-event.ts';
+import { toError } from './to-error.ts';
+import {
+  desiredFinalizers,
+  isProvisionerForVolume,
+  isVolumeDeletable,
+  removeFinalizer,
+} from './volume-policy.ts';
+
+/** What the volume path needs from the controller. */
+export interface VolumeSyncConfig {
+  readonly provisioner: Provisioner;
+  readonly knownNames: ReadonlySet<string>;
+  readonly addFinalizer: boolean;
+  /** Send the PV UID as a delete precondition (port improvement, §17 row 3). */
+  readonly pvDeletePrecondition: boolean;
+  readonly volumes: ResourceClient<V1PersistentVolume>;
+  /** The cached PV by name. */
+  readonly getVolume: (name: string) => V1PersistentVolume | undefined;
+  readonly recordEvent: RecordEvent;
+  readonly metrics: ControllerMetrics;
+  readonly clock: Clock;
+  readonly apiRequestTimeoutMs: number;
+}
+
+export class VolumeSync {
+  readonly #config: VolumeSyncConfig;
+
+  constructor(config: VolumeSyncConfig) {
+    this.#config = config;
+  }
+
+  /** Work item of queue `volumes`: syncs the cached PV named `name`, if any. */
+  async syncKey(name: string, context: OperationContext): Promise<void> {
+    const volume = this.#config.getVolume(name);
+    if (volume !== undefined) await this.sync(volume, context);
+  }
+
+  /** Syncs one PV. Rejects when it must be requeued. */
+  async sync(volume: V1PersistentVolume, context: OperationContext): Promise<void> {
+    const { knownNames, metrics, clock } = this.#config;
+    if (!isProvisionerForVolume(volume, knownNames)) return;
+    const current = await this.#handleProtectionFinalizer(volume, context);
+    if (!(await this.#shouldDelete(current, context))) return;
+
+    const labels = { class: current.spec?.storageClassName ?? '' };
+    const start = clock.now();
+    try {
+      await this.#deleteVolumeOperation(current, context);
+    } catch (err) {
+      metrics.deleteFailedTotal.inc(labels);
+      throw err;
+    }
+    metrics.deleteDurationSeconds.observe(labels, (clock.now() - start) / 1000);
+    metrics.deleteTotal.inc(labels);
+  }
+
+  async #handleProtectionFinalizer(
+    volume: V1PersistentVolume,
+    context: OperationContext,
+  ): Promise<V1PersistentVolume> {
+    const finalizers = desiredFinalizers(volume, this.#config.addFinalizer);
+    if (finalizers === undefined) return volume;
+    try {
+      return await this.#patchFinalizers(volume, finalizers.includes(finalizerPV), context.signal);
+    } catch (err) {
+      throw new Error(
+        `failed to modify finalizers to ${JSON.stringify(finalizers)} on volume ${volume.metadata?.name}: ${toError(err).message}`,
+        { cause: err },
+      );
+    }
+  }
+
+  async #shouldDelete(volume: V1PersistentVolume, context: OperationContext): Promise<boolean> {
+    const { provisioner } = this.#config;
+    if (provisioner.shouldDelete && !(await provisioner.shouldDelete(frozenClone(volume), context)))
+      return false;
+    return isVolumeDeletable(volume, this.#config.addFinalizer);
+  }
+
+  async #deleteVolumeOperation(volume: V1PersistentVolume, context: OperationContext): Promise<void> {
+    const name = volume.metadata?.name ?? '';
+    const logger = context.logger.child({ PV: name });
+    try {
+      await this.#config.provisioner.delete(frozenClone(volume), { signal: context.signal, logger });
+    } catch (err) {
+      if (isIgnoredError(err)) {
+        logger.debug({ reason: err.reason }, 'Volume deletion ignored');
+        return;
+      }
+      const error = toError(err);
+      logger.error({ err: error }, 'Volume deletion failed');
+      this.#config.recordEvent(volume, 'Warning', 'VolumeFailedDelete', error.message);
+      throw error;
+    }
+    logger.debug('Volume deleted');
+
+    const options: DeleteOptions = {};
+    const uid = volume.metadata?.uid;
+    if (this.#config.pvDeletePrecondition && uid !== undefined) options.preconditions = { uid };
+    try {
+      await this.#call(context.signal, (signal) => this.#config.volumes.delete(name, { ...options, signal }));
+    } catch (err) {
+      logger.info({ err }, 'Failed to delete persistentvolume');
+      throw err;
+    }
+
+    if (this.#config.addFinalizer && (volume.metadata?.finalizers?.length ?? 0) > 0) {
+      // The delete set a deletionTimestamp: work on the object as cached now, not the one we started with.
+      const latest = this.#config.getVolume(name);
+      if (latest !== undefined && removeFinalizer(latest.metadata?.finalizers, finalizerPV).modified) {
+        try {
+          await this.#patchFinalizers(latest, false, context.signal);
+        } catch (err) {
+          if (!isNotFound(err)) {
+            logger.info({ err }, 'Failed to remove finalizer for persistentvolume');
+            throw err;
+          }
+        }
+      }
+    }
+    logger.debug('PersistentVolume deleted succeeded');
+  }
+
+  /**
+   * Adds or removes our finalizer with a strategic-merge patch that touches only that list entry, so
+   * concurrent writers of other finalizers are never overwritten.
+   */
+  #patchFinalizers(
+    volume: V1PersistentVolume,
+    add: boolean,
+    parent: AbortSignal,
+  ): Promise<V1PersistentVolume> {
+    const patch = add
+      ? { metadata: { finalizers: [finalizerPV] } }
+      : { metadata: { '$deleteFromPrimitiveList/finalizers': [finalizerPV] } };
+    const name = volume.metadata?.name ?? '';
+    return this.#call(parent, (signal) => this.#config.volumes.patch(name, patch, 'strategic', { signal }));
+  }
+
+  #call<T>(parent: AbortSignal, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    return withDeadline(this.#config.clock, this.#config.apiRequestTimeoutMs, parent, fn);
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * One work item of the claim or volume queue (contract §9.1, §10.1): sync under an optional deadline,
+ * then forget on success, requeue rate-limited below the failure threshold, or give up at it. The
+ * worker pool calls `done`.
+ */
+import type { OperationContext } from '../provisioner.ts';
+import type { Clock } from '../util/clock.ts';
+import type { Logger } from '../util/logger.ts';
+import type { RateLimitingQueue } from '../workqueue/rate-limiting-queue.ts';
+import { withDeadline } from './deadline.ts';
+
+/** How one queue's items are processed. */
+export interface WorkItemConfig {
+  /** `claim` or `volume`, for log lines. */
+  readonly kind: string;
+  readonly queue: RateLimitingQueue;
+  /** Requeues before giving up; 0 = never give up. */
+  readonly threshold: number;
+  /** Deadline of one item; 0 = none. */
+  readonly timeoutMs: number;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Aborted when in-flight work must stop (hard stop). */
+  readonly signal: AbortSignal;
+  readonly sync: (key: string, context: OperationContext) => Promise<void>;
+  /** Called when the item is forgotten for good (success) or given up. */
+  readonly onFinished?: (key: string) => void;
+}
+
+/** Processes `key` once. Never rejects. */
+export async function processWorkItem(config: WorkItemConfig, key: string): Promise<void> {
+  const { kind, queue, threshold, logger } = config;
+  try {
+    await withDeadline(config.clock, config.timeoutMs, config.signal, (signal) =>
+      config.sync(key, { signal, logger }),
+    );
+  } catch (err) {
+    const failures = queue.numRequeues(key);
+    if (threshold === 0 || failures < threshold) {
+      logger.info({ key, failures, threshold, err }, `Retrying syncing ${kind}`);
+      queue.addRateLimited(key);
+    } else {
+      // Not forgotten: the failure count survives, and the next informer resync or update of the
+      // object adds it once more (Go behaviour, sig-storage-lib#115).
+      logger.error(
+        { key, failures, threshold, err },
+        `Giving up syncing ${kind} because failures >= threshold`,
+      );
+      config.onFinished?.(key);
+    }
+    return;
+  }
+  queue.forget(key);
+  config.onFinished?.(key);
+}

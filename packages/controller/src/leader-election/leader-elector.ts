@@ -1,0 +1,425 @@
+/**
+ * Lease leader election with client-go's rules. A candidate retries every `retryPeriod` (jittered)
+ * until the Lease is free or expired, then renews it every `retryPeriod`; a renewal round that finds
+ * no success within `renewDeadline` loses leadership. Expiry is judged by the local time at which
+ * the record was last seen to change, never by the remote `renewTime`, so clock skew does not matter.
+ */
+import { type V1Lease, V1MicroTime } from '@kubernetes/client-node';
+import { Gauge, type Registry } from 'prom-client';
+import { isConflict, isNotFound } from '../client/api-error.ts';
+import type { ResourceClient } from '../client/resource-client.ts';
+import type { EventRecorder } from '../events/event-recorder.ts';
+import { type Clock, realClock, sleep } from '../util/clock.ts';
+import { type Logger, silentLogger } from '../util/logger.ts';
+import { type LeaderElectionRecord, LeaseLock, type ObservedLeaseRecord } from './lease-lock.ts';
+
+/** Leadership notifications. */
+export interface LeaderCallbacks {
+  /**
+   * Leadership was gained; `signal` aborts when it ends. Not awaited, but on a graceful stop the
+   * returned promise is: the Lease is kept (renewed) until it settles, so the work can drain before a
+   * successor starts.
+   */
+  onStartedLeading(signal: AbortSignal): void | Promise<void>;
+  /** `run` is ending: after leading, or after being cancelled before leadership was gained. */
+  onStoppedLeading(): void;
+  /** The observed leader changed (including to this candidate). Not called when the Lease is released. */
+  onNewLeader?(identity: string): void;
+}
+
+/** Options of {@link LeaderElector}. */
+export interface LeaderElectorOptions {
+  lock: {
+    leases: ResourceClient<V1Lease>;
+    namespace: string;
+    name: string;
+    /** This candidate, unique among candidates, e.g. `leaderIdentity()`. */
+    identity: string;
+  };
+  /** How long a non-leader waits after the last observed change before taking over. Default 15 s. */
+  leaseDurationMs?: number;
+  /** How long the leader keeps retrying a renewal before giving up. Default 10 s. */
+  renewDeadlineMs?: number;
+  /** Pause between attempts. Default 2 s. */
+  retryPeriodMs?: number;
+  /**
+   * When leading ends (graceful stop, or a lost round if the Lease still names this candidate), write
+   * an empty holder so a peer takes over at once. Default false, as in client-go.
+   */
+  releaseOnCancel?: boolean;
+  callbacks: LeaderCallbacks;
+  /** Receives the `LeaderElection` events. */
+  recorder?: EventRecorder;
+  clock?: Clock;
+  logger?: Logger;
+  /** Random numbers in [0, 1) for the jitter. Default `Math.random`. */
+  random?: () => number;
+  /** If given, the gauge `leader_election_master_status{name}` is registered here. */
+  registry?: Registry;
+}
+
+/** How `run` ended: the signal was aborted, or a renewal round failed. */
+export type LeaderElectionOutcome = 'cancelled' | 'lost';
+
+const jitterFactor = 1.2;
+const masterStatusMetric = 'leader_election_master_status';
+
+/** One candidate in a Lease election. */
+export class LeaderElector {
+  readonly #lock: LeaseLock;
+  readonly #leaseDurationMs: number;
+  readonly #renewDeadlineMs: number;
+  readonly #retryPeriodMs: number;
+  readonly #releaseOnCancel: boolean;
+  readonly #callbacks: LeaderCallbacks;
+  readonly #recorder: EventRecorder | undefined;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  readonly #random: () => number;
+  readonly #masterStatus: Gauge<'name'> | undefined;
+  #observedRecord: LeaderElectionRecord | undefined;
+  #observedRaw: string | undefined;
+  /** Local time at which {@link #observedRecord} was set. */
+  #observedTime = 0;
+  #reportedLeader = '';
+  #leading = false;
+  #running = false;
+
+  /** Validates the options with client-go's rules; throws a `TypeError` or `RangeError` when they break one. */
+  constructor(options: LeaderElectorOptions) {
+    const { lock, callbacks } = options;
+    this.#leaseDurationMs = options.leaseDurationMs ?? 15_000;
+    this.#renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
+    this.#retryPeriodMs = options.retryPeriodMs ?? 2_000;
+    validate(this.#leaseDurationMs, this.#renewDeadlineMs, this.#retryPeriodMs);
+    if (!lock.identity) throw new TypeError('leader election: identity must not be empty');
+    if (!lock.name || !lock.namespace)
+      throw new TypeError('leader election: lock name and namespace are required');
+    if (
+      typeof callbacks?.onStartedLeading !== 'function' ||
+      typeof callbacks.onStoppedLeading !== 'function'
+    ) {
+      throw new TypeError('leader election: onStartedLeading and onStoppedLeading callbacks are required');
+    }
+    this.#lock = new LeaseLock(lock);
+    this.#releaseOnCancel = options.releaseOnCancel ?? false;
+    this.#callbacks = callbacks;
+    this.#recorder = options.recorder;
+    this.#clock = options.clock ?? realClock;
+    this.#logger = (options.logger ?? silentLogger).child({
+      lease: this.#lock.describe(),
+      identity: lock.identity,
+    });
+    this.#random = options.random ?? Math.random;
+    this.#masterStatus = options.registry && masterStatusGauge(options.registry);
+  }
+
+  /** Whether this candidate currently leads (from acquisition until renewing stops). */
+  isLeader(): boolean {
+    return this.#leading;
+  }
+
+  /** The holder last observed in the Lease, `''` if none. */
+  getLeader(): string {
+    return this.#observedRecord?.holderIdentity ?? '';
+  }
+
+  /**
+   * Health: an error once this leader has not renewed for `leaseDuration + maxTolerableExpiredLeaseMs`
+   * (it is stuck and another candidate may lead by now); `null` when healthy or not leading.
+   */
+  healthCheck(maxTolerableExpiredLeaseMs = 0): Error | null {
+    if (!this.#leading) return null;
+    if (this.#clock.now() - this.#observedTime > this.#leaseDurationMs + maxTolerableExpiredLeaseMs) {
+      return new Error(`leader election: failed to renew leadership on lease ${this.#lock.describe()}`);
+    }
+    return null;
+  }
+
+  /**
+   * Campaigns until leading, leads until the lease is lost or `signal` aborts, then calls
+   * `onStoppedLeading`. Resolves with how it ended; never rejects for API failures.
+   */
+  async run(signal: AbortSignal): Promise<LeaderElectionOutcome> {
+    if (this.#running) throw new Error('leader election: run() is already in progress');
+    this.#running = true;
+    try {
+      if (!(await this.#acquire(signal))) return 'cancelled';
+      return await this.#lead(signal);
+    } finally {
+      this.#running = false;
+      this.#safely('onStoppedLeading', () => this.#callbacks.onStoppedLeading());
+    }
+  }
+
+  async #acquire(signal: AbortSignal): Promise<boolean> {
+    this.#logger.info('Attempting to acquire leader lease');
+    while (!signal.aborted) {
+      const acquired = await this.#tryAcquireOrRenew(signal);
+      this.#reportTransition();
+      if (acquired) {
+        this.#leading = true;
+        this.#masterStatus?.set({ name: this.#lock.name }, 1);
+        this.#recordEvent('became leader');
+        this.#logger.info('Successfully acquired lease');
+        return true;
+      }
+      const delay = this.#retryPeriodMs * (1 + this.#random() * jitterFactor);
+      try {
+        await sleep(this.#clock, delay, signal);
+      } catch {
+        return false;
+      }
+    }
+    return false;
+  }
+
+  async #lead(signal: AbortSignal): Promise<LeaderElectionOutcome> {
+    const leading = new AbortController();
+    const work = this.#startLeading(leading.signal);
+    // Renewing stops once the work has drained after a cancel, or when a round fails.
+    const stopRenewing = new AbortController();
+    const onCancel = (): void => {
+      leading.abort(signal.reason);
+      void work.then(() => stopRenewing.abort());
+    };
+    if (signal.aborted) onCancel();
+    else signal.addEventListener('abort', onCancel, { once: true });
+
+    let outcome: LeaderElectionOutcome = 'cancelled';
+    try {
+      while (!stopRenewing.signal.aborted) {
+        const renewed = await this.#renewRound(stopRenewing.signal);
+        this.#reportTransition();
+        if (stopRenewing.signal.aborted) break;
+        if (!renewed) {
+          outcome = 'lost';
+          break;
+        }
+        await sleep(this.#clock, this.#retryPeriodMs, stopRenewing.signal).catch(() => {});
+      }
+    } finally {
+      signal.removeEventListener('abort', onCancel);
+    }
+
+    this.#leading = false;
+    this.#masterStatus?.set({ name: this.#lock.name }, 0);
+    if (outcome === 'lost') {
+      this.#logger.info('Failed to renew lease, leadership lost');
+      leading.abort(new Error(`leader election: lost lease ${this.#lock.describe()}`));
+    }
+    if (this.#releaseOnCancel) await this.#release();
+    this.#recordEvent('stopped leading');
+    return outcome;
+  }
+
+  async #startLeading(signal: AbortSignal): Promise<void> {
+    try {
+      await this.#callbacks.onStartedLeading(signal);
+    } catch (err) {
+      this.#logger.error({ err }, 'onStartedLeading failed');
+    }
+  }
+
+  /** Retries every retry period until one attempt succeeds or the renew deadline passes. */
+  async #renewRound(stop: AbortSignal): Promise<boolean> {
+    const deadline = new AbortController();
+    const cancelTimer = this.#clock.setTimer(
+      () => deadline.abort(new Error('leader election: renew deadline exceeded')),
+      this.#renewDeadlineMs,
+    );
+    const signal = AbortSignal.any([stop, deadline.signal]);
+    try {
+      while (!signal.aborted) {
+        const started = this.#clock.now();
+        if (await this.#tryAcquireOrRenew(signal)) return true;
+        await sleep(this.#clock, started + this.#retryPeriodMs - this.#clock.now(), signal).catch(() => {});
+      }
+      return false;
+    } finally {
+      cancelTimer();
+    }
+  }
+
+  /** One attempt to take or keep the lease; true when this candidate holds it afterwards. */
+  async #tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
+    const now = this.#clock.now();
+    const fresh: LeaderElectionRecord = {
+      holderIdentity: this.#lock.identity,
+      leaseDurationSeconds: Math.trunc(this.#leaseDurationMs / 1000),
+      acquireTime: new V1MicroTime(now),
+      renewTime: new V1MicroTime(now),
+      leaseTransitions: 0,
+    };
+
+    // Fast path: a valid leader updates the object it last wrote without reading it first.
+    const observed = this.#observedRecord;
+    if (observed !== undefined && this.#observedIsSelf() && this.#leaseValid(now)) {
+      const renewed = {
+        ...fresh,
+        acquireTime: observed.acquireTime,
+        leaseTransitions: observed.leaseTransitions,
+      };
+      try {
+        await this.#lock.update(renewed, { signal });
+        this.#setObserved(renewed);
+        return true;
+      } catch (err) {
+        this.#logger.debug({ err }, 'Failed to update lease optimistically, falling back to slow path');
+      }
+    }
+
+    let current: ObservedLeaseRecord;
+    try {
+      current = await this.#lock.get({ signal });
+    } catch (err) {
+      if (!isNotFound(err)) {
+        this.#logger.error({ err }, 'Error retrieving lease');
+        return false;
+      }
+      try {
+        await this.#lock.create(fresh, { signal });
+      } catch (createErr) {
+        this.#logger.error({ err: createErr }, 'Error creating lease');
+        return false;
+      }
+      this.#setObserved(fresh);
+      return true;
+    }
+
+    if (current.raw !== this.#observedRaw) {
+      this.#setObserved(current.record);
+      this.#observedRaw = current.raw;
+    }
+    if (current.record.holderIdentity !== '' && this.#leaseValid(now) && !this.#observedIsSelf()) {
+      this.#logger.trace({ holder: current.record.holderIdentity }, 'Lease is held by another candidate');
+      return false;
+    }
+
+    const next: LeaderElectionRecord = this.#observedIsSelf()
+      ? {
+          ...fresh,
+          acquireTime: current.record.acquireTime,
+          leaseTransitions: current.record.leaseTransitions,
+        }
+      : { ...fresh, leaseTransitions: current.record.leaseTransitions + 1 };
+    try {
+      await this.#lock.update(next, { signal });
+    } catch (err) {
+      // A conflict means another candidate wrote first: an expected race, not a fault.
+      this.#logger[isConflict(err) ? 'debug' : 'error']({ err }, 'Failed to update lease');
+      return false;
+    }
+    this.#setObserved(next);
+    return true;
+  }
+
+  /**
+   * Hands the lease over: an empty holder with a 1 s duration, transitions unchanged. Skipped unless
+   * the freshly read Lease still names this candidate, so a successor is never overwritten.
+   */
+  async #release(): Promise<void> {
+    const deadline = new AbortController();
+    const cancelTimer = this.#clock.setTimer(() => deadline.abort(), this.#renewDeadlineMs);
+    try {
+      const current = await this.#lock.get({ signal: deadline.signal });
+      if (!this.#observedIsSelf() || current.record.holderIdentity !== this.#lock.identity) return;
+      const now = this.#clock.now();
+      const released: LeaderElectionRecord = {
+        holderIdentity: '',
+        leaseDurationSeconds: 1,
+        acquireTime: new V1MicroTime(now),
+        renewTime: new V1MicroTime(now),
+        leaseTransitions: current.record.leaseTransitions,
+      };
+      await this.#lock.update(released, { signal: deadline.signal });
+      this.#setObserved(released);
+      this.#logger.info('Released lease');
+    } catch (err) {
+      this.#logger[isNotFound(err) ? 'info' : 'error']({ err }, 'Failed to release lease');
+    } finally {
+      cancelTimer();
+    }
+  }
+
+  #observedIsSelf(): boolean {
+    return this.#observedRecord?.holderIdentity === this.#lock.identity;
+  }
+
+  #leaseValid(now: number): boolean {
+    const durationMs = (this.#observedRecord?.leaseDurationSeconds ?? 0) * 1000;
+    return this.#observedTime + durationMs > now;
+  }
+
+  #setObserved(record: LeaderElectionRecord): void {
+    this.#observedRecord = record;
+    this.#observedTime = this.#clock.now();
+  }
+
+  #reportTransition(): void {
+    const holder = this.getLeader();
+    if (holder === this.#reportedLeader) return;
+    this.#reportedLeader = holder;
+    if (holder === '') return;
+    this.#logger.info({ leader: holder }, 'New leader elected');
+    const { onNewLeader } = this.#callbacks;
+    if (onNewLeader) this.#safely('onNewLeader', () => onNewLeader.call(this.#callbacks, holder));
+  }
+
+  #recordEvent(what: string): void {
+    const lease = this.#lock.lease;
+    this.#recorder?.event(
+      {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: lease?.metadata ?? { name: this.#lock.name, namespace: this.#lock.namespace },
+      },
+      'Normal',
+      'LeaderElection',
+      `${this.#lock.identity} ${what}`,
+    );
+  }
+
+  #safely(name: string, fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.#logger.error({ err }, `${name} failed`);
+    }
+  }
+}
+
+function validate(leaseDurationMs: number, renewDeadlineMs: number, retryPeriodMs: number): void {
+  for (const [name, value] of [
+    ['leaseDurationMs', leaseDurationMs],
+    ['renewDeadlineMs', renewDeadlineMs],
+    ['retryPeriodMs', retryPeriodMs],
+  ] as const) {
+    if (!(value > 0)) throw new RangeError(`leader election: ${name} must be > 0, got ${value}`);
+  }
+  // The Lease stores whole seconds; a shorter duration would be written as 0 and expire at once.
+  if (leaseDurationMs < 1000) {
+    throw new RangeError(`leader election: leaseDurationMs must be >= 1000, got ${leaseDurationMs}`);
+  }
+  if (!(leaseDurationMs > renewDeadlineMs)) {
+    throw new RangeError(
+      `leader election: leaseDurationMs (${leaseDurationMs}) must be greater than renewDeadlineMs (${renewDeadlineMs})`,
+    );
+  }
+  if (!(renewDeadlineMs > jitterFactor * retryPeriodMs)) {
+    throw new RangeError(
+      `leader election: renewDeadlineMs (${renewDeadlineMs}) must be greater than ${jitterFactor} × retryPeriodMs (${retryPeriodMs})`,
+    );
+  }
+}
+
+function masterStatusGauge(registry: Registry): Gauge<'name'> {
+  const existing = registry.getSingleMetric(masterStatusMetric);
+  if (existing instanceof Gauge) return existing as Gauge<'name'>;
+  return new Gauge({
+    name: masterStatusMetric,
+    help: 'Whether this process leads the named lease: 1 leader, 0 standby.',
+    labelNames: ['name'],
+    registers: [registry],
+  });
+}

@@ -1,0 +1,417 @@
+/**
+ * The ProvisionController: watches claims, volumes and classes, provisions volumes for claims that
+ * ask for this provisioner and deletes released ones, with the behaviour of
+ * sig-storage-lib-external-provisioner v13 (see the controller contract for every rule).
+ *
+ * ```ts
+ * const controller = new ProvisionController({ api, provisionerName: 'example.com/hostpath', provisioner });
+ * const stop = new AbortController();
+ * process.once('SIGTERM', () => stop.abort());
+ * await controller.run(stop.signal);
+ * ```
+ */
+import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
+import { Registry } from 'prom-client';
+import { type KubeObject, resources } from './client/resource-client.ts';
+import { BlockingVolumeStore, type SaveConfig } from './controller/blocking-volume-store.ts';
+import { claimKey } from './controller/claim-fields.ts';
+import { ClaimSync } from './controller/claim-sync.ts';
+import { type ControllerMetrics, createControllerMetrics } from './controller/controller-metrics.ts';
+import { withDeadline } from './controller/deadline.ts';
+import { LeaderElectionLostError } from './controller/leader-election-lost-error.ts';
+import {
+  ConfigurationError,
+  type ProvisionControllerOptions,
+  type ResolvedOptions,
+  resolveOptions,
+} from './controller/options.ts';
+import { QueueVolumeStore } from './controller/queue-volume-store.ts';
+import type { RecordEvent } from './controller/record-event.ts';
+import { SlowRetrySet } from './controller/slow-retry.ts';
+import type { VolumeStore } from './controller/volume-store.ts';
+import { VolumeSync } from './controller/volume-sync.ts';
+import { processWorkItem, type WorkItemConfig } from './controller/work-item.ts';
+import { createEventRecorder, type EventRecorder } from './events/event-recorder.ts';
+import { SharedInformer } from './informer/shared-informer.ts';
+import { indexByUid, uidIndex } from './informer/store.ts';
+import { unwrapTombstone } from './informer/tombstone.ts';
+import { LeaderElector } from './leader-election/leader-elector.ts';
+import { leaderIdentity } from './leader-election/leader-identity.ts';
+import { leaseNameFor } from './leader-election/lease-name.ts';
+import { type Clock, realClock, sleep } from './util/clock.ts';
+import { createLogger, type Logger } from './util/logger.ts';
+import { annSelectedNode } from './wire-names.ts';
+import {
+  BucketRateLimiter,
+  ItemExponentialFailureRateLimiter,
+  MaxOfRateLimiter,
+  type RateLimiter,
+} from './workqueue/rate-limiters.ts';
+import { RateLimitingQueue } from './workqueue/rate-limiting-queue.ts';
+import { runWorkers } from './workqueue/worker-pool.ts';
+
+export type { ProvisionControllerOptions } from './controller/options.ts';
+
+/** How often cache sync is polled, as client-go's `WaitForCacheSync`. */
+const cacheSyncPollMs = 100;
+
+/** Runs a {@link Provisioner} against the cluster. Construct once, {@link run} once. */
+export class ProvisionController {
+  /** The registry holding the `controller_*` and `workqueue_*` collectors (the host may serve it). */
+  readonly registry: Registry;
+  /** `<hostname>_<uuid>`: the Lease holder identity, new for each controller. */
+  readonly identity: string;
+  /** The Lease used for leader election, `namespace/name`. */
+  readonly lease: string;
+  readonly #options: ResolvedOptions;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  readonly #metrics: ControllerMetrics;
+  readonly #recorder: EventRecorder;
+  readonly #claims: SharedInformer<V1PersistentVolumeClaim>;
+  readonly #volumes: SharedInformer<V1PersistentVolume>;
+  readonly #classes: SharedInformer<V1StorageClass>;
+  /** Informers this controller created, and therefore starts and stops. */
+  readonly #ownedInformers: { run(signal: AbortSignal): Promise<void> }[] = [];
+  readonly #claimQueue: RateLimitingQueue;
+  readonly #volumeQueue: RateLimitingQueue;
+  readonly #slowRetry: SlowRetrySet;
+  readonly #claimSync: ClaimSync;
+  readonly #volumeSync: VolumeSync;
+  readonly #store: VolumeStore;
+  readonly #queueStore: QueueVolumeStore | undefined;
+  readonly #elector: LeaderElector | undefined;
+  /** The leader part while it runs under the elector. */
+  #leading: Promise<void> | undefined;
+  /** Aborted when in-flight operations must stop: after the graceful-stop grace period. */
+  readonly #hardStop = new AbortController();
+  #started = false;
+
+  /** @throws ConfigurationError when an option is invalid. */
+  constructor(options: ProvisionControllerOptions) {
+    const resolved = resolveOptions(options);
+    this.#options = resolved;
+    this.#clock = resolved.clock ?? realClock;
+    this.#logger = (resolved.logger ?? createLogger()).child({ provisioner: resolved.provisionerName });
+    this.identity = leaderIdentity();
+    this.registry = resolved.metricsRegistry ?? new Registry();
+    this.#metrics = createControllerMetrics(this.registry);
+    const { api } = resolved;
+    const clock = this.#clock;
+
+    this.#recorder = createEventRecorder({
+      events: api.resource(resources.events),
+      component: `${resolved.provisionerName}_${this.identity}`,
+      clock,
+      logger: this.#logger,
+      registry: this.registry,
+    });
+    const informerOptions = { resyncPeriod: resolved.resyncPeriodMs, clock, logger: this.#logger };
+    const own = <T extends { run(signal: AbortSignal): Promise<void> }>(informer: T): T => {
+      this.#ownedInformers.push(informer);
+      return informer;
+    };
+    this.#claims =
+      resolved.claimsInformer ??
+      own(
+        new SharedInformer(api.resource(resources.persistentVolumeClaims), {
+          ...informerOptions,
+          indexers: { [uidIndex]: indexByUid },
+          ...(resolved.claimLabelSelector === undefined
+            ? {}
+            : { labelSelector: resolved.claimLabelSelector }),
+          ...(resolved.claimFieldSelector === undefined
+            ? {}
+            : { fieldSelector: resolved.claimFieldSelector }),
+        }),
+      );
+    this.#volumes =
+      resolved.volumesInformer ??
+      own(new SharedInformer(api.resource(resources.persistentVolumes), informerOptions));
+    this.#classes =
+      resolved.classesInformer ??
+      own(new SharedInformer(api.resource(resources.storageClasses), informerOptions));
+
+    const limiters = this.#queueLimiters();
+    this.#claimQueue = new RateLimitingQueue({
+      name: 'claims',
+      clock,
+      registry: this.registry,
+      rateLimiter: limiters[0],
+    });
+    this.#volumeQueue = new RateLimitingQueue({
+      name: 'volumes',
+      clock,
+      registry: this.registry,
+      rateLimiter: limiters[1],
+    });
+    this.#slowRetry = new SlowRetrySet(resolved.retryIntervalMaxMs, clock);
+
+    const recordClaimEvent = this.#eventRecorderFor('PersistentVolumeClaim');
+    const volumesClient = api.resource(resources.persistentVolumes);
+    const claimsByUid = (uid: string): V1PersistentVolumeClaim[] => this.#claims.store.byIndex(uidIndex, uid);
+    const saveConfig: SaveConfig = {
+      volumes: volumesClient,
+      recordEvent: recordClaimEvent,
+      clock,
+      apiRequestTimeoutMs: resolved.apiRequestTimeoutMs,
+      verifyExistingPV: resolved.verifyExistingPV,
+      signal: this.#hardStop.signal,
+    };
+    if (resolved.save.kind === 'queue') {
+      this.#queueStore = new QueueVolumeStore({
+        ...saveConfig,
+        limiter: resolved.save.limiter,
+        workers: resolved.saveQueueWorkers,
+        claimsByUid,
+        logger: this.#logger,
+        registry: this.registry,
+      });
+      this.#store = this.#queueStore;
+    } else {
+      this.#store = new BlockingVolumeStore(saveConfig, resolved.save.backoff, resolved.provisioner);
+    }
+
+    this.#claimSync = new ClaimSync({
+      provisioner: resolved.provisioner,
+      provisionerName: resolved.provisionerName,
+      knownNames: resolved.knownNames,
+      volumeName: resolved.volumeName,
+      addFinalizer: resolved.addFinalizer,
+      claimsByUid,
+      getClass: (name) => this.#classes.store.getByKey(name),
+      volumeExists: (name) => this.#volumes.store.getByKey(name) !== undefined,
+      reschedule: (claim, signal) => this.#reschedule(claim, signal),
+      slowRetry: this.#slowRetry,
+      recordEvent: recordClaimEvent,
+      store: this.#store,
+      metrics: this.#metrics,
+      clock,
+    });
+    this.#volumeSync = new VolumeSync({
+      provisioner: resolved.provisioner,
+      knownNames: resolved.knownNames,
+      addFinalizer: resolved.addFinalizer,
+      pvDeletePrecondition: resolved.pvDeletePrecondition,
+      volumes: volumesClient,
+      getVolume: (name) => this.#volumes.store.getByKey(name),
+      recordEvent: this.#eventRecorderFor('PersistentVolume'),
+      metrics: this.#metrics,
+      clock,
+      apiRequestTimeoutMs: resolved.apiRequestTimeoutMs,
+    });
+
+    this.#registerHandlers();
+    const name = leaseNameFor(resolved.provisionerName);
+    this.lease = `${resolved.leaderElectionNamespace}/${name}`;
+    this.#elector = resolved.leaderElection ? this.#createElector(name) : undefined;
+  }
+
+  /**
+   * Runs until `signal` aborts, then stops gracefully: takes no more work, lets in-flight operations
+   * finish (at most `shutdownTimeoutMs`, then aborts them), stops the informers it created and
+   * flushes events. Settles after that. Runs once.
+   */
+  async run(signal: AbortSignal = new AbortController().signal): Promise<void> {
+    if (this.#started) throw new Error('ProvisionController.run can be called only once');
+    this.#started = true;
+    const stopQueueStore = new AbortController();
+    const queueStoreDone = this.#queueStore?.run(stopQueueStore.signal);
+    try {
+      if (this.#elector === undefined) {
+        await this.#runLeaderPart(signal);
+        return;
+      }
+      const outcome = await this.#elector.run(signal);
+      await this.#leading;
+      if (outcome === 'lost') throw new LeaderElectionLostError(this.lease);
+    } finally {
+      stopQueueStore.abort();
+      await queueStoreDone;
+      this.#hardStop.abort();
+      await this.#recorder.close();
+    }
+  }
+
+  /** Everything that runs only on the leader (contract §15 start-up order). */
+  async #runLeaderPart(signal: AbortSignal): Promise<void> {
+    const logger = this.#logger;
+    logger.info({ component: this.identity }, 'Starting provisioner controller');
+    // A graceful stop lets in-flight operations finish, but only for so long.
+    let cancelHardStop = (): void => {};
+    const onStop = (): void => {
+      cancelHardStop = this.#clock.setTimer(() => this.#hardStop.abort(), this.#options.shutdownTimeoutMs);
+    };
+    signal.addEventListener('abort', onStop, { once: true });
+    const informersStop = new AbortController();
+    const informersDone = Promise.all(
+      this.#ownedInformers.map((informer) => informer.run(informersStop.signal)),
+    );
+    this.#slowRetry.runPurge(informersStop.signal);
+    try {
+      if (!(await this.#waitForCacheSync(signal))) return;
+      logger.info({ component: this.identity }, 'Started provisioner controller');
+      const { threadiness, failedProvisionThreshold, failedDeleteThreshold } = this.#options;
+      const claimItem: WorkItemConfig = {
+        kind: 'claim',
+        queue: this.#claimQueue,
+        threshold: failedProvisionThreshold,
+        timeoutMs: this.#options.provisionTimeoutMs,
+        clock: this.#clock,
+        logger,
+        signal: this.#hardStop.signal,
+        sync: (key, context) => this.#claimSync.syncKey(key, context),
+        onFinished: (key) => this.#claimSync.inProgress.delete(key),
+      };
+      const volumeItem: WorkItemConfig = {
+        kind: 'volume',
+        queue: this.#volumeQueue,
+        threshold: failedDeleteThreshold,
+        timeoutMs: this.#options.deletionTimeoutMs,
+        clock: this.#clock,
+        logger,
+        signal: this.#hardStop.signal,
+        sync: (key, context) => this.#volumeSync.syncKey(key, context),
+      };
+      const workers = Promise.all([
+        runWorkers(this.#claimQueue, threadiness, (key) => processWorkItem(claimItem, key), {
+          signal,
+          logger,
+        }),
+        runWorkers(this.#volumeQueue, threadiness, (key) => processWorkItem(volumeItem, key), {
+          signal,
+          logger,
+        }),
+      ]);
+      await workers.then(undefined, () => undefined);
+    } finally {
+      signal.removeEventListener('abort', onStop);
+      cancelHardStop();
+      this.#claimQueue.shutDown();
+      this.#volumeQueue.shutDown();
+      informersStop.abort();
+      await informersDone;
+      logger.info('Stopped provisioner controller');
+    }
+  }
+
+  #createElector(name: string): LeaderElector {
+    const options = this.#options;
+    try {
+      return new LeaderElector({
+        lock: {
+          leases: options.api.resource(resources.leases),
+          namespace: options.leaderElectionNamespace,
+          name,
+          identity: this.identity,
+        },
+        leaseDurationMs: options.leaseDurationMs,
+        renewDeadlineMs: options.renewDeadlineMs,
+        retryPeriodMs: options.retryPeriodMs,
+        releaseOnCancel: options.releaseLeaseOnShutdown,
+        callbacks: {
+          onStartedLeading: (signal) => {
+            this.#leading = this.#runLeaderPart(signal);
+            return this.#leading;
+          },
+          onStoppedLeading: () => this.#logger.info({ lease: this.lease }, 'Stopped leading'),
+        },
+        recorder: this.#recorder,
+        clock: this.#clock,
+        logger: this.#logger,
+        registry: this.registry,
+      });
+    } catch (err) {
+      throw new ConfigurationError([err instanceof Error ? err.message : String(err)]);
+    }
+  }
+
+  /** Resolves true once all three caches are synced, false if `signal` aborts first. */
+  async #waitForCacheSync(signal: AbortSignal): Promise<boolean> {
+    const informers = [this.#claims, this.#volumes, this.#classes];
+    while (!informers.every((informer) => informer.hasSynced())) {
+      try {
+        await sleep(this.#clock, cacheSyncPollMs, signal);
+      } catch {
+        return false;
+      }
+    }
+    return !signal.aborted;
+  }
+
+  #registerHandlers(): void {
+    const period = this.#options.resyncPeriodMs;
+    const enqueueClaim = (claim: V1PersistentVolumeClaim): void => {
+      const uid = claim.metadata?.uid;
+      if (uid) this.#claimQueue.add(uid);
+    };
+    // Deleted claims are not forgotten: one still in progress is finished through the in-progress map.
+    this.#claims.addEventHandler(
+      { onAdd: enqueueClaim, onUpdate: (_old, claim) => enqueueClaim(claim) },
+      period,
+    );
+    const enqueueVolume = (volume: V1PersistentVolume): void => {
+      const name = volume.metadata?.name;
+      if (name) this.#volumeQueue.add(name);
+    };
+    this.#volumes.addEventHandler(
+      {
+        onAdd: enqueueVolume,
+        onUpdate: (_old, volume) => enqueueVolume(volume),
+        // Only forget: calling `done` here is what once drove the queue depth negative (sig-storage-lib#190).
+        onDelete: (deleted) => {
+          const name = unwrapTombstone(deleted).metadata?.name;
+          if (name) this.#volumeQueue.forget(name);
+        },
+      },
+      period,
+    );
+  }
+
+  /** Removes the GA selected-node annotation so the scheduler picks another node (§9.6, §17 row 4). */
+  async #reschedule(claim: Readonly<V1PersistentVolumeClaim>, parent: AbortSignal): Promise<void> {
+    const client = this.#options.api.resource(resources.persistentVolumeClaims);
+    const name = claim.metadata?.name ?? '';
+    const namespace = claim.metadata?.namespace ?? '';
+    try {
+      await withDeadline(this.#clock, this.#options.apiRequestTimeoutMs, parent, async (signal) => {
+        if (this.#options.rescheduleMode === 'update') {
+          const annotations = { ...claim.metadata?.annotations };
+          delete annotations[annSelectedNode];
+          const updated = { ...claim, metadata: { ...claim.metadata, annotations } };
+          await client.update(updated, { namespace, signal });
+        } else {
+          await client.patch(name, { metadata: { annotations: { [annSelectedNode]: null } } }, 'merge', {
+            namespace,
+            signal,
+          });
+        }
+      });
+    } catch (err) {
+      throw new Error(
+        `delete annotation 'annSelectedNode' for PersistentVolumeClaim "${claimKey(claim)}": ${String(err)}`,
+        { cause: err },
+      );
+    }
+  }
+
+  /** The two queue limiters (§7): the user's factory, or Go's default; one instance per queue unless shared. */
+  #queueLimiters(): [RateLimiter, RateLimiter] {
+    const { rateLimiter, exponentialBackOffOnError, separateQueueLimiters } = this.#options;
+    const create =
+      rateLimiter ??
+      ((): RateLimiter =>
+        new MaxOfRateLimiter(
+          new ItemExponentialFailureRateLimiter(15_000, exponentialBackOffOnError ? 1_000_000 : 15_000),
+          new BucketRateLimiter(10, 100, this.#clock),
+        ));
+    const first = create();
+    return [first, separateQueueLimiters ? create() : first];
+  }
+
+  /** Adapts the recorder for one kind of object: cached objects often lack `kind` and `apiVersion`. */
+  #eventRecorderFor(kind: 'PersistentVolumeClaim' | 'PersistentVolume'): RecordEvent {
+    return (object: KubeObject, type, reason, message) =>
+      this.#recorder.event({ apiVersion: 'v1', kind, ...object }, type, reason, message);
+  }
+}

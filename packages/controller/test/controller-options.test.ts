@@ -1,0 +1,154 @@
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { createControllerMetrics } from '../src/controller/controller-metrics.ts';
+import type { ProvisionControllerOptions } from '../src/controller/options.ts';
+import {
+  ConfigurationError,
+  inClusterNamespace,
+  isConfigurationError,
+  resolveOptions,
+} from '../src/controller/options.ts';
+import { ProvisionController } from '../src/provision-controller.ts';
+import { FakeKubeApi } from '../src/testing/fake-api.ts';
+import { ItemExponentialFailureRateLimiter } from '../src/workqueue/rate-limiters.ts';
+import { TestProvisioner } from './controller-fixtures.ts';
+
+const base = (): ProvisionControllerOptions => ({
+  api: new FakeKubeApi(),
+  provisionerName: 'example.com/hostpath',
+  provisioner: new TestProvisioner(),
+  leaderElectionNamespace: 'kube-system',
+});
+
+describe('options', () => {
+  it('applies the Go defaults and freezes the result', () => {
+    const resolved = resolveOptions(base());
+    expect(resolved).toMatchObject({
+      resyncPeriodMs: 900_000,
+      threadiness: 4,
+      failedProvisionThreshold: 15,
+      failedDeleteThreshold: 15,
+      retryIntervalMaxMs: 300_000,
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+      save: { kind: 'blocking', backoff: { steps: 5, initial: 10_000, factor: 1 } },
+      metricsPort: 0,
+      metricsAddress: '0.0.0.0',
+      metricsPath: '/metrics',
+      rescheduleMode: 'merge-patch',
+      apiRequestTimeoutMs: 30_000,
+    });
+    expect(Object.isFrozen(resolved)).toBe(true);
+  });
+
+  it('rejects save option groups used together, listing every problem', () => {
+    const error = (() => {
+      try {
+        resolveOptions({
+          ...base(),
+          createProvisionedPVRetryCount: 3,
+          createProvisionedPVLimiter: new ItemExponentialFailureRateLimiter(1, 1),
+          threadiness: 0,
+        });
+      } catch (err) {
+        return err;
+      }
+      return undefined;
+    })();
+    expect(isConfigurationError(error)).toBe(true);
+    expect([...(error as ConfigurationError).problems].sort()).toEqual([
+      'createProvisionedPVRetryCount/createProvisionedPVIntervalMs, createProvisionedPVLimiter cannot be used together',
+      'threadiness must be an integer in [1, 9007199254740991], got 0',
+    ]);
+  });
+
+  it.each([
+    [{ provisionerName: '' }, 'provisionerName must be a non-empty string'],
+    [{ resyncPeriodMs: -1 }, 'resyncPeriodMs must be a finite number of milliseconds >= 0'],
+    [{ metricsPath: 'metrics' }, 'metricsPath must start with "/"'],
+    [{ rescheduleMode: 'put' as never }, 'rescheduleMode must be one of merge-patch, update'],
+    [{ metricsPort: 70_000 }, 'metricsPort must be an integer in [0, 65535]'],
+    [
+      { leaseDurationMs: 10_000, renewDeadlineMs: 10_000 },
+      'leaseDurationMs (10000) must be greater than renewDeadlineMs (10000)',
+    ],
+    [{ renewDeadlineMs: 2_000 }, 'renewDeadlineMs (2000) must be greater than 1.2 × retryPeriodMs (2000)'],
+  ])('a bad option throws a ConfigurationError at construction: %j', (bad, message) => {
+    expect(() => new ProvisionController({ ...base(), ...bad })).toThrow(ConfigurationError);
+    expect(() => new ProvisionController({ ...base(), ...bad })).toThrow(message);
+  });
+
+  it('finds the election namespace in POD_NAMESPACE, then the service account, then default', () => {
+    const file = () => ' from-file \n';
+    const missing = () => {
+      throw new Error('ENOENT');
+    };
+    expect(inClusterNamespace({ POD_NAMESPACE: 'pod-ns' }, file)).toBe('pod-ns');
+    expect(inClusterNamespace({}, file)).toBe('from-file');
+    expect(inClusterNamespace({}, missing)).toBe('default');
+  });
+
+  it('names the Lease after the provisioner with "/" replaced', () => {
+    expect(new ProvisionController(base()).lease).toBe('kube-system/example.com-hostpath');
+  });
+
+  it('gives every controller a fresh <hostname>_<uuid> identity', () => {
+    const [a, b] = [new ProvisionController(base()), new ProvisionController(base())];
+    expect(a.identity).toMatch(/_[0-9a-f-]{36}$/);
+    expect(a.identity).not.toBe(b.identity);
+  });
+});
+
+describe('controller metrics', () => {
+  it('registers the six collectors with the exact Go names, labels, help and buckets', async () => {
+    const registry = new Registry();
+    const metrics = createControllerMetrics(registry);
+    metrics.provisionDurationSeconds.observe({ class: 'c', source: '' }, 0.2);
+    const text = await registry.metrics();
+    expect(text).toContain(
+      '# HELP controller_persistentvolumeclaim_provision_total Total number of persistent volumes provisioned succesfully. Broken down by storage class name and source of the claim.',
+    );
+    expect(text).toContain(
+      '# HELP controller_persistentvolume_delete_total Total number of persistent volumes deleted succesfully. Broken down by storage class name.',
+    );
+    expect(text).toContain(
+      '# HELP controller_persistentvolumeclaim_provision_duration_seconds Latency in seconds to provision persistent volumes. Failed provisioning attempts are ignored. Broken down by storage class name and source of the claim.',
+    );
+    expect(text).toContain(
+      '# HELP controller_persistentvolume_delete_duration_seconds Latency in seconds to delete persistent volumes. Failed deletion attempts are ignored. Broken down by storage class name.',
+    );
+    const buckets = [...text.matchAll(/provision_duration_seconds_bucket\{le="([^"]+)"/g)].map((m) => m[1]);
+    expect(buckets).toEqual([
+      '0.005',
+      '0.01',
+      '0.025',
+      '0.05',
+      '0.1',
+      '0.25',
+      '0.5',
+      '1',
+      '2.5',
+      '5',
+      '10',
+      '+Inf',
+    ]);
+    expect(
+      registry
+        .getMetricsAsArray()
+        .map((m) => m.name)
+        .sort(),
+    ).toEqual([
+      'controller_persistentvolume_delete_duration_seconds',
+      'controller_persistentvolume_delete_failed_total',
+      'controller_persistentvolume_delete_total',
+      'controller_persistentvolumeclaim_provision_duration_seconds',
+      'controller_persistentvolumeclaim_provision_failed_total',
+      'controller_persistentvolumeclaim_provision_total',
+    ]);
+  });
+
+  it('two controllers in one process do not collide (private registries)', () => {
+    expect(() => [new ProvisionController(base()), new ProvisionController(base())]).not.toThrow();
+  });
+});

@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import { resources } from '../src/client/resource-client.ts';
+import { isLeaderElectionLostError } from '../src/controller/leader-election-lost-error.ts';
+import { FakeKubeApi } from '../src/testing/fake-api.ts';
+import { ManualClock } from '../src/testing/manual-clock.ts';
+import {
+  Harness,
+  newClaim,
+  newStorageClass,
+  processedItems,
+  provisionCounts,
+  provisionerName,
+} from './controller-fixtures.ts';
+
+const objects = [
+  newStorageClass('class-1', provisionerName),
+  newClaim('claim-1', 'uid-1-1', 'class-1', provisionerName),
+];
+
+/** Advances the manual clock in small steps, letting async work run between them. */
+async function pump(clock: ManualClock, ms: number, step = 100): Promise<void> {
+  for (let elapsed = 0; elapsed < ms; elapsed += step) {
+    clock.advance(step);
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+function manual(options: ConstructorParameters<typeof Harness>[0] = {}) {
+  const clock = new ManualClock(1_700_000_000_000);
+  const api = new FakeKubeApi({ clock });
+  const h = new Harness({ objects, clock, api, ...options });
+  return { clock, api, h };
+}
+
+describe('ProvisionController lifecycle', () => {
+  it('gives up on a claim after failedProvisionThreshold requeues', async () => {
+    const { clock, h } = manual({ failedProvisionThreshold: 2 });
+    h.provisioner.provisionResult = () => ({ error: new Error('always'), state: 'Finished' });
+    h.start();
+    // Retries after 15 s and 30 s; the third failure gives up.
+    await pump(clock, 120_000, 1000);
+    expect(h.provisioner.provisionCalls).toHaveLength(3);
+    expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 3 });
+    await h.stop();
+  });
+
+  it('aborts a provision that exceeds provisionTimeoutMs and requeues the claim', async () => {
+    const { clock, h } = manual({ provisionTimeoutMs: 5_000 });
+    let aborted: unknown;
+    h.provisioner.provision = async (options, context) => {
+      h.provisioner.provisionCalls.push(options);
+      await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
+      aborted = context.signal.reason;
+      throw context.signal.reason;
+    };
+    h.start();
+    await pump(clock, 6_000);
+    expect((aborted as Error).name).toBe('TimeoutError');
+    expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 1 });
+    await h.stop();
+  });
+
+  it('lets an in-flight provision finish before run settles', async () => {
+    const { clock, h } = manual();
+    let release: () => void = () => {};
+    h.provisioner.provisionResult = async (options) => {
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      return { pv: { metadata: { name: options.pvName }, spec: {} } };
+    };
+    h.start();
+    await pump(clock, 1_000);
+    expect(h.provisioner.provisionCalls).toHaveLength(1);
+    const stopped = h.stop();
+    release();
+    await stopped;
+    expect(h.volumes().map((pv) => pv.metadata?.name)).toEqual(['pvc-uid-1-1']);
+    expect(await processedItems(h.registry, 'claims')).toBe(1);
+  });
+
+  it('leads through a Lease, provisions, and releases the Lease on graceful stop', async () => {
+    const { clock, api, h } = manual({ leaderElection: true, leaderElectionNamespace: 'kube-system' });
+    h.start();
+    await pump(clock, 2_000);
+    const lease = api.objects(resources.leases, 'kube-system')[0];
+    expect(lease?.metadata?.name).toBe('foo.bar-baz');
+    expect(lease?.spec?.holderIdentity).toBe(h.controller.identity);
+    expect(h.volumes().map((pv) => pv.metadata?.name)).toEqual(['pvc-uid-1-1']);
+    const stopped = h.stop();
+    await pump(clock, 1_000);
+    await stopped;
+    expect(api.objects(resources.leases, 'kube-system')[0]?.spec?.holderIdentity ?? '').toBe('');
+  });
+
+  it('rejects run with LeaderElectionLostError when the Lease cannot be renewed', async () => {
+    const { clock, api, h } = manual({ leaderElection: true, leaderElectionNamespace: 'kube-system' });
+    const run = h.controller.run(new AbortController().signal);
+    const outcome = run.then(
+      () => 'resolved',
+      (err: unknown) => err,
+    );
+    await pump(clock, 2_000);
+    api.prependReactor({ resource: 'leases', verb: 'update' }, () => {
+      throw new Error('api down');
+    });
+    api.prependReactor({ resource: 'leases', verb: 'get' }, () => {
+      throw new Error('api down');
+    });
+    await pump(clock, 20_000, 500);
+    expect(isLeaderElectionLostError(await outcome)).toBe(true);
+  });
+});

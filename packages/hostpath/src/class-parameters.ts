@@ -1,0 +1,160 @@
+/**
+ * StorageClass `parameters` of the hostpath provisioner. Every key is validated: a typo or a malformed
+ * value must fail provisioning with a message that names the parameter and what it accepts, instead
+ * of being silently ignored as upstream provisioners do.
+ */
+import { InfeasibleError } from '@kube-provisioner/controller';
+
+/** Kind of volume source written into the PV. */
+export type VolumeType = 'hostPath' | 'local';
+
+/** Parsed, validated StorageClass parameters. */
+export interface ClassParameters {
+  /** Volume source of the PV. Default `hostPath`. */
+  readonly volumeType: VolumeType;
+  /** Whether a claim may choose its volume type with {@link annVolumeType}. Default false. */
+  readonly allowVolumeTypeAnnotation: boolean;
+  /** Directory template relative to the root; `undefined` means `<pvName>`. */
+  readonly pathPattern: string | undefined;
+  /** Permission bits of every directory the provisioner creates. Default `0o777`, like upstream. */
+  readonly mode: number;
+  /** Owner set on created directories; `undefined` leaves the provisioner's own uid. */
+  readonly uid: number | undefined;
+  /** Group set on created directories; `undefined` leaves the provisioner's own gid. */
+  readonly gid: number | undefined;
+}
+
+/** PVC annotation choosing `hostPath` or `local`, honoured only when the class sets `allowVolumeTypeAnnotation`. */
+export const annVolumeType = 'hostpath.kube-provisioner.io/volume-type';
+
+/** Directory mode when the class sets none (the Go example's `0777`). */
+export const defaultDirectoryMode = 0o777;
+
+const volumeTypes: readonly VolumeType[] = ['hostPath', 'local'];
+const booleans = ['true', 'false'] as const;
+// Linux ids are 32-bit; 2^32-1 is the "no change" sentinel of chown(2), so it is not a valid owner.
+const maxId = 0xffff_fffe;
+
+type ParameterName = 'volumeType' | 'allowVolumeTypeAnnotation' | 'pathPattern' | 'mode' | 'uid' | 'gid';
+
+/** What each parameter accepts, as shown in error messages. */
+const accepted: Readonly<Record<ParameterName, string>> = {
+  volumeType: volumeTypes.join(', '),
+  allowVolumeTypeAnnotation: booleans.join(', '),
+  pathPattern: 'a non-empty directory template relative to the root',
+  mode: 'an octal mode of 3 or 4 digits, such as 0777, 0750 or 2770',
+  uid: `a decimal user id from 0 to ${maxId}`,
+  gid: `a decimal group id from 0 to ${maxId}`,
+};
+
+const parameterNames = Object.keys(accepted) as ParameterName[];
+
+function isParameterName(key: string): key is ParameterName {
+  return Object.hasOwn(accepted, key);
+}
+
+/**
+ * Parses and validates StorageClass parameters.
+ *
+ * @throws InfeasibleError listing every unknown key and malformed value, each with the accepted values.
+ */
+export function parseClassParameters(
+  parameters: Readonly<Record<string, string>> | undefined,
+): ClassParameters {
+  const problems: string[] = [];
+  const invalid = (name: ParameterName, value: string): void => {
+    problems.push(
+      `invalid value ${JSON.stringify(value)} for parameter "${name}": accepted values: ${accepted[name]}`,
+    );
+  };
+  const result: {
+    volumeType: VolumeType;
+    allowVolumeTypeAnnotation: boolean;
+    pathPattern: string | undefined;
+    mode: number;
+    uid: number | undefined;
+    gid: number | undefined;
+  } = {
+    volumeType: 'hostPath',
+    allowVolumeTypeAnnotation: false,
+    pathPattern: undefined,
+    mode: defaultDirectoryMode,
+    uid: undefined,
+    gid: undefined,
+  };
+
+  for (const [key, value] of Object.entries(parameters ?? {})) {
+    if (!isParameterName(key)) {
+      problems.push(`unknown parameter "${key}": accepted parameters: ${parameterNames.join(', ')}`);
+      continue;
+    }
+    switch (key) {
+      case 'volumeType': {
+        const type = parseVolumeType(value);
+        if (type === undefined) invalid(key, value);
+        else result.volumeType = type;
+        break;
+      }
+      case 'allowVolumeTypeAnnotation':
+        if (value === 'true' || value === 'false') result.allowVolumeTypeAnnotation = value === 'true';
+        else invalid(key, value);
+        break;
+      case 'pathPattern':
+        if (value.trim() === '') invalid(key, value);
+        else result.pathPattern = value;
+        break;
+      case 'mode':
+        if (/^[0-7]{3,4}$/.test(value)) result.mode = Number.parseInt(value, 8);
+        else invalid(key, value);
+        break;
+      case 'uid':
+      case 'gid': {
+        const id = parseId(value);
+        if (id === undefined) invalid(key, value);
+        else result[key] = id;
+        break;
+      }
+    }
+  }
+
+  if (problems.length > 0) {
+    throw new InfeasibleError(`invalid StorageClass parameters: ${problems.join('; ')}`);
+  }
+  return result;
+}
+
+/**
+ * The volume type of one claim: the claim's {@link annVolumeType} annotation when the class allows it,
+ * else the class's `volumeType`.
+ *
+ * @throws InfeasibleError when the annotation is set but not allowed, or holds an unknown type.
+ */
+export function resolveVolumeType(
+  parameters: ClassParameters,
+  claimAnnotations: Readonly<Record<string, string>> | undefined,
+): VolumeType {
+  const requested = claimAnnotations?.[annVolumeType];
+  if (requested === undefined) return parameters.volumeType;
+  if (!parameters.allowVolumeTypeAnnotation) {
+    throw new InfeasibleError(
+      `annotation "${annVolumeType}" is not allowed by the StorageClass (parameter "allowVolumeTypeAnnotation" is not "true")`,
+    );
+  }
+  const type = parseVolumeType(requested);
+  if (type === undefined) {
+    throw new InfeasibleError(
+      `invalid value ${JSON.stringify(requested)} for annotation "${annVolumeType}": accepted values: ${accepted.volumeType}`,
+    );
+  }
+  return type;
+}
+
+function parseVolumeType(value: string): VolumeType | undefined {
+  return volumeTypes.find((type) => type === value);
+}
+
+function parseId(value: string): number | undefined {
+  if (!/^(0|[1-9][0-9]{0,9})$/.test(value)) return undefined;
+  const id = Number(value);
+  return id <= maxId ? id : undefined;
+}

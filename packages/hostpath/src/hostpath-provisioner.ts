@@ -1,0 +1,284 @@
+/**
+ * The hostpath {@link Provisioner}: directories under a root on the node, returned as `hostPath` or
+ * `local` PVs. No helper pods: the provisioner process does the filesystem work itself, through the
+ * symlink-safe operations of `@kube-provisioner/safe-fs`.
+ */
+import {
+  annAlphaSelectedNode,
+  annSelectedNode,
+  IgnoredError,
+  InfeasibleError,
+  isIgnoredError,
+  isInfeasibleError,
+  isNotFound,
+  type OperationContext,
+  type Provisioner,
+  type ProvisionOptions,
+  type ProvisionResult,
+  type ResourceClient,
+} from '@kube-provisioner/controller';
+import {
+  type FsOps,
+  isSafeFsError,
+  joinBasePath,
+  type RelativeVolumePath,
+  relativePathUnder,
+  resolveVolumePath,
+  VolumeRoot,
+} from '@kube-provisioner/safe-fs';
+import type { V1Node, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { type ClassParameters, parseClassParameters, resolveVolumeType } from './class-parameters.ts';
+import {
+  buildPersistentVolume,
+  defaultNodeAffinityKey,
+  volumeNode,
+  volumePath,
+} from './persistent-volume.ts';
+
+/** Deployment mode: one instance per node (DaemonSet), or one leader-elected instance for a shared root. */
+export type ProvisionerMode = 'per-node' | 'shared';
+
+/** Reads Node objects (`nodes` `get`); a `ResourceClient<V1Node>` fits. */
+export type NodeReader = Pick<ResourceClient<V1Node>, 'get'>;
+
+/** Default provisioner name, as written in `StorageClass.provisioner`. */
+export const defaultProvisionerName = 'kube-provisioner.io/hostpath';
+
+/** Options of {@link HostPathProvisioner}. */
+export interface HostPathProvisionerOptions {
+  readonly mode: ProvisionerMode;
+  /** Recorded in each directory's ownership record. Default {@link defaultProvisionerName}. */
+  readonly provisionerName?: string | undefined;
+  /** Absolute directory holding the volumes; the same path on the node and in the provisioner's pod. */
+  readonly root: string;
+  /** This node. Required in per-node mode; in shared mode it is only recorded on the PVs. */
+  readonly nodeName?: string | undefined;
+  /** Node label used for PV node affinity in per-node mode. Default `kubernetes.io/hostname`. */
+  readonly nodeAffinityKey?: string | undefined;
+  /**
+   * Node access. In per-node mode it resolves the affinity label value (which may differ from the
+   * node name) and lets any instance release the PVs of a node that no longer exists. Without it the
+   * affinity value is the node name and PVs of vanished nodes stay `Released`.
+   */
+  readonly nodes?: NodeReader | undefined;
+  /** System calls used on the root; tests inject failures here. Default: the real ones. */
+  readonly fs?: FsOps | undefined;
+}
+
+// Per-node volumes live on one node, so only single-node access modes make sense.
+const nodeLocalAccessModes: ReadonlySet<string> = new Set(['ReadWriteOnce', 'ReadWriteOncePod']);
+
+/**
+ * Provisions directories under a root. In per-node mode it only takes claims scheduled to its own
+ * node and only deletes volumes recorded on its node; everything else is left to its peers, silently.
+ */
+export class HostPathProvisioner implements Provisioner {
+  readonly #mode: ProvisionerMode;
+  readonly #provisionerName: string;
+  readonly #root: VolumeRoot;
+  readonly #nodeName: string | undefined;
+  readonly #affinityKey: string;
+  readonly #nodes: NodeReader | undefined;
+
+  /** @throws Error when the root is not absolute, or per-node mode has no node name. */
+  constructor(options: HostPathProvisionerOptions) {
+    if (options.mode === 'per-node' && !options.nodeName) {
+      throw new Error('per-node mode needs the node name (NODE_NAME)');
+    }
+    this.#mode = options.mode;
+    this.#provisionerName = options.provisionerName ?? defaultProvisionerName;
+    this.#root = new VolumeRoot(options.root, { fs: options.fs });
+    if (this.#root.base === '/') throw new Error('the root directory must not be /');
+    this.#nodeName = options.nodeName || undefined;
+    this.#affinityKey = options.nodeAffinityKey ?? defaultNodeAffinityKey;
+    this.#nodes = options.nodes;
+  }
+
+  shouldProvision(pvc: Readonly<V1PersistentVolumeClaim>): boolean {
+    if (this.#mode === 'shared') return true;
+    const annotations = pvc.metadata?.annotations ?? {};
+    const selected = annotations[annSelectedNode] || annotations[annAlphaSelectedNode] || '';
+    // A claim without a selected node gets through so provision() can explain the misconfiguration.
+    return selected === '' || selected === this.#nodeName;
+  }
+
+  async provision(options: ProvisionOptions, context: OperationContext): Promise<ProvisionResult> {
+    try {
+      const { pvc, storageClass, pvName } = options;
+      const parameters = parseClassParameters(storageClass.parameters);
+      const volumeType = resolveVolumeType(parameters, pvc.metadata?.annotations);
+      this.#checkPlacement(options.selectedNodeName);
+      this.#checkRequest(pvc);
+      if (volumeType === 'local' && this.#mode === 'shared') {
+        throw new InfeasibleError('volume type "local" needs node affinity, which shared mode does not set');
+      }
+      const relative = this.#volumePath(parameters, pvc, pvName);
+      const nodeAffinity =
+        this.#mode === 'per-node'
+          ? { key: this.#affinityKey, value: await this.#affinityValue(context.signal) }
+          : undefined;
+      context.signal.throwIfAborted();
+      const path = await this.#createDirectory(relative, options, parameters, context);
+      return {
+        pv: buildPersistentVolume({
+          pvName,
+          pvc,
+          storageClass,
+          path,
+          volumeType,
+          nodeName: this.#nodeName,
+          nodeAffinity,
+        }),
+      };
+    } catch (err) {
+      return { error: provisionError(err), state: 'Finished' };
+    }
+  }
+
+  async shouldDelete(pv: Readonly<V1PersistentVolume>, context: OperationContext): Promise<boolean> {
+    if (this.#mode === 'shared') return true;
+    const node = volumeNode(pv);
+    if (node === this.#nodeName) return true;
+    // Only released volumes of a foreign node are worth a Node lookup.
+    const releasable = pv.status?.phase === 'Released' && pv.spec?.persistentVolumeReclaimPolicy === 'Delete';
+    return node !== undefined && releasable && (await this.#nodeVanished(node, context.signal));
+  }
+
+  async delete(pv: Readonly<V1PersistentVolume>, context: OperationContext): Promise<void> {
+    const node = volumeNode(pv);
+    if (this.#mode === 'per-node' && node !== this.#nodeName) {
+      if (node !== undefined && (await this.#nodeVanished(node, context.signal))) {
+        // Its disk is gone with the node; releasing the API object is all that is left to do.
+        context.logger.info({ node }, 'node no longer exists; skipping directory cleanup');
+        return;
+      }
+      throw new IgnoredError(
+        node === undefined ? 'the volume records no node' : `the volume is on node ${node}`,
+      );
+    }
+    const path = volumePath(pv);
+    if (path === undefined) throw new Error('the volume has neither a hostPath nor a local source');
+    // The stored path is untrusted input: it must resolve strictly inside the root.
+    const relative = relativePathUnder(this.#root.base, path);
+    context.signal.throwIfAborted();
+    await this.#removeDirectory(relative, pv, context);
+  }
+
+  #checkPlacement(selectedNodeName: string): void {
+    if (this.#mode === 'shared') return;
+    if (selectedNodeName === '') {
+      throw new InfeasibleError(
+        'per-node mode needs a selected node: use a StorageClass with volumeBindingMode WaitForFirstConsumer',
+      );
+    }
+    if (selectedNodeName !== this.#nodeName) {
+      throw new IgnoredError(`the claim is for node ${selectedNodeName}`);
+    }
+  }
+
+  #checkRequest(pvc: Readonly<V1PersistentVolumeClaim>): void {
+    const modes = pvc.spec?.accessModes ?? [];
+    if (modes.length === 0) throw new InfeasibleError('the claim requests no access mode');
+    if (pvc.spec?.resources?.requests?.storage === undefined) {
+      throw new InfeasibleError('the claim requests no storage size');
+    }
+    if (this.#mode === 'shared') return;
+    const refused = modes.filter((mode) => !nodeLocalAccessModes.has(mode));
+    if (refused.length > 0) {
+      throw new InfeasibleError(
+        `access mode ${refused.join(', ')} is not supported in per-node mode, where the data lives on one node: use ReadWriteOnce or ReadWriteOncePod`,
+      );
+    }
+  }
+
+  #volumePath(
+    parameters: ClassParameters,
+    pvc: Readonly<V1PersistentVolumeClaim>,
+    pvName: string,
+  ): RelativeVolumePath {
+    const claim = {
+      namespace: pvc.metadata?.namespace ?? '',
+      name: pvc.metadata?.name ?? '',
+      labels: pvc.metadata?.labels,
+      annotations: pvc.metadata?.annotations,
+    };
+    const what = parameters.pathPattern === undefined ? 'PV name' : 'parameter "pathPattern"';
+    try {
+      // An empty fallback makes an empty render fail instead of silently using another name.
+      return resolveVolumePath(
+        parameters.pathPattern,
+        { claim, pvName },
+        parameters.pathPattern ? '' : pvName,
+      );
+    } catch (err) {
+      throw new InfeasibleError(`${what} does not give a usable directory: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+  }
+
+  async #affinityValue(signal: AbortSignal): Promise<string> {
+    const nodeName = this.#nodeName ?? '';
+    if (this.#nodes === undefined) return nodeName;
+    const node = await this.#nodes.get(nodeName, { signal });
+    const value = node.metadata?.labels?.[this.#affinityKey];
+    if (value !== undefined && value !== '') return value;
+    if (this.#affinityKey === defaultNodeAffinityKey) return nodeName;
+    throw new Error(`node ${nodeName} has no label ${this.#affinityKey} to use for node affinity`);
+  }
+
+  async #nodeVanished(node: string, signal: AbortSignal): Promise<boolean> {
+    if (this.#nodes === undefined) return false;
+    try {
+      await this.#nodes.get(node, { signal });
+      return false;
+    } catch (err) {
+      if (isNotFound(err)) return true;
+      throw err;
+    }
+  }
+
+  async #createDirectory(
+    relative: RelativeVolumePath,
+    { pvc, pvName }: ProvisionOptions,
+    parameters: ClassParameters,
+    context: OperationContext,
+  ): Promise<string> {
+    const outcome = await this.#root.createVolume(relative, {
+      owner: {
+        claimUid: pvc.metadata?.uid ?? '',
+        namespace: pvc.metadata?.namespace ?? '',
+        claimName: pvc.metadata?.name ?? '',
+        pvName,
+        provisioner: this.#provisionerName,
+      },
+      mode: parameters.mode,
+      uid: parameters.uid,
+      gid: parameters.gid,
+    });
+    context.logger.info({ path: relative, outcome }, 'volume directory ready');
+    return joinBasePath(this.#root.base, relative);
+  }
+
+  async #removeDirectory(
+    relative: RelativeVolumePath,
+    pv: Readonly<V1PersistentVolume>,
+    context: OperationContext,
+  ): Promise<void> {
+    // The ownership record must name this PV, so a forged path cannot reach another volume.
+    const outcome = await this.#root.deleteVolume(relative, { pvName: pv.metadata?.name ?? '' });
+    context.logger.info({ path: relative, outcome }, 'volume directory removed');
+  }
+}
+
+/**
+ * Steers the controller: requests that cannot succeed as made (bad paths, permissions) become
+ * infeasible, so retries slow down; ownership and symlink refusals stay plain errors with an event.
+ */
+function provisionError(err: unknown): Error {
+  if (isIgnoredError(err) || isInfeasibleError(err)) return err as Error;
+  if (isSafeFsError(err) && (err.kind === 'invalid-path' || err.kind === 'permission')) {
+    return new InfeasibleError(err.message, { cause: err });
+  }
+  return err instanceof Error ? err : new Error(String(err));
+}

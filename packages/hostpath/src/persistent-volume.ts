@@ -1,0 +1,81 @@
+/**
+ * The PersistentVolume a hostpath provisioner returns, and the facts read back from it on delete.
+ */
+import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
+import type { VolumeType } from './class-parameters.ts';
+
+/**
+ * PV annotation naming the node that holds the data. The Go example writes the same key, so its
+ * volumes are deleted by this provisioner's instance on that node. It is the only input for routing
+ * a delete: the node-affinity value may be a label that differs from the node name.
+ */
+export const annProvisionerIdentity = 'hostPathProvisionerIdentity';
+
+/** Node label that node affinity uses unless configured otherwise. */
+export const defaultNodeAffinityKey = 'kubernetes.io/hostname';
+
+/** Everything {@link buildPersistentVolume} needs beyond the claim and class. */
+export interface VolumeShape {
+  readonly pvName: string;
+  readonly pvc: Readonly<V1PersistentVolumeClaim>;
+  readonly storageClass: Readonly<V1StorageClass>;
+  /** Absolute directory on the node. */
+  readonly path: string;
+  readonly volumeType: VolumeType;
+  /** Node holding the data, recorded in {@link annProvisionerIdentity}; `undefined` in shared mode without a node. */
+  readonly nodeName: string | undefined;
+  /** Required node affinity; `undefined` for shared roots. */
+  readonly nodeAffinity: { readonly key: string; readonly value: string } | undefined;
+}
+
+/**
+ * Builds the PV. `hostPath` volumes use type `Directory`: the provisioner created the directory, so
+ * if it vanishes the mount must fail rather than silently start from an empty one.
+ */
+export function buildPersistentVolume(shape: VolumeShape): V1PersistentVolume {
+  const { pvc, storageClass } = shape;
+  const storage = pvc.spec?.resources?.requests?.storage;
+  const pv: V1PersistentVolume = {
+    apiVersion: 'v1',
+    kind: 'PersistentVolume',
+    metadata: {
+      name: shape.pvName,
+      ...(shape.nodeName === undefined ? {} : { annotations: { [annProvisionerIdentity]: shape.nodeName } }),
+    },
+    spec: {
+      capacity: storage === undefined ? {} : { storage },
+      accessModes: [...(pvc.spec?.accessModes ?? [])],
+      persistentVolumeReclaimPolicy: storageClass.reclaimPolicy ?? 'Delete',
+      volumeMode: 'Filesystem',
+      ...(storageClass.mountOptions?.length ? { mountOptions: [...storageClass.mountOptions] } : {}),
+      ...(shape.volumeType === 'local'
+        ? { local: { path: shape.path } }
+        : { hostPath: { path: shape.path, type: 'Directory' } }),
+    },
+  };
+  if (shape.nodeAffinity !== undefined && pv.spec !== undefined) {
+    pv.spec.nodeAffinity = {
+      required: {
+        nodeSelectorTerms: [
+          {
+            matchExpressions: [
+              { key: shape.nodeAffinity.key, operator: 'In', values: [shape.nodeAffinity.value] },
+            ],
+          },
+        ],
+      },
+    };
+  }
+  return pv;
+}
+
+/** The directory a PV points at (`hostPath` or `local`), or `undefined` for any other source. */
+export function volumePath(pv: Readonly<V1PersistentVolume>): string | undefined {
+  return pv.spec?.hostPath?.path ?? pv.spec?.local?.path;
+}
+
+/** The node recorded at provision time, or `undefined` when the PV carries none. */
+export function volumeNode(pv: Readonly<V1PersistentVolume>): string | undefined {
+  const node = pv.metadata?.annotations?.[annProvisionerIdentity];
+  return node === undefined || node === '' ? undefined : node;
+}

@@ -1,0 +1,117 @@
+import { isInfeasibleError } from '@kube-provisioner/controller';
+import { describe, expect, it } from 'vitest';
+import {
+  annVolumeType,
+  type ClassParameters,
+  parseClassParameters,
+  resolveVolumeType,
+} from '../src/class-parameters.ts';
+
+function failure(run: () => unknown): Error {
+  try {
+    run();
+  } catch (err) {
+    expect(isInfeasibleError(err)).toBe(true);
+    return err as Error;
+  }
+  throw new Error('expected a failure');
+}
+
+describe('parseClassParameters', () => {
+  it('defaults to hostPath volumes named after the PV with mode 0777 and unchanged owner', () => {
+    expect(parseClassParameters(undefined)).toEqual({
+      volumeType: 'hostPath',
+      allowVolumeTypeAnnotation: false,
+      pathPattern: undefined,
+      mode: 0o777,
+      uid: undefined,
+      gid: undefined,
+    });
+  });
+
+  it('accepts every documented parameter', () => {
+    expect(
+      parseClassParameters({
+        volumeType: 'local',
+        allowVolumeTypeAnnotation: 'true',
+        pathPattern: 'tenants/data',
+        mode: '2770',
+        uid: '1000',
+        gid: '0',
+      }),
+    ).toEqual({
+      volumeType: 'local',
+      allowVolumeTypeAnnotation: true,
+      pathPattern: 'tenants/data',
+      mode: 0o2770,
+      uid: 1000,
+      gid: 0,
+    });
+  });
+
+  it('reads three-digit modes as octal', () => {
+    expect(parseClassParameters({ mode: '750' }).mode).toBe(0o750);
+  });
+
+  it('names an unknown parameter and lists the accepted ones', () => {
+    expect(failure(() => parseClassParameters({ pathPatern: 'x' })).message).toContain(
+      'unknown parameter "pathPatern": accepted parameters: volumeType, allowVolumeTypeAnnotation, pathPattern, mode, uid, gid',
+    );
+  });
+
+  it.each([
+    ['volumeType', 'Local', 'accepted values: hostPath, local'],
+    ['volumeType', '', 'accepted values: hostPath, local'],
+    ['allowVolumeTypeAnnotation', 'yes', 'accepted values: true, false'],
+    ['pathPattern', '  ', 'a non-empty directory template'],
+    ['mode', '0o777', 'an octal mode of 3 or 4 digits'],
+    ['mode', '0888', 'an octal mode of 3 or 4 digits'],
+    ['mode', '17777', 'an octal mode of 3 or 4 digits'],
+    ['uid', '-1', 'a decimal user id'],
+    ['uid', '4294967295', 'a decimal user id'],
+    ['uid', '1e3', 'a decimal user id'],
+    ['gid', '007', 'a decimal group id'],
+  ])('rejects %s=%j naming the parameter and its accepted values', (name, value, expected) => {
+    const message = failure(() => parseClassParameters({ [name]: value })).message;
+    expect(message).toContain(`invalid value ${JSON.stringify(value)} for parameter "${name}"`);
+    expect(message).toContain(expected);
+  });
+
+  it('reports every problem at once', () => {
+    const message = failure(() => parseClassParameters({ mode: 'rwx', onDelete: 'delete' })).message;
+    expect(message).toContain('parameter "mode"');
+    expect(message).toContain('unknown parameter "onDelete"');
+  });
+
+  it('does not treat inherited object keys as parameters', () => {
+    expect(failure(() => parseClassParameters({ toString: 'x' })).message).toContain(
+      'unknown parameter "toString"',
+    );
+  });
+});
+
+describe('resolveVolumeType', () => {
+  const base: ClassParameters = parseClassParameters({ volumeType: 'hostPath' });
+  const permissive: ClassParameters = parseClassParameters({ allowVolumeTypeAnnotation: 'true' });
+
+  it('uses the class type when the claim does not ask', () => {
+    expect(resolveVolumeType(base, {})).toBe('hostPath');
+    expect(resolveVolumeType(parseClassParameters({ volumeType: 'local' }), undefined)).toBe('local');
+  });
+
+  it('lets the claim choose when the class allows it', () => {
+    expect(resolveVolumeType(permissive, { [annVolumeType]: 'local' })).toBe('local');
+  });
+
+  it('refuses the annotation when the class does not allow it', () => {
+    expect(failure(() => resolveVolumeType(base, { [annVolumeType]: 'local' })).message).toContain(
+      'allowVolumeTypeAnnotation',
+    );
+  });
+
+  it('refuses an unknown type in the annotation, listing the accepted values', () => {
+    expect(failure(() => resolveVolumeType(permissive, { [annVolumeType]: 'block' })).message).toContain(
+      'accepted values: hostPath, local',
+    );
+  });
+});

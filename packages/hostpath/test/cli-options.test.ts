@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { parseCliOptions, UsageError, usage } from '../src/cli-options.ts';
+
+const node = { NODE_NAME: 'node-a' };
+
+describe('parseCliOptions', () => {
+  it('defaults to per-node mode under /var/lib/kube-provisioner/hostpath', () => {
+    expect(parseCliOptions([], node)).toEqual({
+      mode: 'per-node',
+      provisionerName: 'kube-provisioner.io/hostpath',
+      root: '/var/lib/kube-provisioner/hostpath',
+      nodeName: 'node-a',
+      nodeAffinityKey: 'kubernetes.io/hostname',
+      kubeconfig: undefined,
+      healthPort: 8080,
+      leaderElectionNamespace: undefined,
+      verbosity: 0,
+      help: false,
+    });
+  });
+
+  it('refuses to start in per-node mode without a node name', () => {
+    expect(() => parseCliOptions([], {})).toThrow(/NODE_NAME/);
+    expect(() => parseCliOptions([], { NODE_NAME: '' })).toThrow(UsageError);
+  });
+
+  it('starts in shared mode without a node name', () => {
+    expect(parseCliOptions(['--mode', 'shared'], {}).nodeName).toBeUndefined();
+  });
+
+  it('reads every setting from the environment', () => {
+    const options = parseCliOptions([], {
+      PROVISIONER_MODE: 'shared',
+      PROVISIONER_NAME: 'example.com/hostpath',
+      HOSTPATH_ROOT: '/tmp/hostpath-provisioner/',
+      NODE_NAME: 'n1',
+      NODE_AFFINITY_KEY: 'topology.example.com/host',
+      KUBECONFIG: '/k/config',
+      HEALTH_PORT: '0',
+      POD_NAMESPACE: 'storage',
+      VERBOSITY: '4',
+    });
+    expect(options).toMatchObject({
+      mode: 'shared',
+      provisionerName: 'example.com/hostpath',
+      root: '/tmp/hostpath-provisioner',
+      nodeName: 'n1',
+      nodeAffinityKey: 'topology.example.com/host',
+      kubeconfig: '/k/config',
+      healthPort: 0,
+      leaderElectionNamespace: 'storage',
+      verbosity: 4,
+    });
+  });
+
+  it('prefers flags over the environment', () => {
+    const options = parseCliOptions(['--node-name=flag-node', '--root', '/srv/volumes'], {
+      NODE_NAME: 'env-node',
+      HOSTPATH_ROOT: '/env/root',
+    });
+    expect(options.nodeName).toBe('flag-node');
+    expect(options.root).toBe('/srv/volumes');
+  });
+
+  it.each([
+    [['--mode', 'daemonset'], /--mode must be per-node or shared/],
+    [['--root', 'relative/dir'], /--root must be an absolute path/],
+    [['--root', '/'], /--root must be an absolute path other than \//],
+    [['--health-port', '70000'], /--health-port must be an integer from 0 to 65535/],
+    [['--v', 'loud'], /--v must be an integer/],
+    [['--no-such-flag'], /no-such-flag/],
+  ])('rejects %j', (argv, message) => {
+    expect(() => parseCliOptions(argv, node)).toThrow(message);
+  });
+
+  it('lists every flag with its environment variable in the help text', () => {
+    const text = usage();
+    for (const env of ['PROVISIONER_MODE', 'NODE_NAME', 'HOSTPATH_ROOT', 'KUBECONFIG', 'HEALTH_PORT']) {
+      expect(text).toContain(`$${env}`);
+    }
+  });
+});

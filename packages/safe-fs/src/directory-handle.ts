@@ -1,0 +1,155 @@
+/**
+ * An open directory through which every further lookup goes. Names are resolved as
+ * `/proc/self/fd/<fd>/<name>`: the kernel starts from the directory the descriptor points at, so a
+ * component that was checked once cannot be swapped for a symlink afterwards (openat semantics,
+ * which Node.js lacks). Only the final name is looked up, and every call used either does not follow
+ * a final symlink (`mkdir`, `rmdir`, `unlink`, `rename`, `link`, `lstat`) or passes `O_NOFOLLOW`.
+ */
+
+import type { Stats } from 'node:fs';
+import { constants } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import { errnoCode, SafeFsError, systemError } from './errors.ts';
+import type { FsOps } from './fs-ops.ts';
+
+const directoryFlags = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+
+/** An open directory below (or at) the base, known by its path relative to the base. */
+export class DirectoryHandle {
+  /** Relative to the base; `.` for the base. */
+  readonly path: string;
+  readonly #fs: FsOps;
+  readonly #handle: FileHandle;
+
+  constructor(fs: FsOps, handle: FileHandle, path: string) {
+    this.#fs = fs;
+    this.#handle = handle;
+    this.path = path;
+  }
+
+  /** The relative path of `name` inside this directory. */
+  pathOf(name: string): string {
+    return this.path === '.' ? name : `${this.path}/${name}`;
+  }
+
+  #at(name?: string): string {
+    const self = `/proc/self/fd/${this.#handle.fd}`;
+    return name === undefined ? self : `${self}/${name}`;
+  }
+
+  async #call<T>(operation: string, name: string | undefined, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      throw systemError(err, operation, name === undefined ? this.path : this.pathOf(name));
+    }
+  }
+
+  /** Opens the subdirectory `name`, refusing a symlink or non-directory; `undefined` when absent. */
+  async openDirectory(name: string): Promise<DirectoryHandle | undefined> {
+    try {
+      const handle = await this.#fs.open(this.#at(name), directoryFlags);
+      return new DirectoryHandle(this.#fs, handle, this.pathOf(name));
+    } catch (err) {
+      const code = errnoCode(err);
+      if (code === 'ENOENT') return undefined;
+      if (code === 'ELOOP' || code === 'ENOTDIR') {
+        throw nonDirectoryError(this.pathOf(name), await this.lstat(name), err);
+      }
+      throw systemError(err, 'open', this.pathOf(name));
+    }
+  }
+
+  /** `lstat` of `name`; `undefined` when absent. */
+  async lstat(name: string): Promise<Stats | undefined> {
+    try {
+      return await this.#fs.lstat(this.#at(name));
+    } catch (err) {
+      if (errnoCode(err) === 'ENOENT') return undefined;
+      throw systemError(err, 'lstat', this.pathOf(name));
+    }
+  }
+
+  readdir(): Promise<string[]> {
+    return this.#call('readdir', undefined, () => this.#fs.readdir(this.#at()));
+  }
+
+  mkdir(name: string, mode: number): Promise<void> {
+    return this.#call('mkdir', name, () => this.#fs.mkdir(this.#at(name), mode));
+  }
+
+  rmdir(name: string): Promise<void> {
+    return this.#call('rmdir', name, () => this.#fs.rmdir(this.#at(name)));
+  }
+
+  unlink(name: string): Promise<void> {
+    return this.#call('unlink', name, () => this.#fs.unlink(this.#at(name)));
+  }
+
+  /** Renames `from` to `to`, both in this directory. */
+  rename(from: string, to: string): Promise<void> {
+    return this.#call('rename', from, () => this.#fs.rename(this.#at(from), this.#at(to)));
+  }
+
+  /** Hard-links `from` as `to`, both in this directory; fails with `EEXIST` rather than replace. */
+  link(from: string, to: string): Promise<void> {
+    return this.#call('link', to, () => this.#fs.link(this.#at(from), this.#at(to)));
+  }
+
+  /** Opens file `name` without following a symlink. */
+  openFile(name: string, flags: number, mode?: number): Promise<FileHandle> {
+    return this.#call('open', name, () => this.#fs.open(this.#at(name), flags | constants.O_NOFOLLOW, mode));
+  }
+
+  /** Sets owner (when given) and then mode of this directory itself, through its descriptor. */
+  async setAttributes(mode: number, uid: number | undefined, gid: number | undefined): Promise<void> {
+    if (uid !== undefined || gid !== undefined) {
+      await this.#call('chown', undefined, () => this.#fs.fchown(this.#handle, uid ?? -1, gid ?? -1));
+    }
+    // After chown, which may clear set-id bits.
+    await this.#call('chmod', undefined, () => this.#fs.fchmod(this.#handle, mode));
+  }
+
+  close(): Promise<void> {
+    return this.#handle.close();
+  }
+}
+
+/**
+ * Opens the base directory. The base is configuration, not tenant input, so symlinks in it are
+ * followed (`/persistentvolumes` may itself be a link); everything below it is not.
+ */
+export async function openBase(fs: FsOps, base: string): Promise<DirectoryHandle> {
+  if (process.platform !== 'linux') {
+    throw new SafeFsError({
+      kind: 'io',
+      path: '.',
+      operation: 'open',
+      detail: `needs Linux /proc/self/fd for symlink-safe lookups, not ${process.platform}`,
+    });
+  }
+  try {
+    const handle = await fs.open(base, constants.O_RDONLY | constants.O_DIRECTORY);
+    return new DirectoryHandle(fs, handle, '.');
+  } catch (err) {
+    throw systemError(err, 'open', '.');
+  }
+}
+
+/** The refusal for `path`, found to be a symlink or another non-directory where a directory must be. */
+export function nonDirectoryError(path: string, stats: Stats | undefined, cause?: unknown): SafeFsError {
+  const symlink = stats?.isSymbolicLink() === true;
+  return new SafeFsError({
+    kind: symlink ? 'symlink' : 'not-a-directory',
+    path,
+    operation: 'open',
+    detail: symlink ? 'is a symbolic link, refusing to follow it' : 'is not a directory',
+    errno: errnoCode(cause),
+    cause,
+  });
+}
+
+/** Whether `err` says the entry is already gone. */
+export function isMissing(err: unknown): boolean {
+  return errnoCode(err) === 'ENOENT';
+}

@@ -1,0 +1,28 @@
+/**
+ * Names of the bookkeeping files this package keeps next to volumes. They are reserved: no volume
+ * path may use them, so a claim can never create, replace or hide another volume's record.
+ */
+
+const reservedToken = '.kube-provisioner';
+const volumeMarkerSuffix = `${reservedToken}.json`;
+
+/** Name of the file, inside a directory this package created as a parent, that records it did so. */
+export const parentMarkerName: string = `${reservedToken}-parent.json`;
+
+/** Bytes a volume's leaf name may use so that its sibling ownership record still fits in 255 bytes. */
+export const maxLeafBytes: number = 255 - Buffer.byteLength(`.${volumeMarkerSuffix}`);
+
+/** Name of the ownership record of the volume directory `leaf`, kept beside it in the same parent. */
+export function volumeMarkerName(leaf: string): string {
+  return `.${leaf}${volumeMarkerSuffix}`;
+}
+
+/** Name for a not-yet-published record; unique per call. */
+export function temporaryMarkerName(): string {
+  return `${reservedToken}.tmp.${crypto.randomUUID()}`;
+}
+
+/** Whether a path segment collides with the bookkeeping names. */
+export function isReservedName(segment: string): boolean {
+  return segment.startsWith('.') && segment.includes(reservedToken);
+}

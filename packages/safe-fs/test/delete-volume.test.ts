@@ -1,0 +1,184 @@
+import { lstat, mkdir, readdir, readFile, rmdir, stat, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { type FsOps, isSafeFsError, nodeFsOps, parseRelativeVolumePath, VolumeRoot } from '../src/index.ts';
+import { ownerOf, useTempDirs } from './fixtures.ts';
+
+const tempDir = useTempDirs();
+const path = parseRelativeVolumePath;
+
+async function exists(file: string): Promise<boolean> {
+  return lstat(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+describe('deleteVolume', () => {
+  it('removes links inside the volume without following them (R8)', async () => {
+    const base = await tempDir();
+    const outside = await tempDir();
+    await writeFile(join(outside, 'precious'), 'untouched');
+    const root = new VolumeRoot(base);
+    await root.createVolume(path('ns1/data'), { owner: ownerOf('ns1', 'data', 'u1'), mode: 0o777 });
+    const volume = join(base, 'ns1/data');
+    await mkdir(join(volume, 'deep/er'), { recursive: true });
+    await writeFile(join(volume, 'deep/er/file'), 'x');
+    await symlink('/', join(volume, 'root-link'));
+    await symlink(outside, join(volume, 'deep/outside-link'));
+    await symlink(join(outside, 'precious'), join(volume, 'deep/er/file-link'));
+
+    expect(await root.deleteVolume(path('ns1/data'), { pvName: 'pvc-u1' })).toBe('deleted');
+
+    expect(await readFile(join(outside, 'precious'), 'utf8')).toBe('untouched');
+    expect(await stat('/etc')).toBeTruthy();
+    expect(await readdir(base)).toEqual([]);
+  });
+
+  it('removes the parents it created once empty, but never the base (R22)', async () => {
+    const base = await tempDir();
+    const root = new VolumeRoot(base);
+    await root.createVolume(path('ns1/team/a'), { owner: ownerOf('ns1', 'a', 'u1'), mode: 0o777 });
+    await root.createVolume(path('ns1/b'), { owner: ownerOf('ns1', 'b', 'u2'), mode: 0o777 });
+
+    await root.deleteVolume(path('ns1/team/a'), { pvName: 'pvc-u1' });
+    expect(await exists(join(base, 'ns1/team'))).toBe(false);
+    expect(await exists(join(base, 'ns1/b'))).toBe(true);
+
+    await root.deleteVolume(path('ns1/b'), { pvName: 'pvc-u2' });
+    expect(await readdir(base)).toEqual([]);
+    expect(await exists(base)).toBe(true);
+  });
+
+  it('keeps parents it did not create', async () => {
+    const base = await tempDir();
+    await mkdir(join(base, 'admin/made'), { recursive: true });
+    const root = new VolumeRoot(base);
+    await root.createVolume(path('admin/made/ours/data'), {
+      owner: ownerOf('ns', 'data', 'u1'),
+      mode: 0o777,
+    });
+
+    await root.deleteVolume(path('admin/made/ours/data'), { pvName: 'pvc-u1' });
+
+    expect(await readdir(join(base, 'admin/made'))).toEqual([]);
+  });
+
+  it('refuses a volume recorded for another PV and touches nothing', async () => {
+    const base = await tempDir();
+    const root = new VolumeRoot(base);
+    await root.createVolume(path('ns2/pvc2'), { owner: ownerOf('ns2', 'pvc2', 'u2'), mode: 0o777 });
+    await writeFile(join(base, 'ns2/pvc2/data'), 'theirs');
+
+    const err = await root.deleteVolume(path('ns2/pvc2'), { pvName: 'pvc-u1' }).catch((e: unknown) => e);
+
+    expect(isSafeFsError(err) && err.kind === 'ownership').toBe(true);
+    expect((err as Error).message).toContain('is recorded for another PV');
+    expect(await readFile(join(base, 'ns2/pvc2/data'), 'utf8')).toBe('theirs');
+  });
+
+  it('refuses when a parent is a symlink out of the base', async () => {
+    const base = await tempDir();
+    const outside = await tempDir();
+    await mkdir(join(outside, 'data'));
+    await writeFile(join(outside, 'data/file'), 'x');
+    await symlink(outside, join(base, 'ns1'));
+
+    const err = await new VolumeRoot(base)
+      .deleteVolume(path('ns1/data'), { pvName: 'p' })
+      .catch((e: unknown) => e);
+
+    expect(isSafeFsError(err) && err.kind === 'symlink' && err.path === 'ns1').toBe(true);
+    expect(await readFile(join(outside, 'data/file'), 'utf8')).toBe('x');
+  });
+
+  it('refuses when the volume itself is a symlink', async () => {
+    const base = await tempDir();
+    const outside = await tempDir();
+    await writeFile(join(outside, 'file'), 'x');
+    await symlink(outside, join(base, 'data'));
+
+    const err = await new VolumeRoot(base)
+      .deleteVolume(path('data'), { pvName: 'p' })
+      .catch((e: unknown) => e);
+
+    expect(isSafeFsError(err) && err.kind === 'symlink').toBe(true);
+    expect(await readFile(join(outside, 'file'), 'utf8')).toBe('x');
+  });
+
+  it('deletes unrecorded (legacy) volumes', async () => {
+    const base = await tempDir();
+    await mkdir(join(base, 'ns-pvc-pv1/sub'), { recursive: true });
+
+    expect(await new VolumeRoot(base).deleteVolume(path('ns-pvc-pv1'), { pvName: 'pv1' })).toBe('deleted');
+    expect(await readdir(base)).toEqual([]);
+  });
+
+  it('reports a missing volume and cleans up its leftover record and parents', async () => {
+    const base = await tempDir();
+    const root = new VolumeRoot(base);
+    expect(await root.deleteVolume(path('nothing/here'), { pvName: 'p' })).toBe('missing');
+
+    await root.createVolume(path('ns1/data'), { owner: ownerOf('ns1', 'data', 'u1'), mode: 0o777 });
+    // A crash after removing the directory, before removing its record.
+    await rmdir(join(base, 'ns1/data'));
+
+    expect(await root.deleteVolume(path('ns1/data'), { pvName: 'pvc-u1' })).toBe('missing');
+    expect(await readdir(base)).toEqual([]);
+  });
+
+  it('tolerates entries appearing and vanishing while it runs', async () => {
+    const base = await tempDir();
+    const root = new VolumeRoot(base);
+    await root.createVolume(path('data'), { owner: ownerOf('ns', 'data', 'u1'), mode: 0o777 });
+    const volume = join(base, 'data');
+    for (const name of ['a', 'b', 'c']) await writeFile(join(volume, name), name);
+    let raced = false;
+    const racing: FsOps = {
+      ...nodeFsOps,
+      unlink: async (target) => {
+        if (!raced && target.endsWith('/a')) {
+          raced = true;
+          // The workload deletes b and writes a new file while the tree is being removed.
+          await nodeFsOps.unlink(join(volume, 'b'));
+          await writeFile(join(volume, 'late'), 'x');
+        }
+        await nodeFsOps.unlink(target);
+      },
+    };
+
+    expect(await new VolumeRoot(base, { fs: racing }).deleteVolume(path('data'), { pvName: 'pvc-u1' })).toBe(
+      'deleted',
+    );
+    expect(raced).toBe(true);
+    expect(await readdir(base)).toEqual([]);
+  });
+
+  it('unlinks a directory that was swapped for a symlink mid-walk instead of following it', async () => {
+    const base = await tempDir();
+    const outside = await tempDir();
+    await writeFile(join(outside, 'precious'), 'untouched');
+    const root = new VolumeRoot(base);
+    await root.createVolume(path('data'), { owner: ownerOf('ns', 'data', 'u1'), mode: 0o777 });
+    const volume = join(base, 'data');
+    await mkdir(join(volume, 'sub'));
+    let swapped = false;
+    const racing: FsOps = {
+      ...nodeFsOps,
+      open: async (target, flags, mode) => {
+        if (!swapped && target.endsWith('/sub')) {
+          swapped = true;
+          await nodeFsOps.rmdir(join(volume, 'sub'));
+          await symlink(outside, join(volume, 'sub'));
+        }
+        return nodeFsOps.open(target, flags, mode);
+      },
+    };
+
+    expect(await new VolumeRoot(base, { fs: racing }).deleteVolume(path('data'), { pvName: 'pvc-u1' })).toBe(
+      'deleted',
+    );
+    expect(swapped).toBe(true);
+    expect(await readFile(join(outside, 'precious'), 'utf8')).toBe('untouched');
+  });
+});

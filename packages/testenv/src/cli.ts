@@ -1,0 +1,179 @@
+#!/usr/bin/env node
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ensureBinaries } from './binaries.ts';
+import { attachControlPlane, type ControlPlane, startControlPlane } from './control-plane.ts';
+import { testenvEnvironment } from './environment.ts';
+import { componentNames } from './state-dir.ts';
+
+const usage = `Usage: kube-testenv <command> [--dir <state dir>]
+
+Commands:
+  up        start a control plane that keeps running; prints shell exports (eval "$(kube-testenv up)")
+  down      stop it and delete etcd's data
+  status    show its components; exit status 1 when kube-apiserver is not running
+  env       print the shell exports of the running control plane
+  exec -- <command...>
+            start a control plane, run the command with TESTENV_KUBECONFIG, TESTENV_DIR, KUBECONFIG
+            and PATH (kubectl) set, stop it, and exit with the command's status. With
+            TESTENV_KUBECONFIG already set, only runs the command.
+  build     build or verify the cached binaries and print their directory
+
+--dir defaults to $TESTENV_DIR, else ./.testenv.
+`;
+
+const log = (message: string): void => {
+  process.stderr.write(`kube-testenv: ${message}\n`);
+};
+
+function shellQuote(value: string): string {
+  return `'${value.replaceAll("'", `'\\''`)}'`;
+}
+
+function exportLines(controlPlane: ControlPlane): string {
+  const { PATH: _path, ...variables } = testenvEnvironment(controlPlane);
+  const lines = Object.entries(variables).map(([name, value]) => `export ${name}=${shellQuote(value)}`);
+  lines.push(`export PATH=${shellQuote(controlPlane.binDir)}:"$PATH"`);
+  return `${lines.join('\n')}\n`;
+}
+
+async function attachRunning(dir: string): Promise<ControlPlane | undefined> {
+  const controlPlane = await attachControlPlane(dir).catch(() => undefined);
+  if (!controlPlane) return undefined;
+  return (await controlPlane.processes())['kube-apiserver'] === undefined ? undefined : controlPlane;
+}
+
+/** Runs `command` with `env`, forwarding termination signals, and resolves with its exit status. */
+function runChild(command: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const [file, ...args] = command;
+  if (!file) return Promise.resolve(2);
+  const child = spawn(file, args, { stdio: 'inherit', env });
+  const forward = (signal: NodeJS.Signals): void => {
+    child.kill(signal);
+  };
+  process.on('SIGINT', forward);
+  process.on('SIGTERM', forward);
+  return new Promise((done) => {
+    child.on('error', (err) => {
+      log(`cannot run ${file}: ${err.message}`);
+      done(127);
+    });
+    child.on('close', (code, signal) => {
+      process.off('SIGINT', forward);
+      process.off('SIGTERM', forward);
+      done(code ?? 128 + (signal === 'SIGKILL' ? 9 : signal === 'SIGINT' ? 2 : 15));
+    });
+  });
+}
+
+async function exec(dir: string, command: readonly string[]): Promise<number> {
+  if (command.length === 0) {
+    log('exec needs a command after --');
+    return 2;
+  }
+  if (process.env.TESTENV_KUBECONFIG) {
+    log(`using the existing cluster of TESTENV_KUBECONFIG=${process.env.TESTENV_KUBECONFIG}`);
+    return runChild(command, process.env);
+  }
+  const controlPlane = await startControlPlane({ dir, onProgress: log });
+  try {
+    return await runChild(command, { ...process.env, ...testenvEnvironment(controlPlane) });
+  } finally {
+    await controlPlane.stop();
+    log('control plane stopped');
+  }
+}
+
+/** Runs the CLI with the arguments after the program name and resolves with the exit status. */
+export async function main(argv: readonly string[]): Promise<number> {
+  const separator = argv.indexOf('--');
+  const own = separator === -1 ? argv : argv.slice(0, separator);
+  const command = separator === -1 ? [] : argv.slice(separator + 1);
+  let parsed: ReturnType<typeof parseOwn>;
+  try {
+    parsed = parseOwn(own);
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n\n${usage}`);
+    return 2;
+  }
+  const { subcommand, dir } = parsed;
+  switch (subcommand) {
+    case 'up': {
+      const controlPlane =
+        (await attachRunning(dir)) ?? (await startControlPlane({ dir, stopOnExit: false, onProgress: log }));
+      process.stdout.write(exportLines(controlPlane));
+      return 0;
+    }
+    case 'down': {
+      const controlPlane = await attachControlPlane(dir).catch(() => undefined);
+      if (!controlPlane) {
+        log(`no control plane in ${dir}`);
+        return 0;
+      }
+      await controlPlane.stop();
+      log(`stopped the control plane in ${dir}`);
+      return 0;
+    }
+    case 'status': {
+      const controlPlane = await attachControlPlane(dir).catch(() => undefined);
+      if (!controlPlane) {
+        process.stdout.write(`no control plane in ${dir}\n`);
+        return 1;
+      }
+      const processes = await controlPlane.processes();
+      process.stdout.write(`Kubernetes ${controlPlane.kubernetesVersion}, state in ${controlPlane.dir}\n`);
+      for (const name of componentNames) {
+        const pid = processes[name];
+        process.stdout.write(
+          `${name.padEnd(24)} ${pid === undefined ? 'stopped' : `running (pid ${pid})`}\n`,
+        );
+      }
+      return processes['kube-apiserver'] === undefined ? 1 : 0;
+    }
+    case 'env': {
+      const controlPlane = await attachRunning(dir);
+      if (!controlPlane) {
+        log(`no running control plane in ${dir}; start one with \`kube-testenv up\``);
+        return 1;
+      }
+      process.stdout.write(exportLines(controlPlane));
+      return 0;
+    }
+    case 'exec':
+      return exec(dir, command);
+    case 'build': {
+      const binaries = await ensureBinaries({ onProgress: log });
+      process.stdout.write(`${binaries.dir}\n`);
+      return 0;
+    }
+    default:
+      process.stderr.write(usage);
+      return subcommand === 'help' ? 0 : 2;
+  }
+}
+
+function parseOwn(argv: readonly string[]): { subcommand: string | undefined; dir: string } {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    options: { dir: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    allowPositionals: true,
+  });
+  if (positionals.length > 1) throw new Error(`unexpected arguments: ${positionals.slice(1).join(' ')}`);
+  return {
+    subcommand: values.help ? 'help' : positionals[0],
+    dir: resolve(values.dir ?? process.env.TESTENV_DIR ?? '.testenv'),
+  };
+}
+
+if (import.meta.main) {
+  main(process.argv.slice(2)).then(
+    (status) => {
+      process.exitCode = status;
+    },
+    (err: unknown) => {
+      log(err instanceof Error ? err.message : String(err));
+      process.exitCode = 1;
+    },
+  );
+}
