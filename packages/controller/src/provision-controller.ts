@@ -32,6 +32,7 @@ import type { VolumeStore } from './controller/volume-store.ts';
 import { VolumeSync } from './controller/volume-sync.ts';
 import { processWorkItem, type WorkItemConfig } from './controller/work-item.ts';
 import { createEventRecorder, type EventRecorder } from './events/event-recorder.ts';
+import { HealthServer } from './http/health-server.ts';
 import { SharedInformer } from './informer/shared-informer.ts';
 import { indexByUid, uidIndex } from './informer/store.ts';
 import { unwrapTombstone } from './informer/tombstone.ts';
@@ -54,6 +55,9 @@ export type { ProvisionControllerOptions } from './controller/options.ts';
 
 /** How often cache sync is polled, as client-go's `WaitForCacheSync`. */
 const cacheSyncPollMs = 100;
+
+/** Where {@link ProvisionController.registerChecks} adds its probes; a `HealthServer` is one. */
+export type ProbeRegistry = Pick<HealthServer, 'addHealthCheck' | 'addReadinessCheck'>;
 
 /** Runs a {@link Provisioner} against the cluster. Construct once, {@link run} once. */
 export class ProvisionController {
@@ -85,7 +89,7 @@ export class ProvisionController {
   #leading: Promise<void> | undefined;
   /** Aborted when in-flight operations must stop: after the graceful-stop grace period. */
   readonly #hardStop = new AbortController();
-  #started = false;
+  #phase: 'new' | 'running' | 'stopped' = 'new';
 
   /** @throws ConfigurationError when an option is invalid. */
   constructor(options: ProvisionControllerOptions) {
@@ -211,10 +215,74 @@ export class ProvisionController {
    * Runs until `signal` aborts, then stops gracefully: takes no more work, lets in-flight operations
    * finish (at most `shutdownTimeoutMs`, then aborts them), stops the informers it created and
    * flushes events. Settles after that. Runs once.
+   *
+   * @throws the listen error when `metricsPort` is set and cannot be bound (before anything starts).
    */
   async run(signal: AbortSignal = new AbortController().signal): Promise<void> {
-    if (this.#started) throw new Error('ProvisionController.run can be called only once');
-    this.#started = true;
+    if (this.#phase !== 'new') throw new Error('ProvisionController.run can be called only once');
+    this.#phase = 'running';
+    let server: HealthServer | undefined;
+    try {
+      server = await this.#listen();
+      await this.#runControllers(signal);
+    } finally {
+      this.#phase = 'stopped';
+      await server?.close();
+    }
+  }
+
+  /**
+   * Adds the controller's probes to `server`:
+   * - health `leader-election` fails while this replica leads but has not renewed the Lease for longer
+   *   than `renewDeadlineMs` (a healthy leader renews or gives up by then, so it is stuck);
+   * - readiness `provision-controller` passes while `run()` runs and either the three caches have
+   *   synced or, with leader election, this replica stands by for the Lease. Standby replicas are
+   *   ready so that a rolling update can start the successor before stopping the leader.
+   *
+   * The built-in server (`metricsPort`) has them already.
+   */
+  registerChecks(server: ProbeRegistry): void {
+    const elector = this.#elector;
+    if (elector !== undefined) {
+      const { renewDeadlineMs, leaseDurationMs } = this.#options;
+      server.addHealthCheck('leader-election', () => {
+        const stuck = elector.healthCheck(renewDeadlineMs - leaseDurationMs);
+        if (stuck !== null) throw stuck;
+      });
+    }
+    server.addReadinessCheck('provision-controller', () => this.#checkReady());
+  }
+
+  #checkReady(): void {
+    if (this.#phase !== 'running') {
+      throw new Error(this.#phase === 'new' ? 'not started' : 'stopped');
+    }
+    if (this.#elector !== undefined && !this.#elector.isLeader()) return;
+    const unsynced = Object.entries({ claims: this.#claims, volumes: this.#volumes, classes: this.#classes })
+      .filter(([, informer]) => !informer.hasSynced())
+      .map(([name]) => name);
+    if (unsynced.length > 0) throw new Error(`caches not synced: ${unsynced.join(', ')}`);
+  }
+
+  /** Starts the built-in server when `metricsPort` is set. */
+  async #listen(): Promise<HealthServer | undefined> {
+    const { metricsPort, metricsAddress, metricsPath, metricsRegistry } = this.#options;
+    if (metricsPort === 0) return undefined;
+    const server = new HealthServer({
+      port: metricsPort,
+      address: metricsAddress,
+      metricsPath,
+      registries: [this.registry],
+      // Go serves the default registry, process metrics included; a host's own registry is served as given.
+      processMetrics: metricsRegistry === undefined,
+    });
+    this.registerChecks(server);
+    await server.listen();
+    this.#logger.info({ address: metricsAddress, port: metricsPort, path: metricsPath }, 'Serving metrics');
+    return server;
+  }
+
+  async #runControllers(signal: AbortSignal): Promise<void> {
     const stopQueueStore = new AbortController();
     const queueStoreDone = this.#queueStore?.run(stopQueueStore.signal);
     try {

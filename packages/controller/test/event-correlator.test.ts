@@ -3,17 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { EventCorrelator } from '../src/events/event-correlator.ts';
 import { EventNamer } from '../src/events/event-name.ts';
 import { LruCache } from '../src/events/lru.ts';
-
-function clockAt(start: number): { now(): number; setTimer(): () => void; advance(ms: number): void } {
-  let now = start;
-  return {
-    now: () => now,
-    setTimer: () => () => {},
-    advance: (ms) => {
-      now += ms;
-    },
-  };
-}
+import { ManualClock } from '../src/testing/manual-clock.ts';
 
 const start = Date.UTC(2025, 0, 1);
 
@@ -46,7 +36,7 @@ function event(
 
 describe('EventCorrelator dedupe', () => {
   it('passes a first event through unchanged, to be created', () => {
-    const correlator = new EventCorrelator({ clock: clockAt(start) });
+    const correlator = new EventCorrelator({ clock: new ManualClock(start) });
     const input = event('boom');
     const result = correlator.correlate(input);
     expect(result?.event).toEqual(input);
@@ -54,7 +44,7 @@ describe('EventCorrelator dedupe', () => {
   });
 
   it('turns a repeat into a count bump on the first event: same name and firstTimestamp, new lastTimestamp', () => {
-    const clock = clockAt(start);
+    const clock = new ManualClock(start);
     const correlator = new EventCorrelator({ clock });
     const first = event('boom');
     correlator.correlate(first);
@@ -69,7 +59,7 @@ describe('EventCorrelator dedupe', () => {
   });
 
   it('patches the object the server answered with', () => {
-    const correlator = new EventCorrelator({ clock: clockAt(start) });
+    const correlator = new EventCorrelator({ clock: new ManualClock(start) });
     const first = correlator.correlate(event('boom'));
     if (!first) throw new Error('first event dropped');
     correlator.observeWritten(first.key, {
@@ -82,7 +72,7 @@ describe('EventCorrelator dedupe', () => {
   });
 
   it('keeps different messages, reasons, types and objects apart', () => {
-    const correlator = new EventCorrelator({ clock: clockAt(start) });
+    const correlator = new EventCorrelator({ clock: new ManualClock(start) });
     correlator.correlate(event('boom'));
     expect(correlator.correlate(event('bang'))?.patch).toBeUndefined();
     expect(correlator.correlate(event('boom', { reason: 'Other' }))?.patch).toBeUndefined();
@@ -93,7 +83,7 @@ describe('EventCorrelator dedupe', () => {
 
 describe('EventCorrelator aggregation', () => {
   it('replaces the 10th distinct message within 600 s by one "(combined from similar events)" event that later ones bump', () => {
-    const clock = clockAt(start);
+    const clock = new ManualClock(start);
     const correlator = new EventCorrelator({ clock, namer: new EventNamer() });
     for (let i = 1; i <= 9; i++) {
       const result = correlator.correlate(event(`error ${i}`));
@@ -120,7 +110,7 @@ describe('EventCorrelator aggregation', () => {
   });
 
   it('starts over when more than 600 s passed since the last similar event', () => {
-    const clock = clockAt(start);
+    const clock = new ManualClock(start);
     const correlator = new EventCorrelator({ clock });
     for (let i = 1; i <= 9; i++) correlator.correlate(event(`error ${i}`));
     clock.advance(600_001);
@@ -128,7 +118,7 @@ describe('EventCorrelator aggregation', () => {
   });
 
   it('does not aggregate across involved objects', () => {
-    const correlator = new EventCorrelator({ clock: clockAt(start) });
+    const correlator = new EventCorrelator({ clock: new ManualClock(start) });
     for (let i = 1; i <= 9; i++) correlator.correlate(event(`error ${i}`));
     expect(correlator.correlate(event('error 10', { name: 'claim-2' }))?.event.message).toBe('error 10');
   });
@@ -136,7 +126,7 @@ describe('EventCorrelator aggregation', () => {
 
 describe('EventCorrelator spam filter', () => {
   it('lets 25 events per source, object and type through, then one every 5 minutes', () => {
-    const clock = clockAt(start);
+    const clock = new ManualClock(start);
     const correlator = new EventCorrelator({ clock });
     const passed = Array.from({ length: 30 }, (_, i) =>
       correlator.correlate(event('boom', { reason: `R${i % 3}` })),
@@ -155,7 +145,7 @@ describe('EventCorrelator spam filter', () => {
   });
 
   it('still counts dropped repeats, so the next written one carries the total', () => {
-    const clock = clockAt(start);
+    const clock = new ManualClock(start);
     const correlator = new EventCorrelator({ clock });
     for (let i = 0; i < 25; i++) correlator.correlate(event('boom'));
     for (let i = 0; i < 5; i++) expect(correlator.correlate(event('boom'))).toBeUndefined();

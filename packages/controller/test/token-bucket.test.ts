@@ -1,33 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import type { Clock } from '../src/util/clock.ts';
+import { ManualClock } from '../src/testing/manual-clock.ts';
 import { TokenBucket } from '../src/util/token-bucket.ts';
-
-function manualClock(start = 0): Clock & { advance(ms: number): void } {
-  let now = start;
-  return {
-    now: () => now,
-    setTimer: () => () => {},
-    advance: (ms) => {
-      now += ms;
-    },
-  };
-}
 
 describe('TokenBucket', () => {
   it('starts full: the first `burst` reservations are immediate', () => {
-    const bucket = new TokenBucket(10, 3, manualClock());
+    const bucket = new TokenBucket(10, 3, new ManualClock());
     expect([bucket.reserve(), bucket.reserve(), bucket.reserve()]).toEqual([0, 0, 0]);
   });
 
   it('borrows future tokens: delays grow by 1/qps per reservation once empty', () => {
-    const bucket = new TokenBucket(10, 1, manualClock());
+    const bucket = new TokenBucket(10, 1, new ManualClock());
     expect(bucket.reserve()).toBe(0);
     expect(bucket.reserve()).toBe(100);
     expect(bucket.reserve()).toBe(200);
   });
 
   it('refills continuously up to burst', () => {
-    const clock = manualClock();
+    const clock = new ManualClock();
     const bucket = new TokenBucket(2, 2, clock);
     bucket.reserve();
     bucket.reserve();
@@ -39,7 +28,7 @@ describe('TokenBucket', () => {
   });
 
   it('never delays with infinite qps', () => {
-    const bucket = new TokenBucket(Number.POSITIVE_INFINITY, 0, manualClock());
+    const bucket = new TokenBucket(Number.POSITIVE_INFINITY, 0, new ManualClock());
     for (let i = 0; i < 100; i++) expect(bucket.reserve()).toBe(0);
   });
 

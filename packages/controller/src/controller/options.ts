@@ -107,11 +107,15 @@ export interface ProvisionControllerOptions {
 
   /** Where the collectors are registered. Default: a private registry, see `ProvisionController.registry`. */
   readonly metricsRegistry?: Registry;
-  /** Port of the metrics server; 0 = none. Default 0. */
+  /**
+   * Port of the built-in server; 0 = none. Default 0. When set, `run()` serves the registry on
+   * `metricsPath` and the probes on `/healthz` and `/readyz` on every replica, leader or not, from
+   * its start until it settles; a port that cannot be bound rejects `run()`.
+   */
   readonly metricsPort?: number;
-  /** Default `0.0.0.0`. */
+  /** Listen address of the built-in server. Default `0.0.0.0`. */
   readonly metricsAddress?: string;
-  /** Default `/metrics`. */
+  /** Default `/metrics`; `/healthz` and `/readyz` are taken by the probes. */
   readonly metricsPath?: string;
 
   /**
@@ -227,6 +231,9 @@ export const defaults: {
   shutdownTimeoutMs: 30 * second,
 });
 
+/** Paths the built-in server keeps for the probes. */
+const probePaths: readonly string[] = ['/healthz', '/readyz'];
+
 const serviceAccountNamespaceFile = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
 /** Go's `getInClusterNamespace`: `POD_NAMESPACE`, else the service-account namespace file, else `default`. */
@@ -290,6 +297,9 @@ export function resolveOptions(options: ProvisionControllerOptions): ResolvedOpt
   }
   if (options.metricsPath !== undefined && !options.metricsPath.startsWith('/')) {
     problems.push(`metricsPath must start with "/", got ${JSON.stringify(options.metricsPath)}`);
+  }
+  if (probePaths.includes(options.metricsPath ?? '')) {
+    problems.push(`metricsPath must not be ${probePaths.join(' or ')}: the probes are served there`);
   }
 
   const resolved: ResolvedOptions = {

@@ -1,0 +1,53 @@
+/**
+ * Memory and CPU of a process from Linux procfs: `/proc/<pid>/status` (VmRSS, VmHWM) and
+ * `/proc/<pid>/stat` (utime, stime). Reading procfs measures the child from outside, so the
+ * measurement adds nothing to the process measured.
+ */
+import { readFile } from 'node:fs/promises';
+
+/** One reading of a process. Memory in MiB, CPU in seconds (user + system). */
+export interface ProcessSample {
+  /** Resident set size now. */
+  readonly rssMb: number;
+  /** Peak resident set size since the process started (VmHWM). */
+  readonly peakRssMb: number;
+  readonly cpuS: number;
+}
+
+/**
+ * Clock ticks per second of utime/stime. USER_HZ is 100 on every Linux architecture Node supports;
+ * reading it would need `getconf`, a subprocess per sample.
+ */
+const clockTicksPerSecond = 100;
+const kibPerMib = 1024;
+
+/** RSS and peak RSS in MiB from the text of `/proc/<pid>/status`. */
+export function parseStatus(text: string): Pick<ProcessSample, 'rssMb' | 'peakRssMb'> {
+  const kib = (field: string): number => {
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(text);
+    if (match === null) throw new Error(`/proc status has no ${field} line`);
+    return Number(match[1]);
+  };
+  return { rssMb: kib('VmRSS') / kibPerMib, peakRssMb: kib('VmHWM') / kibPerMib };
+}
+
+/** User + system CPU seconds from the text of `/proc/<pid>/stat`. */
+export function parseCpuSeconds(text: string): number {
+  // The command name (field 2) is in parentheses and may itself contain spaces and parentheses,
+  // so fields are counted from the last ')'.
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of the line, 11 and 12 after the state (field 3).
+  const utime = Number(fields[11]);
+  const stime = Number(fields[12]);
+  if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error('malformed /proc stat line');
+  return (utime + stime) / clockTicksPerSecond;
+}
+
+/** Reads RSS, peak RSS and CPU time of a running process. */
+export async function sampleProcess(pid: number): Promise<ProcessSample> {
+  const [status, stat] = await Promise.all([
+    readFile(`/proc/${pid}/status`, 'utf8'),
+    readFile(`/proc/${pid}/stat`, 'utf8'),
+  ]);
+  return { ...parseStatus(status), cpuS: parseCpuSeconds(stat) };
+}

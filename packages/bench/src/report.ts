@@ -1,0 +1,98 @@
+/**
+ * The JSON document a bench run writes: one object per scenario with numeric fields, and the
+ * conditions of the run (machine, load, versions, commit) so figures from different runs can be
+ * compared honestly. Field names are snake_case because the document is read by scripts and people,
+ * not by this code.
+ */
+import type { LatencySummary } from './percentiles.ts';
+
+/** N claims of an Immediate class created at once and provisioned by the hostpath provisioner. */
+export interface BurstResult {
+  readonly claims: number;
+  /** First claim create sent → last PV seen. */
+  readonly seconds_to_all_pv: number;
+  /** First claim create sent → last claim seen Bound. */
+  readonly seconds_to_all_bound: number;
+  /** `claims / seconds_to_all_pv`. */
+  readonly claims_per_s: number;
+  /** Claim ADDED → its PV ADDED, both seen by one watcher. */
+  readonly latency_ms: LatencySummary;
+  /** Provisioner peak RSS over its whole life (VmHWM). */
+  readonly peak_rss_mb: number;
+  /** Provisioner CPU (user + system) between the first create and the last PV. */
+  readonly cpu_s: number;
+}
+
+/** A bare client creating PVs of the same shape with the provisioner's concurrency. */
+export interface CeilingResult {
+  readonly pvs: number;
+  readonly concurrency: number;
+  readonly seconds: number;
+  readonly ceiling_pv_per_s: number;
+  /** `burst.claims_per_s / ceiling_pv_per_s`. */
+  readonly ratio_to_ceiling: number;
+}
+
+/** The burst's claims deleted at once; the provisioner deletes their PVs and directories. */
+export interface DeleteResult {
+  readonly claims: number;
+  /** First claim delete sent → last PV seen DELETED. */
+  readonly seconds_to_all_pv_deleted: number;
+  /** First claim delete sent → the root holds no volume directory. */
+  readonly seconds_to_all_dirs_deleted: number;
+  /** `claims / seconds_to_all_dirs_deleted`. */
+  readonly claims_per_s: number;
+  /** Provisioner CPU between the first delete and the last directory gone. */
+  readonly cpu_s: number;
+}
+
+/** One provisioner start among many objects that are not its own. */
+export interface ScaleRun {
+  /** The claim label selector given to the claim informer, if any. */
+  readonly label_selector: string | null;
+  /** Process spawn → the controller's caches are synced and its workers start. */
+  readonly startup_ready_s: number;
+  /** Process spawn → `/readyz` first answers 200. */
+  readonly readyz_s: number;
+  readonly rss_ready_mb: number;
+  /** First claim create sent → last PV seen. */
+  readonly seconds_to_all_pv: number;
+  readonly rss_after_provisioning_mb: number;
+  readonly peak_rss_mb: number;
+}
+
+/** M pre-existing bound PV/PVC pairs that are not the provisioner's, then N claims of its own. */
+export interface ScaleResult {
+  readonly existing_pairs: number;
+  readonly claims: number;
+  readonly runs: readonly ScaleRun[];
+}
+
+/** Results by scenario name; a scenario not run is absent. */
+export interface ScenarioResults {
+  readonly burst?: BurstResult;
+  readonly ceiling?: CeilingResult;
+  readonly delete?: DeleteResult;
+  readonly scale?: ScaleResult;
+}
+
+/** Where and on what the run happened. */
+export interface RunEnvironment {
+  readonly machine: {
+    readonly cores: number;
+    readonly cpu_model: string;
+    readonly memory_mb: number;
+  };
+  /** 1-, 5- and 15-minute load averages when the run started and when it ended. */
+  readonly load_average: { readonly start: readonly number[]; readonly end: readonly number[] };
+  readonly node_version: string;
+  readonly kubernetes_version: string;
+  /** `HEAD`, with `-dirty` when the working tree has changes. */
+  readonly git_commit: string;
+  readonly started_at: string;
+}
+
+/** The whole JSON document. */
+export interface BenchReport extends RunEnvironment {
+  readonly scenarios: ScenarioResults;
+}

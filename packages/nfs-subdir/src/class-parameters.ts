@@ -1,0 +1,133 @@
+/**
+ * StorageClass `parameters` of the NFS provisioners, per dialect. At provision time every key and
+ * value is validated, so a typo fails with a `ProvisioningFailed` event naming what is accepted
+ * instead of being ignored or silently archiving (R15). PVs made by the upstream programs carry no
+ * recorded policy; for them {@link legacyDeletePolicy} reads the class exactly as upstream did.
+ */
+import { InfeasibleError } from '@kube-provisioner/controller';
+import { type DeletePolicy, deletePolicies, parseDeletePolicy } from './delete-policy.ts';
+import { goBooleanSpellings, parseGoBoolean } from './go-bool.ts';
+
+/**
+ * Which upstream program is reproduced: `nfs-client` (external-storage's nfs-client-provisioner:
+ * `archiveOnDelete` only, directory `<ns>-<pvc>-<pv>`) or `nfs-subdir` (adds `onDelete`, `pathPattern`).
+ */
+export type NfsDialect = 'nfs-client' | 'nfs-subdir';
+
+/** Parsed, validated StorageClass parameters. */
+export interface ClassParameters {
+  /** What Delete does; recorded on the PV. */
+  readonly onDelete: DeletePolicy;
+  /** Directory template (nfs-subdir only); `undefined` means `<ns>-<pvc>-<pv>`. */
+  readonly pathPattern: string | undefined;
+  /** Take over an existing directory of the claim's own namespace (nfs-subdir only). Default false. */
+  readonly adoptExisting: boolean;
+}
+
+type ParameterName = 'onDelete' | 'archiveOnDelete' | 'pathPattern' | 'adoptExisting';
+
+const accepted: Readonly<Record<ParameterName, string>> = {
+  onDelete: deletePolicies.join(', '),
+  archiveOnDelete: goBooleanSpellings,
+  pathPattern: 'a directory template such as ${.PVC.namespace}/${.PVC.name}',
+  adoptExisting: 'true, false',
+};
+
+const parametersOf: Readonly<Record<NfsDialect, readonly ParameterName[]>> = {
+  'nfs-client': ['archiveOnDelete'],
+  'nfs-subdir': ['onDelete', 'archiveOnDelete', 'pathPattern', 'adoptExisting'],
+};
+
+/**
+ * Parses and validates `parameters` for `dialect`. `onDelete`, when set, decides; otherwise
+ * `archiveOnDelete` does (absent or true: archive; false: delete), as upstream.
+ *
+ * @throws InfeasibleError listing every unknown key and malformed value with what is accepted.
+ */
+export function parseClassParameters(
+  dialect: NfsDialect,
+  parameters: Readonly<Record<string, string>> | undefined,
+): ClassParameters {
+  const known = parametersOf[dialect];
+  const problems: string[] = [];
+  let onDelete: DeletePolicy | undefined;
+  let archive = true;
+  let pathPattern: string | undefined;
+  let adoptExisting = false;
+  for (const [key, value] of Object.entries(parameters ?? {})) {
+    const name = known.find((candidate) => candidate === key);
+    const invalid = (parameter: ParameterName): void => {
+      problems.push(
+        `invalid value ${JSON.stringify(value)} for parameter "${parameter}": accepted values: ${accepted[parameter]}`,
+      );
+    };
+    switch (name) {
+      case undefined:
+        problems.push(`unknown parameter ${JSON.stringify(key)}: accepted parameters: ${known.join(', ')}`);
+        break;
+      case 'onDelete':
+        onDelete = parseDeletePolicy(value);
+        if (onDelete === undefined) invalid(name);
+        break;
+      case 'archiveOnDelete': {
+        const parsed = parseGoBoolean(value);
+        if (parsed === undefined) invalid(name);
+        else archive = parsed;
+        break;
+      }
+      case 'pathPattern':
+        pathPattern = patternOf(value);
+        break;
+      case 'adoptExisting':
+        if (value === 'true' || value === 'false') adoptExisting = value === 'true';
+        else invalid(name);
+        break;
+    }
+  }
+  if (problems.length > 0) {
+    throw new InfeasibleError(`invalid StorageClass parameters: ${problems.join('; ')}`);
+  }
+  return { onDelete: onDelete ?? (archive ? 'archive' : 'delete'), pathPattern, adoptExisting };
+}
+
+/**
+ * The pattern to render: slashes at either end of the template itself are dropped (upstream joined
+ * and cleaned the result, so `/${.PVC.name}/` worked there); an empty template means the default name.
+ * Substituted values are never cleaned: they are validated as rendered.
+ */
+function patternOf(value: string): string | undefined {
+  const trimmed = value.replace(/^\/+|\/+$/gu, '');
+  return trimmed === '' ? undefined : trimmed;
+}
+
+/** Result of {@link legacyDeletePolicy}; `problem` says why a value was not understood. */
+export interface LegacyDeletePolicy {
+  readonly policy: DeletePolicy;
+  readonly problem?: string;
+}
+
+/**
+ * The policy upstream would apply to a PV it made, read from the live class parameters: nfs-subdir
+ * honours `onDelete` only when it is exactly `delete` or `retain`, then both dialects read
+ * `archiveOnDelete` (absent: archive). Upstream failed every Delete on an unparsable
+ * `archiveOnDelete`; here it archives, the data-preserving outcome, and reports the problem.
+ */
+export function legacyDeletePolicy(
+  dialect: NfsDialect,
+  parameters: Readonly<Record<string, string>> | undefined,
+): LegacyDeletePolicy {
+  const onDelete = parameters?.onDelete;
+  if (dialect === 'nfs-subdir' && (onDelete === 'delete' || onDelete === 'retain')) {
+    return { policy: onDelete };
+  }
+  const raw = parameters?.archiveOnDelete;
+  if (raw === undefined) return { policy: 'archive' };
+  const archive = parseGoBoolean(raw);
+  if (archive === undefined) {
+    return {
+      policy: 'archive',
+      problem: `invalid archiveOnDelete ${JSON.stringify(raw)} (accepted values: ${goBooleanSpellings})`,
+    };
+  }
+  return { policy: archive ? 'archive' : 'delete' };
+}
