@@ -38,6 +38,8 @@ function projectsFor(dir: string): TestProjectInlineConfiguration[] {
         include: ['test/**/*.test.ts'],
         exclude: ['test/**/*.e2e.test.ts'],
         environment: 'node',
+        // Generous: a few unit tests spawn a CLI process, which is slow on a loaded 2-core machine.
+        testTimeout: 30_000,
       },
     },
     {

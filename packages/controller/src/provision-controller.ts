@@ -428,8 +428,9 @@ export class ProvisionController {
         onUpdate: (_old, volume) => enqueueVolume(volume),
         // Only forget: calling `done` here is what once drove the queue depth negative (sig-storage-lib#190).
         onDelete: (deleted) => {
-          const name = unwrapTombstone(deleted).metadata?.name;
+          const { name, uid } = unwrapTombstone(deleted).metadata ?? {};
           if (name) this.#volumeQueue.forget(name);
+          if (uid) this.#volumeSync.forget(uid);
         },
       },
       period,

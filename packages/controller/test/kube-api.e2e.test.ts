@@ -6,8 +6,8 @@ import { ApiError, isAlreadyExists, isConflict, isGone, isNotFound } from '../sr
 import { resources, type WatchEvent } from '../src/client/resource-client.ts';
 import { useE2eCluster } from './support/e2e-cluster.ts';
 
-const { env, api } = useE2eCluster();
-const leases = api.resource(resources.leases);
+const { env, client } = useE2eCluster();
+const leases = client().resource(resources.leases);
 let namespace = '';
 
 beforeAll(async () => {
@@ -59,7 +59,7 @@ describe('KubeApi against kube-apiserver', () => {
     const names = Array.from({ length: 7 }, (_, i) => `page-${i}`);
     await Promise.all(names.map((name) => leases.create(lease(name))));
     const seen: string[] = [];
-    let page = await leases.list({ namespace, labelSelector: '', limit: 3 });
+    let page = await leases.list({ namespace, limit: 3 });
     const firstVersion = page.metadata.resourceVersion;
     let pages = 1;
     for (;;) {

@@ -223,11 +223,13 @@ describe('LeaderElector acquisition', () => {
     expect(a.elector.isLeader()).toBe(false);
     expect(a.elector.getLeader()).toBe('b');
 
-    await advance(2_100);
+    // The candidate tries again exactly at the observed expiry, not at its next jittered retry.
+    await advance(100);
     expect(a.elector.isLeader()).toBe(true);
     expect(a.newLeaders).toEqual(['b', 'a']);
     expect(store.spec).toMatchObject({ holderIdentity: 'a', leaseTransitions: 4 });
-    expect(timeOf(store.spec.acquireTime)).toBe(timeOf(store.spec.renewTime));
+    expect(timeOf(store.spec.acquireTime)).toBe(1_015_000);
+    expect(timeOf(store.spec.renewTime)).toBe(1_015_000);
   });
 
   it('never takes over from a holder that keeps renewing', async () => {

@@ -26,10 +26,12 @@ export interface ClassParameters {
 
 type ParameterName = 'onDelete' | 'archiveOnDelete' | 'pathPattern' | 'adoptExisting';
 
-const accepted: Readonly<Record<ParameterName, string>> = {
+// Any pathPattern is accepted here; its renders are validated per claim.
+type CheckedParameter = Exclude<ParameterName, 'pathPattern'>;
+
+const accepted: Readonly<Record<CheckedParameter, string>> = {
   onDelete: deletePolicies.join(', '),
   archiveOnDelete: goBooleanSpellings,
-  pathPattern: 'a directory template such as ${.PVC.namespace}/${.PVC.name}',
   adoptExisting: 'true, false',
 };
 
@@ -56,7 +58,7 @@ export function parseClassParameters(
   let adoptExisting = false;
   for (const [key, value] of Object.entries(parameters ?? {})) {
     const name = known.find((candidate) => candidate === key);
-    const invalid = (parameter: ParameterName): void => {
+    const invalid = (parameter: CheckedParameter): void => {
       problems.push(
         `invalid value ${JSON.stringify(value)} for parameter "${parameter}": accepted values: ${accepted[parameter]}`,
       );

@@ -7,6 +7,7 @@
 import { constants } from 'node:fs';
 import { archiveCandidate, maxArchiveAttempts } from './archive-name.ts';
 import { normalizeBasePath } from './base-path.ts';
+import { findBookkeeping } from './bookkeeping-search.ts';
 import { type DirectoryHandle, isMissing, nonDirectoryError, openBase } from './directory-handle.ts';
 import { errnoCode, SafeFsError } from './errors.ts';
 import { type FsOps, nodeFsOps } from './fs-ops.ts';
@@ -206,6 +207,7 @@ export class VolumeRoot {
       const volume = await dir.openDirectory(leaf);
       if (volume !== undefined) {
         try {
+          if (record === undefined) await refuseHostingVolumes(volume);
           await emptyDirectory(volume);
         } finally {
           await volume.close();
@@ -237,6 +239,7 @@ export class VolumeRoot {
         return missing;
       }
       if (!stats.isDirectory()) throw nonDirectoryError(dir.pathOf(leaf), stats);
+      if (record === undefined) await this.#refuseUnrecordedHost(dir, leaf);
       for (let attempt = 1; attempt <= maxArchiveAttempts; attempt++) {
         const name = archiveCandidate(leaf, options.pvName, attempt);
         if (await this.#moveToUnused(dir, leaf, name, record !== undefined)) {
@@ -417,6 +420,16 @@ export class VolumeRoot {
     return record;
   }
 
+  async #refuseUnrecordedHost(dir: DirectoryHandle, leaf: string): Promise<void> {
+    const volume = await dir.openDirectory(leaf);
+    if (volume === undefined) return;
+    try {
+      await refuseHostingVolumes(volume);
+    } finally {
+      await volume.close();
+    }
+  }
+
   async #dropRecord(dir: DirectoryHandle, leaf: string): Promise<void> {
     try {
       await dir.unlink(volumeMarkerName(leaf));
@@ -467,6 +480,20 @@ export class VolumeRoot {
 
   #record(owner: VolumeOwner): OwnershipRecord {
     return { ...owner, createdAt: this.#timestamp() };
+  }
+}
+
+/**
+ * Refuses an unrecorded directory (an upstream provisioner's) that holds volumes or parents of this
+ * package: removing or moving it would take their data along.
+ */
+async function refuseHostingVolumes(volume: DirectoryHandle): Promise<void> {
+  const found = await findBookkeeping(volume);
+  if (found !== undefined) {
+    throw ownershipError(
+      volume.path,
+      `has no ownership record but holds volumes of this provisioner (found ${JSON.stringify(found)}); refusing to touch it`,
+    );
   }
 }
 

@@ -1,4 +1,5 @@
 export { type Binaries, defaultCacheRoot, type EnsureBinariesOptions, ensureBinaries } from './binaries.ts';
+export { bindClaim, type ClaimSpec, deleteClaimAndVolume } from './claims.ts';
 export { MissingToolError } from './command.ts';
 export {
   attachControlPlane,
@@ -8,6 +9,33 @@ export {
   startControlPlane,
 } from './control-plane.ts';
 export { createFakeNode, type FakeNodeOptions } from './fake-node.ts';
+export { listNfsDirectory, type NfsLocation, nfsUrl, readNfsFile, writeNfsFile } from './libnfs.ts';
+export {
+  type ApplyManifestsOptions,
+  applyManifests,
+  describeObject,
+  renderKustomization,
+} from './manifests.ts';
+export {
+  type NfsProvisionerUnderTest,
+  reachVolumeOverNfs,
+  type StartNfsProvisionerOptions,
+  startNfsProvisioner,
+} from './nfs-provisioner-process.ts';
+export {
+  type NfsServer,
+  NfsServerStartError,
+  type StartNfsServerOptions,
+  startNfsServer,
+} from './nfs-server.ts';
+export { missingNfsPackages, NfsToolsMissingError, nfsAptPackages } from './nfs-tools.ts';
+export {
+  type ProgramCommand,
+  type RunningProgram,
+  type StartProgramOptions,
+  startProgram,
+  workspaceBinCommand,
+} from './program-process.ts';
 export {
   mintServiceAccountKubeconfig,
   type ServiceAccountKubeconfig,
@@ -17,3 +45,4 @@ export type { ComponentName } from './state-dir.ts';
 /** Version of this package, read from its manifest. */
 export { version } from './version.ts';
 export { pinnedVersions } from './versions.ts';
+export { stopWaiting, type WaitForOptions, waitFor } from './wait-for.ts';

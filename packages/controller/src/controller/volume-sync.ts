@@ -39,9 +39,21 @@ export interface VolumeSyncConfig {
 
 export class VolumeSync {
   readonly #config: VolumeSyncConfig;
+  /**
+   * Deletions whose asset `delete` has succeeded, by PV UID, until the PV leaves the cache. Deleting
+   * the PV object sets a deletionTimestamp while our finalizer is still on it; the informer delivers
+   * that state after the sync, and Go then runs the whole delete path again, `delete` included.
+   * Here a finished deletion is not repeated, and a retried one repeats only its API steps.
+   */
+  readonly #deletions = new Map<string, 'asset-deleted' | 'done'>();
 
   constructor(config: VolumeSyncConfig) {
     this.#config = config;
+  }
+
+  /** The PV with this UID is gone from the cache: nothing more will be done for it. */
+  forget(uid: string): void {
+    this.#deletions.delete(uid);
   }
 
   /** Work item of queue `volumes`: syncs the cached PV named `name`, if any. */
@@ -54,6 +66,7 @@ export class VolumeSync {
   async sync(volume: V1PersistentVolume, context: OperationContext): Promise<void> {
     const { knownNames, metrics, clock } = this.#config;
     if (!isProvisionerForVolume(volume, knownNames)) return;
+    if (this.#deletions.get(volume.metadata?.uid ?? '') === 'done') return;
     const current = await this.#handleProtectionFinalizer(volume, context);
     if (!(await this.#shouldDelete(current, context))) return;
 
@@ -94,23 +107,28 @@ export class VolumeSync {
 
   async #deleteVolumeOperation(volume: V1PersistentVolume, context: OperationContext): Promise<void> {
     const name = volume.metadata?.name ?? '';
+    const uid = volume.metadata?.uid;
     const logger = context.logger.child({ PV: name });
-    try {
-      await this.#config.provisioner.delete(frozenClone(volume), { signal: context.signal, logger });
-    } catch (err) {
-      if (isIgnoredError(err)) {
-        logger.debug({ reason: err.reason }, 'Volume deletion ignored');
-        return;
+    if (uid !== undefined && this.#deletions.has(uid)) {
+      logger.debug('Volume asset already deleted; finishing the PersistentVolume deletion');
+    } else {
+      try {
+        await this.#config.provisioner.delete(frozenClone(volume), { signal: context.signal, logger });
+      } catch (err) {
+        if (isIgnoredError(err)) {
+          logger.debug({ reason: err.reason }, 'Volume deletion ignored');
+          return;
+        }
+        const error = toError(err);
+        logger.error({ err: error }, 'Volume deletion failed');
+        this.#config.recordEvent(volume, 'Warning', 'VolumeFailedDelete', error.message);
+        throw error;
       }
-      const error = toError(err);
-      logger.error({ err: error }, 'Volume deletion failed');
-      this.#config.recordEvent(volume, 'Warning', 'VolumeFailedDelete', error.message);
-      throw error;
+      if (uid !== undefined) this.#deletions.set(uid, 'asset-deleted');
+      logger.debug('Volume deleted');
     }
-    logger.debug('Volume deleted');
 
     const options: DeleteOptions = {};
-    const uid = volume.metadata?.uid;
     if (this.#config.pvDeletePrecondition && uid !== undefined) options.preconditions = { uid };
     try {
       await this.#call(context.signal, (signal) => this.#config.volumes.delete(name, { ...options, signal }));
@@ -133,6 +151,7 @@ export class VolumeSync {
         }
       }
     }
+    if (uid !== undefined) this.#deletions.set(uid, 'done');
     logger.debug('PersistentVolume deleted succeeded');
   }
 

@@ -3,10 +3,16 @@
  * until the Lease is free or expired, then renews it every `retryPeriod`; a renewal round that finds
  * no success within `renewDeadline` loses leadership. Expiry is judged by the local time at which
  * the record was last seen to change, never by the remote `renewTime`, so clock skew does not matter.
+ *
+ * Unlike client-go, a waiting candidate also watches its Lease: it sees each change when it happens
+ * (so a holder that stops renewing expires on time, not up to one jittered retry period late), tries
+ * at once when the Lease is released or deleted, and tries again exactly when the observed holder
+ * expires. Every attempt still reads the Lease and applies the same rules; the watch only decides
+ * *when* to try. Without `watch` permission on Leases the candidate just polls.
  */
 import { type V1Lease, V1MicroTime } from '@kubernetes/client-node';
 import { Gauge, type Registry } from 'prom-client';
-import { isConflict, isNotFound } from '../client/api-error.ts';
+import { isConflict, isForbidden, isNotFound } from '../client/api-error.ts';
 import type { ResourceClient } from '../client/resource-client.ts';
 import type { EventRecorder } from '../events/event-recorder.ts';
 import { type Clock, realClock, sleep } from '../util/clock.ts';
@@ -62,6 +68,8 @@ export interface LeaderElectorOptions {
 export type LeaderElectionOutcome = 'cancelled' | 'lost';
 
 const jitterFactor = 1.2;
+/** Server-side timeout of the candidate's Lease watch; it is renewed after each normal close. */
+const leaseWatchTimeoutSeconds = 300;
 const masterStatusMetric = 'leader_election_master_status';
 
 /** One candidate in a Lease election. */
@@ -82,6 +90,9 @@ export class LeaderElector {
   /** Local time at which {@link #observedRecord} was set. */
   #observedTime = 0;
   #reportedLeader = '';
+  /** Set by the Lease watch when it sees the Lease free; wakes the campaign. */
+  #freeSeen = false;
+  #wakeCampaign: (() => void) | undefined;
   #leading = false;
   #running = false;
 
@@ -154,24 +165,85 @@ export class LeaderElector {
 
   async #acquire(signal: AbortSignal): Promise<boolean> {
     this.#logger.info('Attempting to acquire leader lease');
-    while (!signal.aborted) {
-      const acquired = await this.#tryAcquireOrRenew(signal);
-      this.#reportTransition();
-      if (acquired) {
-        this.#leading = true;
-        this.#masterStatus?.set({ name: this.#lock.name }, 1);
-        this.#recordEvent('became leader');
-        this.#logger.info('Successfully acquired lease');
-        return true;
+    const campaign = new AbortController();
+    void this.#watchLease(AbortSignal.any([signal, campaign.signal]));
+    try {
+      while (!signal.aborted) {
+        this.#freeSeen = false;
+        const acquired = await this.#tryAcquireOrRenew(signal);
+        this.#reportTransition();
+        if (acquired) {
+          this.#leading = true;
+          this.#masterStatus?.set({ name: this.#lock.name }, 1);
+          this.#recordEvent('became leader');
+          this.#logger.info('Successfully acquired lease');
+          return true;
+        }
+        if (!(await this.#waitForNextAttempt(signal))) return false;
       }
-      const delay = this.#retryPeriodMs * (1 + this.#random() * jitterFactor);
-      try {
-        await sleep(this.#clock, delay, signal);
-      } catch {
-        return false;
-      }
+      return false;
+    } finally {
+      campaign.abort();
     }
-    return false;
+  }
+
+  /**
+   * Waits one jittered retry period, cut short when the watch sees the Lease free or when the
+   * observed holder expires. False when `signal` aborts.
+   */
+  async #waitForNextAttempt(signal: AbortSignal): Promise<boolean> {
+    if (this.#freeSeen) return true;
+    let delay = this.#retryPeriodMs * (1 + this.#random() * jitterFactor);
+    const untilExpiry = this.#untilObservedExpiry();
+    // Only a future expiry shortens the wait: an attempt that failed after expiry must not spin.
+    if (untilExpiry > 0) delay = Math.min(delay, untilExpiry);
+    const woken = new AbortController();
+    this.#wakeCampaign = () => woken.abort();
+    try {
+      await sleep(this.#clock, delay, AbortSignal.any([signal, woken.signal]));
+    } catch {
+      // Woken early, or cancelled: told apart below.
+    } finally {
+      this.#wakeCampaign = undefined;
+    }
+    return !signal.aborted;
+  }
+
+  /** Milliseconds until a non-empty foreign holder expires by local observation; 0 if none. */
+  #untilObservedExpiry(): number {
+    const observed = this.#observedRecord;
+    if (observed === undefined || observed.holderIdentity === '' || this.#observedIsSelf()) return 0;
+    return this.#observedTime + observed.leaseDurationSeconds * 1000 - this.#clock.now();
+  }
+
+  /**
+   * Follows the Lease while campaigning, renewing the watch after it ends, until `signal` aborts.
+   * Never rejects. A changed record counts as observed now, exactly as when an attempt reads it.
+   */
+  async #watchLease(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        await this.#lock.watch({ signal, timeoutSeconds: leaseWatchTimeoutSeconds }, (observed) => {
+          if (signal.aborted) return;
+          if (observed !== undefined && observed.raw !== this.#observedRaw) {
+            this.#setObserved(observed.record);
+            this.#observedRaw = observed.raw;
+          }
+          if (observed === undefined || observed.record.holderIdentity === '') {
+            this.#freeSeen = true;
+            this.#wakeCampaign?.();
+          }
+        });
+      } catch (err) {
+        if (signal.aborted) return;
+        if (isForbidden(err)) {
+          this.#logger.info({ err }, 'Cannot watch the lease; a released lease is noticed by polling only');
+          return;
+        }
+        this.#logger.debug({ err }, 'Lease watch failed; watching again after the retry period');
+      }
+      await sleep(this.#clock, this.#retryPeriodMs, signal).catch(() => {});
+    }
   }
 
   async #lead(signal: AbortSignal): Promise<LeaderElectionOutcome> {

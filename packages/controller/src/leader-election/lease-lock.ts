@@ -4,6 +4,7 @@
  * resourceVersion (optimistic concurrency: a concurrent writer makes the update fail with 409).
  */
 import type { V1Lease, V1LeaseSpec, V1MicroTime } from '@kubernetes/client-node';
+import { ApiError } from '../client/api-error.ts';
 import type { CallOptions, ResourceClient } from '../client/resource-client.ts';
 
 /** The election state stored in the Lease spec. */
@@ -72,6 +73,40 @@ export class LeaseLock {
       spec: specOf(record),
     };
     this.#lease = await this.#leases.create(lease, { ...options, namespace: this.namespace });
+  }
+
+  /**
+   * Watches this Lease only, calling `onChange` with each record it holds, from its current state on,
+   * and with `undefined` when it is deleted. Settles like {@link ResourceClient.watch}; an `ERROR`
+   * event rejects with its {@link ApiError}. Does not change the object later updates are based on.
+   */
+  async watch(
+    options: CallOptions & { timeoutSeconds?: number },
+    onChange: (observed: ObservedLeaseRecord | undefined) => void,
+  ): Promise<void> {
+    let failure: ApiError | undefined;
+    const stop = new AbortController();
+    const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
+    await this.#leases.watch(
+      {
+        ...options,
+        signal,
+        namespace: this.namespace,
+        fieldSelector: `metadata.name=${this.name}`,
+      },
+      (event) => {
+        if (event.type === 'ERROR') {
+          failure = ApiError.fromStatus(event.object);
+          stop.abort();
+        } else if (event.type === 'DELETED') {
+          onChange(undefined);
+        } else if (event.type !== 'BOOKMARK') {
+          const record = recordOf(event.object.spec);
+          onChange({ record, raw: rawRecord(record) });
+        }
+      },
+    );
+    if (failure !== undefined) throw failure;
   }
 
   /** Replaces the whole spec of the Lease last read or written (`get` or `create` must come first). */

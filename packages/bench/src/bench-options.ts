@@ -1,0 +1,114 @@
+/**
+ * Command line of `npm run bench`: which scenarios, how many claims, where the results go.
+ */
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+
+/** The scenarios, in the order they run. */
+export const scenarioNames = ['burst', 'ceiling', 'delete', 'scale'] as const;
+
+/** One scenario. */
+export type ScenarioName = (typeof scenarioNames)[number];
+
+/** Validated options of one bench run. */
+export interface BenchOptions {
+  /** Scenarios to run, in run order. `ceiling` and `delete` imply `burst`, whose volumes they use. */
+  readonly scenarios: readonly ScenarioName[];
+  /** Claims per scenario (N). */
+  readonly claims: number;
+  /** Pre-existing foreign PV/PVC pairs of the scale scenario (M). */
+  readonly existingPairs: number;
+  /** JSON results file. */
+  readonly out: string;
+  /** SVG latency chart, beside the JSON file unless given. */
+  readonly chart: string;
+  /** Directory for the provisioner's V8 CPU profile of the burst; none when undefined. */
+  readonly cpuProfileDir: string | undefined;
+  readonly help: boolean;
+}
+
+/** Help text. */
+export function benchUsage(): string {
+  return [
+    'Usage: npm run bench -- [flags]',
+    '',
+    `  --scenario <names>   comma-separated: ${scenarioNames.join(', ')} or all (default burst,ceiling,delete)`,
+    '  --claims <N>         claims per scenario (default 1000)',
+    '  --existing <M>       foreign bound PV/PVC pairs for the scale scenario (default 10000)',
+    '  --out <file.json>    results (default bench-results.json)',
+    '  --chart <file.svg>   latency chart (default: the --out path with .svg)',
+    '  --cpu-prof <dir>     write a V8 CPU profile of the provisioner during the burst',
+    '  --help',
+    '',
+    'Runs against $TESTENV_KUBECONFIG when set, else starts its own control plane.',
+  ].join('\n');
+}
+
+/** Thrown for an invalid command line. */
+export class BenchUsageError extends Error {
+  override readonly name = 'BenchUsageError';
+}
+
+/**
+ * Parses the command line; relative paths resolve against `cwd`.
+ *
+ * @throws BenchUsageError for unknown flags or invalid values.
+ */
+export function parseBenchOptions(argv: readonly string[], cwd: string): BenchOptions {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        scenario: { type: 'string' },
+        claims: { type: 'string' },
+        existing: { type: 'string' },
+        out: { type: 'string' },
+        chart: { type: 'string' },
+        'cpu-prof': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (err) {
+    throw new BenchUsageError((err as Error).message);
+  }
+  const text = (name: string): string | undefined => {
+    const value = values[name];
+    return typeof value === 'string' ? value : undefined;
+  };
+  const out = resolve(cwd, text('out') ?? 'bench-results.json');
+  const chart = text('chart');
+  const cpuProfileDir = text('cpu-prof');
+  return {
+    scenarios: parseScenarios(text('scenario') ?? 'burst,ceiling,delete'),
+    claims: positiveInteger('claims', text('claims') ?? '1000'),
+    existingPairs: positiveInteger('existing', text('existing') ?? '10000'),
+    out,
+    chart: chart === undefined ? out.replace(/(\.json)?$/, '.svg') : resolve(cwd, chart),
+    cpuProfileDir: cpuProfileDir === undefined ? undefined : resolve(cwd, cpuProfileDir),
+    help: values.help === true,
+  };
+}
+
+function parseScenarios(list: string): ScenarioName[] {
+  const asked = new Set(list.split(',').map((name) => name.trim()));
+  if (asked.delete('all')) for (const name of scenarioNames) asked.add(name);
+  for (const name of asked) {
+    if (!(scenarioNames as readonly string[]).includes(name)) {
+      throw new BenchUsageError(
+        `unknown scenario ${JSON.stringify(name)}; known: ${scenarioNames.join(', ')}, all`,
+      );
+    }
+  }
+  if (asked.has('ceiling') || asked.has('delete')) asked.add('burst');
+  return scenarioNames.filter((name) => asked.has(name));
+}
+
+function positiveInteger(name: string, value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1) {
+    throw new BenchUsageError(`--${name} must be a positive integer, got ${JSON.stringify(value)}`);
+  }
+  return Number(value);
+}

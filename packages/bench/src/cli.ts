@@ -1,0 +1,121 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench`: runs the chosen scenarios against a real control plane, prints a table per
+ * scenario and writes the JSON results and the latency chart. Figures are reported, never asserted.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { openBenchCluster } from './bench-cluster.ts';
+import { type BenchOptions, BenchUsageError, benchUsage, parseBenchOptions } from './bench-options.ts';
+import { runBurst } from './burst.ts';
+import { runCeiling } from './ceiling.ts';
+import { runDelete } from './deletion.ts';
+import { latencyCdfSvg } from './latency-chart.ts';
+import { startProvisioner } from './provisioner-process.ts';
+import type { BenchReport, ScenarioResults } from './report.ts';
+import { renderReport, renderTable, scenarioTables } from './results-table.ts';
+import { createRunContext, type RunContext } from './run-context.ts';
+import { describeEnvironment, finishEnvironment } from './run-environment.ts';
+import { runScale } from './scale.ts';
+
+const log = (message: string): void => {
+  process.stderr.write(`${message}\n`);
+};
+
+function printTables(results: ScenarioResults): void {
+  for (const table of scenarioTables(results)) process.stderr.write(`\n${renderTable(table)}\n\n`);
+}
+
+async function writeOutput(path: string, content: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  await writeFile(path, content);
+}
+
+/** burst, then delete of its claims with the same provisioner, then the ceiling with it stopped. */
+async function runBurstScenarios(context: RunContext, options: BenchOptions): Promise<ScenarioResults> {
+  const space = await context.openClaimNamespace('burst');
+  const provisioner = await startProvisioner({
+    kubeconfigPath: context.cluster.kubeconfigPath,
+    root: space.root,
+    provisionerName: context.provisionerName,
+    leaseNamespace: space.namespace,
+    nodeFlags:
+      options.cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`],
+  });
+  let results: ScenarioResults;
+  let template: Awaited<ReturnType<typeof runBurst>>['template'];
+  try {
+    log(
+      `burst: provisioner ready in ${((provisioner.syncedAt - provisioner.spawnedAt) / 1000).toFixed(2)} s`,
+    );
+    const burst = await runBurst(context, space, provisioner, options.claims);
+    template = burst.template;
+    results = { burst: burst.result };
+    printTables(results);
+    const title = `claim → PV latency, ${options.claims} claims at once (p99 ${burst.result.latency_ms.p99} ms)`;
+    await writeOutput(options.chart, latencyCdfSvg(burst.latenciesMs, { title }));
+    if (options.scenarios.includes('delete')) {
+      const deletion = await runDelete(context, space, provisioner, burst.claimNames);
+      printTables({ delete: deletion });
+      results = { ...results, delete: deletion };
+    }
+  } finally {
+    await provisioner.stop();
+    await space.close();
+  }
+  if (options.scenarios.includes('ceiling')) {
+    const ceiling = await runCeiling(context, template, options.claims, results.burst?.claims_per_s ?? 0);
+    printTables({ ceiling });
+    results = { ...results, ceiling };
+  }
+  return results;
+}
+
+async function run(options: BenchOptions): Promise<void> {
+  const cluster = await openBenchCluster(log);
+  let context: RunContext | undefined;
+  try {
+    const environment = await describeEnvironment(cluster.kubernetesVersion, import.meta.dirname);
+    context = await createRunContext(cluster);
+    log(`run ${context.runId}: ${options.scenarios.join(', ')} with ${options.claims} claims`);
+    let results: ScenarioResults = {};
+    if (options.scenarios.includes('burst')) results = await runBurstScenarios(context, options);
+    if (options.scenarios.includes('scale')) {
+      const scale = await runScale(context, { existingPairs: options.existingPairs, claims: options.claims });
+      printTables({ scale });
+      results = { ...results, scale };
+    }
+    const report: BenchReport = { ...finishEnvironment(environment), scenarios: results };
+    await writeOutput(options.out, `${JSON.stringify(report, null, 2)}\n`);
+    process.stdout.write(`${renderReport(report)}\n\nresults: ${options.out}\n`);
+    if (results.burst !== undefined) process.stdout.write(`latency chart: ${options.chart}\n`);
+  } finally {
+    await context?.close();
+    await cluster.close();
+  }
+}
+
+async function main(): Promise<number> {
+  let options: BenchOptions;
+  try {
+    // npm runs scripts in the root package; relative paths are meant from where the user typed.
+    options = parseBenchOptions(process.argv.slice(2), process.env.INIT_CWD ?? process.cwd());
+  } catch (err) {
+    if (!(err instanceof BenchUsageError)) throw err;
+    process.stderr.write(`bench: ${err.message}\n\n${benchUsage()}\n`);
+    return 2;
+  }
+  if (options.help) {
+    process.stdout.write(`${benchUsage()}\n`);
+    return 0;
+  }
+  await run(options);
+  return 0;
+}
+
+try {
+  process.exitCode = await main();
+} catch (err) {
+  process.stderr.write(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exitCode = 1;
+}

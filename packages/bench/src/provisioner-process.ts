@@ -1,0 +1,144 @@
+/**
+ * The shipped `kube-hostpath-provisioner` CLI as a child process, so its memory and CPU are its own
+ * and can be read from procfs, and its start-up is the real one.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { dirname, extname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { type ProcessSample, sampleProcess } from './proc-stats.ts';
+
+/** Options of {@link startProvisioner}. */
+export interface ProvisionerProcessOptions {
+  readonly kubeconfigPath: string;
+  readonly root: string;
+  readonly provisionerName: string;
+  /** Namespace of the leader-election Lease. */
+  readonly leaseNamespace: string;
+  /** Extra CLI flags. */
+  readonly extraArgs?: readonly string[];
+  /** Extra Node.js flags, e.g. `--cpu-prof`. */
+  readonly nodeFlags?: readonly string[];
+  /** How long start-up may take. Default 120 s. */
+  readonly readyTimeoutMs?: number;
+}
+
+/** A running provisioner. Times are `performance.now()` milliseconds of the bench process. */
+export interface ProvisionerProcess {
+  readonly pid: number;
+  readonly spawnedAt: number;
+  /** When the controller logged that its caches were synced and its workers started. */
+  readonly syncedAt: number;
+  /** When `/readyz` first answered 200. */
+  readonly readyzAt: number;
+  sample(): Promise<ProcessSample>;
+  /** SIGTERM, then waits for a graceful exit (SIGKILL after 30 s). */
+  stop(): Promise<void>;
+}
+
+/** The controller's info line once caches are synced, just before its workers start. */
+const startedMessage = 'Started provisioner controller';
+const probeIntervalMs = 50;
+const stopGraceMs = 30_000;
+const logTailLines = 40;
+
+/** The hostpath CLI next to the package entry point: `src/cli.ts` from source, `dist/cli.js` when built. */
+export function hostpathCli(): string {
+  const entry = fileURLToPath(import.meta.resolve('@kube-provisioner/hostpath'));
+  return join(dirname(entry), `cli${extname(entry)}`);
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  if (address === null || typeof address === 'string') throw new Error('no TCP port assigned');
+  return address.port;
+}
+
+/** Starts the provisioner in shared mode and resolves once it is ready by both signals. */
+export async function startProvisioner(options: ProvisionerProcessOptions): Promise<ProvisionerProcess> {
+  const cli = hostpathCli();
+  const port = await freePort();
+  const sourceFlags = cli.endsWith('.ts') ? ['--conditions=@kube-provisioner/source'] : [];
+  const args = [
+    ...sourceFlags,
+    ...(options.nodeFlags ?? []),
+    cli,
+    '--mode=shared',
+    `--root=${options.root}`,
+    `--kubeconfig=${options.kubeconfigPath}`,
+    `--provisioner-name=${options.provisionerName}`,
+    `--leader-election-namespace=${options.leaseNamespace}`,
+    `--health-port=${port}`,
+    ...(options.extraArgs ?? []),
+  ];
+  const spawnedAt = performance.now();
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const exited = once(child, 'exit');
+  const tail: string[] = [];
+  const synced = new Promise<number>((resolve, reject) => {
+    createInterface({ input: child.stderr as NodeJS.ReadableStream }).on('line', (line) => {
+      tail.push(line);
+      if (tail.length > logTailLines) tail.shift();
+      if (line.includes(startedMessage)) resolve(performance.now());
+    });
+    exited.then(
+      ([code]) => reject(new Error(`provisioner exited with ${String(code)} before it was ready`)),
+      reject,
+    );
+  });
+  const deadline = AbortSignal.timeout(options.readyTimeoutMs ?? 120_000);
+  try {
+    const [syncedAt, readyzAt] = await Promise.all([
+      raceAbort(synced, deadline),
+      raceAbort(probeReady(port, deadline), deadline),
+    ]);
+    return {
+      pid: child.pid as number,
+      spawnedAt,
+      syncedAt,
+      readyzAt,
+      sample: () => sampleProcess(child.pid as number),
+      stop: () => stopChild(child, exited),
+    };
+  } catch (err) {
+    await stopChild(child, exited);
+    throw new Error(`provisioner did not start: ${String(err)}\n${tail.join('\n')}`);
+  }
+}
+
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+    }),
+  ]);
+}
+
+async function probeReady(port: number, signal: AbortSignal): Promise<number> {
+  for (;;) {
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/readyz`, { signal });
+      await response.arrayBuffer();
+      if (response.ok) return performance.now();
+    } catch {
+      // Refused until the server listens; only the deadline ends the probing.
+      signal.throwIfAborted();
+    }
+    await new Promise((resolve) => setTimeout(resolve, probeIntervalMs));
+  }
+}
+
+async function stopChild(child: ChildProcess, exited: Promise<unknown>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), stopGraceMs);
+  await exited;
+  clearTimeout(timer);
+}

@@ -1,0 +1,123 @@
+/**
+ * Renders bench results as Markdown tables, one per scenario, with the issue's targets beside the
+ * figures they apply to. The same text goes to the terminal and into docs/benchmarks.md.
+ */
+import type { BenchReport, ScaleRun, ScenarioResults } from './report.ts';
+
+/** One line of a scenario table. */
+export interface TableRow {
+  readonly metric: string;
+  readonly value: string;
+  /** The target and whether it was met, e.g. `< 2000 ms ✔`; empty when there is none. */
+  readonly target: string;
+}
+
+/** A scenario's title and its rows. */
+export interface ScenarioTable {
+  readonly title: string;
+  readonly rows: readonly TableRow[];
+}
+
+/** Rounds to at most `digits` decimals without trailing zeros. */
+export function formatNumber(value: number, digits = 2): string {
+  return String(Number(value.toFixed(digits)));
+}
+
+function row(metric: string, value: number, unit = '', target = ''): TableRow {
+  return { metric, value: `${formatNumber(value)}${unit === '' ? '' : ` ${unit}`}`, target };
+}
+
+function targetAtMost(value: number, limit: number, text: string): string {
+  return `${text} ${value <= limit ? '✔' : '✘'}`;
+}
+
+/** The tables of every scenario present in `results`, in run order. */
+export function scenarioTables(results: ScenarioResults): ScenarioTable[] {
+  const tables: ScenarioTable[] = [];
+  const { burst, ceiling, delete: deletion, scale } = results;
+  if (burst !== undefined) {
+    const { latency_ms: latency } = burst;
+    tables.push({
+      title: `burst: ${burst.claims} claims`,
+      rows: [
+        row('first create → last PV', burst.seconds_to_all_pv, 's'),
+        row('first create → last claim Bound', burst.seconds_to_all_bound, 's'),
+        row('throughput', burst.claims_per_s, 'claims/s'),
+        row('claim → PV latency p50', latency.p50, 'ms'),
+        row('claim → PV latency p95', latency.p95, 'ms'),
+        row('claim → PV latency p99', latency.p99, 'ms', targetAtMost(latency.p99, 2000, '< 2000 ms')),
+        row('claim → PV latency max', latency.max, 'ms'),
+        row('provisioner peak RSS', burst.peak_rss_mb, 'MiB'),
+        row('provisioner CPU', burst.cpu_s, 's'),
+      ],
+    });
+  }
+  if (ceiling !== undefined) {
+    const ratioTarget = `≥ 0.8 ${ceiling.ratio_to_ceiling >= 0.8 ? '✔' : '✘'}`;
+    tables.push({
+      title: `ceiling: ${ceiling.pvs} PVs by a bare client, ${ceiling.concurrency} at a time`,
+      rows: [
+        row('duration', ceiling.seconds, 's'),
+        row('API server ceiling', ceiling.ceiling_pv_per_s, 'PV/s'),
+        row('burst / ceiling', ceiling.ratio_to_ceiling, '', ratioTarget),
+      ],
+    });
+  }
+  if (deletion !== undefined) {
+    tables.push({
+      title: `delete: ${deletion.claims} claims deleted at once`,
+      rows: [
+        row('first delete → last PV gone', deletion.seconds_to_all_pv_deleted, 's'),
+        row('first delete → last directory gone', deletion.seconds_to_all_dirs_deleted, 's'),
+        row('throughput', deletion.claims_per_s, 'claims/s'),
+        row('provisioner CPU', deletion.cpu_s, 's'),
+      ],
+    });
+  }
+  if (scale !== undefined) {
+    for (const run of scale.runs) {
+      tables.push({
+        title: `scale: ${scale.existing_pairs} foreign PV/PVC pairs + ${scale.claims} claims, ${selectorText(run)}`,
+        rows: scaleRows(run),
+      });
+    }
+  }
+  return tables;
+}
+
+function selectorText(run: ScaleRun): string {
+  return run.label_selector === null ? 'no claim selector' : `claim selector ${run.label_selector}`;
+}
+
+function scaleRows(run: ScaleRun): TableRow[] {
+  return [
+    row('start → caches synced', run.startup_ready_s, 's', targetAtMost(run.startup_ready_s, 5, '≤ 5 s')),
+    row('start → /readyz 200', run.readyz_s, 's'),
+    row('RSS when ready', run.rss_ready_mb, 'MiB', targetAtMost(run.rss_ready_mb, 150, '≤ 150 MiB')),
+    row('first create → last PV', run.seconds_to_all_pv, 's'),
+    row('RSS after provisioning', run.rss_after_provisioning_mb, 'MiB'),
+    row('peak RSS', run.peak_rss_mb, 'MiB'),
+  ];
+}
+
+/** A Markdown table of one scenario, preceded by its title in bold. */
+export function renderTable(table: ScenarioTable): string {
+  const cells = [['metric', 'value', 'target'], ...table.rows.map((r) => [r.metric, r.value, r.target])];
+  const widths = [0, 1, 2].map((column) => Math.max(...cells.map((line) => (line[column] ?? '').length)));
+  const pad = (line: readonly string[]): string =>
+    `| ${line.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join(' | ')} |`;
+  const [header, ...body] = cells as [string[], ...string[][]];
+  const rule = `| ${widths.map((width) => '-'.repeat(width)).join(' | ')} |`;
+  return [`**${table.title}**`, '', pad(header), rule, ...body.map(pad)].join('\n');
+}
+
+/** Every scenario table of a report, and a line describing the run's conditions. */
+export function renderReport(report: BenchReport): string {
+  const { machine, load_average: load } = report;
+  const conditions =
+    `${machine.cores} cores (${machine.cpu_model}), ${formatNumber(machine.memory_mb / 1024, 1)} GiB, ` +
+    `Node ${report.node_version}, Kubernetes ${report.kubernetes_version}, commit ${report.git_commit}, ` +
+    `load average ${load.start.map((value) => formatNumber(value)).join(' ')} at start, ` +
+    `${load.end.map((value) => formatNumber(value)).join(' ')} at end`;
+  return [conditions, ...scenarioTables(report.scenarios).map(renderTable)].join('\n\n');
+}

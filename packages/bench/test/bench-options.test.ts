@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { BenchUsageError, parseBenchOptions } from '../src/bench-options.ts';
+
+const cwd = '/work';
+
+describe('parseBenchOptions', () => {
+  it('defaults to burst, ceiling and delete with 1000 claims', () => {
+    expect(parseBenchOptions([], cwd)).toEqual({
+      scenarios: ['burst', 'ceiling', 'delete'],
+      claims: 1000,
+      existingPairs: 10000,
+      out: '/work/bench-results.json',
+      chart: '/work/bench-results.svg',
+      cpuProfileDir: undefined,
+      help: false,
+    });
+  });
+
+  it('runs the burst whenever ceiling or delete is asked for, in run order', () => {
+    expect(parseBenchOptions(['--scenario', 'delete'], cwd).scenarios).toEqual(['burst', 'delete']);
+    expect(parseBenchOptions(['--scenario=scale,ceiling'], cwd).scenarios).toEqual([
+      'burst',
+      'ceiling',
+      'scale',
+    ]);
+    expect(parseBenchOptions(['--scenario', 'scale'], cwd).scenarios).toEqual(['scale']);
+    expect(parseBenchOptions(['--scenario', 'all'], cwd).scenarios).toEqual([
+      'burst',
+      'ceiling',
+      'delete',
+      'scale',
+    ]);
+  });
+
+  it('resolves paths against the given directory and puts the chart beside the JSON', () => {
+    const options = parseBenchOptions(['--out', 'out/run.json', '--cpu-prof', 'prof'], cwd);
+    expect(options.out).toBe('/work/out/run.json');
+    expect(options.chart).toBe('/work/out/run.svg');
+    expect(options.cpuProfileDir).toBe('/work/prof');
+    expect(parseBenchOptions(['--chart', '/tmp/c.svg'], cwd).chart).toBe('/tmp/c.svg');
+  });
+
+  it('takes N and M', () => {
+    const options = parseBenchOptions(['--claims', '200', '--existing', '500'], cwd);
+    expect(options.claims).toBe(200);
+    expect(options.existingPairs).toBe(500);
+  });
+
+  it.each([
+    [['--claims', '0']],
+    [['--claims', '1e3']],
+    [['--scenario', 'burst,warp']],
+    [['--frobnicate']],
+    [['positional']],
+  ])('refuses %j', (argv) => {
+    expect(() => parseBenchOptions(argv, cwd)).toThrow(BenchUsageError);
+  });
+});

@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { parseCpuSeconds, parseStatus, sampleProcess } from '../src/proc-stats.ts';
+
+describe('parseStatus', () => {
+  it('reads VmRSS and VmHWM in MiB', () => {
+    const text = 'Name:\tnode\nVmPeak:\t 999999 kB\nVmHWM:\t  204800 kB\nVmRSS:\t  102400 kB\nThreads:\t11\n';
+    expect(parseStatus(text)).toEqual({ rssMb: 100, peakRssMb: 200 });
+  });
+
+  it('says which line is missing', () => {
+    expect(() => parseStatus('VmRSS:\t 1 kB\n')).toThrow(/VmHWM/);
+  });
+});
+
+describe('parseCpuSeconds', () => {
+  it('adds utime and stime in clock ticks of 1/100 s', () => {
+    const line = '1234 (node) S 1 1234 1234 0 -1 4194560 5000 0 0 0 250 75 0 0 20 0 11 0';
+    expect(parseCpuSeconds(line)).toBe(3.25);
+  });
+
+  it('counts fields after the last parenthesis, whatever the command name holds', () => {
+    const line = '42 (a) b (c d) R 1 42 42 0 -1 0 0 0 0 0 100 100 0 0 20 0 1 0';
+    expect(parseCpuSeconds(line)).toBe(2);
+  });
+
+  it('refuses a truncated line', () => {
+    expect(() => parseCpuSeconds('42 (node) S 1 2')).toThrow(/malformed/);
+  });
+});
+
+describe('sampleProcess', () => {
+  it('reads this process: RSS within its peak, CPU time used so far', async () => {
+    const sample = await sampleProcess(process.pid);
+    expect(sample.rssMb).toBeGreaterThan(1);
+    expect(sample.peakRssMb).toBeGreaterThanOrEqual(sample.rssMb);
+    expect(sample.cpuS).toBeGreaterThan(0);
+  });
+});

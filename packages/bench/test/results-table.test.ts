@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import type { BenchReport, ScenarioResults } from '../src/report.ts';
+import { formatNumber, renderReport, renderTable, scenarioTables } from '../src/results-table.ts';
+
+const burst = {
+  claims: 1000,
+  seconds_to_all_pv: 50.123,
+  seconds_to_all_bound: 55,
+  claims_per_s: 19.95,
+  latency_ms: { p50: 900, p95: 1800, p99: 2500, max: 3000 },
+  peak_rss_mb: 120.5,
+  cpu_s: 12.3,
+};
+
+describe('formatNumber', () => {
+  it('rounds without trailing zeros', () => {
+    expect(formatNumber(1.5)).toBe('1.5');
+    expect(formatNumber(2)).toBe('2');
+    expect(formatNumber(0.12345)).toBe('0.12');
+    expect(formatNumber(1.25, 1)).toBe('1.3');
+  });
+});
+
+describe('scenarioTables', () => {
+  it('marks targets met and missed', () => {
+    const results: ScenarioResults = {
+      burst,
+      ceiling: { pvs: 1000, concurrency: 4, seconds: 10, ceiling_pv_per_s: 100, ratio_to_ceiling: 0.2 },
+    };
+    const [burstTable, ceilingTable] = scenarioTables(results);
+    expect(burstTable?.rows.find((row) => row.metric.endsWith('p99'))).toEqual({
+      metric: 'claim → PV latency p99',
+      value: '2500 ms',
+      target: '< 2000 ms ✘',
+    });
+    expect(ceilingTable?.rows.at(-1)).toEqual({ metric: 'burst / ceiling', value: '0.2', target: '≥ 0.8 ✘' });
+  });
+
+  it('has one table per scale run, naming its selector', () => {
+    const run = {
+      startup_ready_s: 3,
+      readyz_s: 0.5,
+      rss_ready_mb: 160,
+      seconds_to_all_pv: 60,
+      rss_after_provisioning_mb: 170,
+      peak_rss_mb: 180,
+    };
+    const tables = scenarioTables({
+      scale: {
+        existing_pairs: 10000,
+        claims: 1000,
+        runs: [
+          { ...run, label_selector: null },
+          { ...run, label_selector: 'role=mine' },
+        ],
+      },
+    });
+    expect(tables.map((table) => table.title)).toEqual([
+      'scale: 10000 foreign PV/PVC pairs + 1000 claims, no claim selector',
+      'scale: 10000 foreign PV/PVC pairs + 1000 claims, claim selector role=mine',
+    ]);
+    expect(tables[0]?.rows[0]?.target).toBe('≤ 5 s ✔');
+    expect(tables[0]?.rows[2]?.target).toBe('≤ 150 MiB ✘');
+  });
+
+  it('leaves out scenarios that did not run', () => {
+    expect(scenarioTables({})).toEqual([]);
+  });
+});
+
+describe('renderTable', () => {
+  it('renders an aligned Markdown table under a bold title', () => {
+    const text = renderTable({
+      title: 'demo',
+      rows: [
+        { metric: 'a', value: '1 s', target: '' },
+        { metric: 'longer', value: '22 s', target: '≤ 5 s ✘' },
+      ],
+    });
+    expect(text).toBe(
+      [
+        '**demo**',
+        '',
+        '| metric | value | target  |',
+        '| ------ | ----- | ------- |',
+        '| a      | 1 s   |         |',
+        '| longer | 22 s  | ≤ 5 s ✘ |',
+      ].join('\n'),
+    );
+  });
+});
+
+describe('renderReport', () => {
+  it('starts with the run conditions, then the tables', () => {
+    const report: BenchReport = {
+      machine: { cores: 2, cpu_model: 'Test CPU', memory_mb: 4096 },
+      load_average: { start: [0.5, 1, 1.25], end: [1, 1, 1] },
+      node_version: 'v24.0.0',
+      kubernetes_version: 'v1.36.3',
+      git_commit: 'abc123',
+      started_at: '2026-01-01T00:00:00.000Z',
+      scenarios: { burst },
+    };
+    const [conditions, table] = renderReport(report).split('\n\n');
+    expect(conditions).toBe(
+      '2 cores (Test CPU), 4 GiB, Node v24.0.0, Kubernetes v1.36.3, commit abc123, ' +
+        'load average 0.5 1 1.25 at start, 1 1 1 at end',
+    );
+    expect(table).toBe('**burst: 1000 claims**');
+  });
+});

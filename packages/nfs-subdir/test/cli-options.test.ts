@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import { parseCliOptions, UsageError, usage } from '../src/cli-options.ts';
+
+const required = { NFS_SERVER: 'nfs.example.com', NFS_PATH: '/export', PROVISIONER_NAME: 'example.com/nfs' };
+
+describe('parseCliOptions', () => {
+  it("takes upstream's environment and defaults to /persistentvolumes with leader election on", () => {
+    expect(parseCliOptions([], required)).toEqual({
+      server: 'nfs.example.com',
+      exportPath: '/export',
+      provisionerName: 'example.com/nfs',
+      mountRoot: '/persistentvolumes',
+      kubeconfig: undefined,
+      leaderElection: true,
+      leaderElectionNamespace: undefined,
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+      metricsPort: 8080,
+      verbosity: 0,
+      help: false,
+    });
+  });
+
+  it.each(['NFS_SERVER', 'NFS_PATH', 'PROVISIONER_NAME'])(
+    'refuses to start without %s, as upstream',
+    (name) => {
+      expect(() => parseCliOptions([], { ...required, [name]: '' })).toThrow(
+        new UsageError(
+          `${name} not set: pass --${name === 'PROVISIONER_NAME' ? 'provisioner-name' : name.toLowerCase().replace('_', '-')} or set ${name}`,
+        ),
+      );
+    },
+  );
+
+  it('reads KUBECONFIG, ENABLE_LEADER_ELECTION, POD_NAMESPACE and the other variables', () => {
+    const options = parseCliOptions([], {
+      ...required,
+      KUBECONFIG: '/k/config',
+      ENABLE_LEADER_ELECTION: 'F',
+      POD_NAMESPACE: 'storage',
+      NFS_MOUNT_ROOT: '/mnt/nfs/',
+      METRICS_PORT: '0',
+      VERBOSITY: '4',
+    });
+    expect(options).toMatchObject({
+      kubeconfig: '/k/config',
+      leaderElection: false,
+      leaderElectionNamespace: 'storage',
+      mountRoot: '/mnt/nfs',
+      metricsPort: 0,
+      verbosity: 4,
+    });
+  });
+
+  it('prefers flags over the environment and parses Go durations', () => {
+    const options = parseCliOptions(
+      [
+        '--nfs-server=flag.example.com',
+        '--mount-root',
+        '/srv/nfs',
+        '--leader-election=false',
+        '--leader-election-lease-duration=1m30s',
+        '--leader-election-renew-deadline=45s',
+        '--leader-election-retry-period=500ms',
+      ],
+      required,
+    );
+    expect(options).toMatchObject({
+      server: 'flag.example.com',
+      mountRoot: '/srv/nfs',
+      leaderElection: false,
+      leaseDurationMs: 90_000,
+      renewDeadlineMs: 45_000,
+      retryPeriodMs: 500,
+    });
+  });
+
+  it.each([
+    [['--leader-election', 'maybe'], /ENABLE_LEADER_ELECTION must be a Go boolean/u],
+    [['--nfs-path', 'export'], /NFS_PATH must be an absolute path/u],
+    [['--mount-root', '/'], /--mount-root must be an absolute path other than \//u],
+    [
+      ['--leader-election-lease-duration', '15'],
+      /--leader-election-lease-duration must be a positive Go duration/u,
+    ],
+    [['--metrics-port', '70000'], /--metrics-port must be an integer from 0 to 65535/u],
+    [['--no-such-flag'], /no-such-flag/u],
+  ])('rejects %j', (argv, message) => {
+    expect(() => parseCliOptions(argv, required)).toThrow(message);
+  });
+
+  it('accepts --help without any configuration', () => {
+    expect(parseCliOptions(['--help'], {}).help).toBe(true);
+  });
+
+  it('lists every flag with its environment variable in the help text', () => {
+    const text = usage('nfs-subdir-provisioner');
+    expect(text).toMatch(/^Usage: nfs-subdir-provisioner \[flags\]/u);
+    for (const env of [
+      'NFS_SERVER',
+      'NFS_PATH',
+      'PROVISIONER_NAME',
+      'KUBECONFIG',
+      'ENABLE_LEADER_ELECTION',
+    ]) {
+      expect(text).toContain(`$${env}`);
+    }
+  });
+});

@@ -1,0 +1,209 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: pathPattern placeholders are literal text, not JS templates
+/**
+ * End-to-end: the `nfs-subdir-provisioner` bin, run as the example image runs it (under the example
+ * RBAC through a ServiceAccount kubeconfig, `--mount-root` on the exported directory), against the
+ * real control plane and a real NFS server (nfs-ganesha). Every PV is checked over NFS: a file
+ * written to its `server:path` must land in exactly the directory the provisioner created.
+ */
+import { existsSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import { join, posix } from 'node:path';
+import {
+  applyManifests,
+  bindClaim,
+  deleteClaimAndVolume,
+  type NfsProvisionerUnderTest,
+  reachVolumeOverNfs,
+  renderKustomization,
+  startNfsProvisioner,
+  workspaceBinCommand,
+} from '@kube-provisioner/testenv';
+import { nfsToolsAvailable, uniqueName, useTestEnv } from '@kube-provisioner/testenv/testing';
+import { StorageV1Api, type V1PersistentVolume } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const env = useTestEnv();
+const storage = env.kubeConfig.makeApiClient(StorageV1Api);
+const packageDir = join(import.meta.dirname, '..');
+const exampleDeployDir = join(packageDir, '..', '..', 'examples', 'nfs', 'deploy');
+const provisionerNamespace = 'nfs-provisioner';
+const timeoutMs = 90_000;
+
+type Deployment = NfsProvisionerUnderTest;
+
+/** The example's RBAC (not its Deployment or StorageClass), then a ServiceAccount kubeconfig. */
+async function exampleCredentials(): Promise<string> {
+  const objects = await renderKustomization(exampleDeployDir);
+  const rbacKinds = [
+    'Namespace',
+    'ServiceAccount',
+    'ClusterRole',
+    'ClusterRoleBinding',
+    'Role',
+    'RoleBinding',
+  ];
+  await applyManifests(
+    env.kubeConfig,
+    objects.filter((object) => rbacKinds.includes(object.kind ?? '')),
+  );
+  const account = objects.find((object) => object.kind === 'ServiceAccount')?.metadata?.name ?? '';
+  return (await env.serviceAccountKubeconfig({ namespace: provisionerNamespace, name: account }))
+    .kubeconfigPath;
+}
+
+const deployments: Deployment[] = [];
+
+/** A ganesha export and a provisioner for it, with `NFS_PATH` spelled as given. */
+async function deploy(kubeconfigPath: string, exportPath: string, nfsPath = exportPath): Promise<Deployment> {
+  const deployment = await startNfsProvisioner({
+    command: workspaceBinCommand(packageDir, 'nfs-subdir-provisioner'),
+    provisionerName: `e2e.kube-provisioner.io/${uniqueName('nfs-subdir')}`,
+    kubeconfigPath,
+    namespace: provisionerNamespace,
+    exportPath,
+    nfsPath,
+  });
+  deployments.push(deployment);
+  return deployment;
+}
+
+async function storageClass(deployment: Deployment, parameters: Record<string, string>): Promise<string> {
+  const name = uniqueName('nfs-subdir');
+  await storage.createStorageClass({
+    body: {
+      metadata: { name },
+      provisioner: deployment.provisionerName,
+      parameters,
+      reclaimPolicy: 'Delete',
+    },
+  });
+  return name;
+}
+
+function boundVolume(namespace: string, name: string, storageClassName: string): Promise<V1PersistentVolume> {
+  return bindClaim(env.kubeConfig, { namespace, name, storageClassName, timeoutMs });
+}
+
+function reachOverNfs(deployment: Deployment, pv: V1PersistentVolume): Promise<string> {
+  return reachVolumeOverNfs(deployment.server, pv);
+}
+
+function deleteClaim(pv: V1PersistentVolume): Promise<void> {
+  return deleteClaimAndVolume(env.kubeConfig, pv, timeoutMs);
+}
+
+/** Visible entries of a directory on the export (the provisioner's bookkeeping files start with a dot). */
+async function entries(deployment: Deployment, relative: string): Promise<string[]> {
+  const names = await readdir(join(deployment.server.exportDir, relative)).catch(() => []);
+  return names.filter((name) => !name.startsWith('.')).sort();
+}
+
+describe.skipIf(!nfsToolsAvailable())('nfs-subdir-provisioner against nfs-ganesha', () => {
+  let kubeconfigPath: string;
+  let main: Deployment;
+
+  beforeAll(async () => {
+    kubeconfigPath = await exampleCredentials();
+    main = await deploy(kubeconfigPath, '/export');
+  });
+
+  afterAll(async () => {
+    for (const deployment of deployments) {
+      expect(await deployment.stop()).toBe(0);
+      // The Lease watch is an optional speed-up the example Role deliberately does not grant.
+      const denied = deployment.program
+        .output()
+        .split('\n')
+        .filter((line) => /forbidden|"statusCode":403/iu.test(line));
+      expect(denied.filter((line) => !line.includes('Cannot watch the lease'))).toEqual([]);
+    }
+  });
+
+  it('binds a claim to a PV whose server:path is exactly the created directory', async () => {
+    const namespace = await env.namespace('subdir');
+    const pv = await boundVolume(namespace, 'data', await storageClass(main, {}));
+    const relative = await reachOverNfs(main, pv);
+    expect(relative).toBe(`${namespace}-data-${pv.metadata?.name}`);
+    expect(pv.spec?.persistentVolumeReclaimPolicy).toBe('Delete');
+  });
+
+  it('archives by default: the directory is renamed beside itself with its data', async () => {
+    const namespace = await env.namespace('subdir');
+    const pv = await boundVolume(namespace, 'data', await storageClass(main, { archiveOnDelete: 'true' }));
+    const relative = await reachOverNfs(main, pv);
+    await deleteClaim(pv);
+    expect(await entries(main, '')).toContain(`archived-${relative}`);
+    expect(existsSync(join(main.server.exportDir, relative))).toBe(false);
+    expect(await readFile(join(main.server.exportDir, `archived-${relative}`, 'probe.txt'), 'utf8')).toBe(
+      `probe for ${pv.metadata?.name}\n`,
+    );
+  });
+
+  it('deletes the directory with archiveOnDelete false or onDelete delete', async () => {
+    for (const parameters of [{ archiveOnDelete: 'false' }, { onDelete: 'delete' }]) {
+      const namespace = await env.namespace('subdir');
+      const pv = await boundVolume(namespace, 'data', await storageClass(main, parameters));
+      const relative = await reachOverNfs(main, pv);
+      await deleteClaim(pv);
+      expect(await entries(main, '')).not.toContain(relative);
+      expect((await entries(main, '')).filter((name) => name.includes(relative))).toEqual([]);
+    }
+  });
+
+  it('keeps the directory in place with onDelete retain', async () => {
+    const namespace = await env.namespace('subdir');
+    const pv = await boundVolume(namespace, 'data', await storageClass(main, { onDelete: 'retain' }));
+    const relative = await reachOverNfs(main, pv);
+    await deleteClaim(pv);
+    expect(await readFile(join(main.server.exportDir, relative, 'probe.txt'), 'utf8')).toBe(
+      `probe for ${pv.metadata?.name}\n`,
+    );
+  });
+
+  it('archives a nested pathPattern inside its own parent', async () => {
+    const namespace = await env.namespace('subdir');
+    const className = await storageClass(main, { pathPattern: '${.PVC.namespace}/${.PVC.name}' });
+    const pv = await boundVolume(namespace, 'data', className);
+    expect(await reachOverNfs(main, pv)).toBe(`${namespace}/data`);
+    await deleteClaim(pv);
+    expect(await entries(main, namespace)).toEqual([`archived-data-${pv.metadata?.name}`]);
+  });
+
+  it('deletes a nested pathPattern and the parent it created, leaving a decoy of the same leaf name', async () => {
+    const namespace = await env.namespace('subdir');
+    const className = await storageClass(main, {
+      pathPattern: '${.PVC.namespace}/deep/${.PVC.name}',
+      onDelete: 'delete',
+    });
+    const decoy = await boundVolume(
+      namespace,
+      'data',
+      await storageClass(main, { pathPattern: '${.PVC.name}' }),
+    );
+    expect(await reachOverNfs(main, decoy)).toBe('data');
+    const pv = await boundVolume(namespace, 'nested', className);
+    expect(await reachOverNfs(main, pv)).toBe(`${namespace}/deep/nested`);
+    await deleteClaim(pv);
+    expect(existsSync(join(main.server.exportDir, namespace))).toBe(false);
+    expect(await readFile(join(main.server.exportDir, 'data', 'probe.txt'), 'utf8')).toBe(
+      `probe for ${decoy.metadata?.name}\n`,
+    );
+  });
+
+  it.each([
+    ['/', '/'],
+    ['/export/', '/export'],
+  ])('works with NFS_PATH=%s', async (nfsPath, exportPath) => {
+    const deployment = await deploy(kubeconfigPath, exportPath, nfsPath);
+    const namespace = await env.namespace('subdir');
+    const className = await storageClass(deployment, {
+      pathPattern: '${.PVC.namespace}/${.PVC.name}',
+      onDelete: 'delete',
+    });
+    const pv = await boundVolume(namespace, 'data', className);
+    expect(pv.spec?.nfs?.path).toBe(posix.join(exportPath, namespace, 'data'));
+    expect(await reachOverNfs(deployment, pv)).toBe(`${namespace}/data`);
+    await deleteClaim(pv);
+    expect(await entries(deployment, '')).toEqual([]);
+  });
+});

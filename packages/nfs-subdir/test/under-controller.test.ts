@@ -1,0 +1,111 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: pathPattern placeholders are literal text, not JS templates
+/** The provisioner driven by a real ProvisionController on the fake API: events, PVs and Delete. */
+import { existsSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  annStorageProvisioner,
+  ProvisionController,
+  resources,
+  silentLogger,
+} from '@kube-provisioner/controller';
+import { FakeKubeApi } from '@kube-provisioner/controller/testing';
+import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { describe, expect, it, vi } from 'vitest';
+import { annOnDelete } from '../src/delete-policy.ts';
+import { NfsProvisioner } from '../src/nfs-provisioner.ts';
+import { claim, provisionerName, server, storageClass, temporaryRoot } from './fixtures.ts';
+
+async function withController(mountRoot: string, test: (api: FakeKubeApi) => Promise<void>): Promise<void> {
+  const api = new FakeKubeApi();
+  const controller = new ProvisionController({
+    api,
+    provisionerName,
+    provisioner: new NfsProvisioner({
+      dialect: 'nfs-subdir',
+      server,
+      exportPath: '/export',
+      mountRoot,
+      provisionerName,
+      classes: api.resource(resources.storageClasses),
+    }),
+    leaderElection: false,
+    logger: silentLogger,
+  });
+  const stop = new AbortController();
+  const done = controller.run(stop.signal);
+  try {
+    await test(api);
+  } finally {
+    stop.abort();
+    await done;
+  }
+}
+
+const eventually = <T>(check: () => T | Promise<T>): Promise<T> =>
+  vi.waitFor(check, { timeout: 5000, interval: 10 });
+
+/** A claim of class `nfs-client` as the PV controller hands it over (storage-provisioner annotation set). */
+function pendingClaim(init: Parameters<typeof claim>[0]): V1PersistentVolumeClaim {
+  const pvc = claim({
+    ...init,
+    annotations: { ...init?.annotations, [annStorageProvisioner]: provisionerName },
+  });
+  return {
+    ...pvc,
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    spec: { ...pvc.spec, storageClassName: 'nfs-client' },
+  };
+}
+
+describe('under ProvisionController', () => {
+  it('reports a traversal attempt as a ProvisioningFailed event and creates nothing (R1)', async () => {
+    await using root = await temporaryRoot();
+    await withController(root.path, async (api) => {
+      api.seed(resources.storageClasses, {
+        ...storageClass({ pathPattern: '${.PVC.namespace}/${.PVC.annotations.path}' }),
+        apiVersion: 'storage.k8s.io/v1',
+        kind: 'StorageClass',
+      });
+      api.seed(resources.persistentVolumeClaims, pendingClaim({ annotations: { path: '../../etc' } }));
+      await eventually(() =>
+        expect(
+          api.objects(resources.events).map((event) => `${event.reason}: ${event.message}`),
+        ).toContainEqual(
+          expect.stringMatching(
+            /^ProvisioningFailed: .*parameter "pathPattern" does not give a usable directory/u,
+          ),
+        ),
+      );
+      expect(api.objects(resources.persistentVolumes)).toEqual([]);
+      expect(await readdir(root.path)).toEqual([]);
+    });
+  });
+
+  it('deletes as recorded at provision time after the StorageClass is gone (R16)', async () => {
+    await using root = await temporaryRoot();
+    await withController(root.path, async (api) => {
+      const sc = {
+        ...storageClass({ pathPattern: '${.PVC.namespace}/${.PVC.name}', onDelete: 'delete' }),
+        apiVersion: 'storage.k8s.io/v1',
+        kind: 'StorageClass',
+      };
+      api.seed(resources.storageClasses, sc);
+      api.seed(resources.persistentVolumeClaims, pendingClaim({ namespace: 'team-a', name: 'db' }));
+      const [pv] = await eventually(() => {
+        const volumes = api.objects(resources.persistentVolumes);
+        expect(volumes).toHaveLength(1);
+        return volumes;
+      });
+      expect(pv?.metadata?.annotations?.[annOnDelete]).toBe('delete');
+      expect(pv?.spec?.nfs?.path).toBe('/export/team-a/db');
+      expect(existsSync(join(root.path, 'team-a', 'db'))).toBe(true);
+
+      await api.resource(resources.storageClasses).delete('nfs-client');
+      await api.resource(resources.persistentVolumes).update({ ...pv, status: { phase: 'Released' } });
+      await eventually(() => expect(api.objects(resources.persistentVolumes)).toEqual([]));
+      expect(await readdir(root.path)).toEqual([]);
+    });
+  });
+});
