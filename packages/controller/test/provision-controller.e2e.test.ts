@@ -429,7 +429,6 @@ describe('ProvisionController on a real control plane', () => {
   it('provisions 200 concurrent claims into exactly 200 volumes and assets, and deletes them all', async () => {
     const namespace = await env.namespace('scale');
     const count = 200;
-    const t0 = performance.now();
     const created = await Promise.all(
       Array.from({ length: count }, (_, i) => createClaim(namespace, `claim-${i}`, classes.delete)),
     );
@@ -439,13 +438,12 @@ describe('ProvisionController on a real control plane', () => {
     const assetsOfNamespace = (): string[] =>
       [...provisioner.assets].filter(([, uid]) => uids.has(uid)).map(([name]) => name);
 
-    await until(async () => expect(assetsOfNamespace().length).toBe(count), 120_000);
-    console.log('TIMING provisioned', performance.now() - t0);
+    // The PV binder sets the pace (kube-controller-manager's client is throttled to 20 QPS): here the
+    // volumes exist after some 10 s, all claims are Bound after some 55 s.
     await until(async () => {
       const { items } = await core.listNamespacedPersistentVolumeClaim({ namespace });
       expect(items.filter((claim) => claim.status?.phase === 'Bound')).toHaveLength(count);
-    }, 120_000);
-    console.log('TIMING bound', performance.now() - t0);
+    }, 180_000);
     const volumes = await ours();
     expect(volumes).toHaveLength(count);
     expect(new Set(volumes.map((pv) => pv.spec?.claimRef?.uid))).toEqual(uids);
@@ -454,10 +452,9 @@ describe('ProvisionController on a real control plane', () => {
 
     await core.deleteCollectionNamespacedPersistentVolumeClaim({ namespace });
     await until(async () => expect(await ours()).toEqual([]), 120_000);
-    console.log('TIMING deleted', performance.now() - t0);
     expect(assetsOfNamespace()).toEqual([]);
     expect(names.filter((name) => provisioner.deletesOf(name) !== 1)).toEqual([]);
-  });
+  }, 300_000);
 
   it('serves probes and metrics while leading, and releases the Lease on a graceful stop', async () => {
     expect((await fetch(`${metricsBase}/readyz`)).status).toBe(200);
