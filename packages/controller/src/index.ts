@@ -68,6 +68,7 @@ export type {
 export { LeaderElector } from './leader-election/leader-elector.ts';
 export { leaderIdentity } from './leader-election/leader-identity.ts';
 export { leaseNameFor } from './leader-election/lease-name.ts';
+export type { ProbeRegistry } from './provision-controller.ts';
 export { ProvisionController } from './provision-controller.ts';
 export type {
   OperationContext,

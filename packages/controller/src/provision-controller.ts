@@ -12,7 +12,9 @@
  */
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
-import { type KubeObject, resources } from './client/resource-client.ts';
+import type { KubeApiClient } from './client/kube-api.ts';
+import { defaultRateLimit } from './client/request-limiter.ts';
+import { type KubeApi, type KubeObject, resources } from './client/resource-client.ts';
 import { BlockingVolumeStore, type SaveConfig } from './controller/blocking-volume-store.ts';
 import { claimKey } from './controller/claim-fields.ts';
 import { ClaimSync } from './controller/claim-sync.ts';
@@ -368,7 +370,7 @@ export class ProvisionController {
     try {
       return new LeaderElector({
         lock: {
-          leases: options.api.resource(resources.leases),
+          leases: leaseApi(options.api).resource(resources.leases),
           namespace: options.leaderElectionNamespace,
           name,
           identity: this.identity,
@@ -483,4 +485,13 @@ export class ProvisionController {
     return (object: KubeObject, type, reason, message) =>
       this.#recorder.event({ apiVersion: 'v1', kind, ...object }, type, reason, message);
   }
+}
+
+/**
+ * The API for the Lease: a client of its own throttle when `api` can make one, so that a burst of
+ * provisioning work queued on the shared throttle cannot delay renewals until the Lease is lost.
+ */
+function leaseApi(api: KubeApi): KubeApi {
+  const { withRateLimit } = api as Partial<KubeApiClient>;
+  return typeof withRateLimit === 'function' ? withRateLimit.call(api, defaultRateLimit) : api;
 }

@@ -4,7 +4,7 @@
 // and drops every connection (a second restart) mid-stream.
 import type { ControlPlane } from '@kube-provisioner/testenv';
 import type { V1Lease } from '@kubernetes/client-node';
-import { expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import { isAlreadyExists, isApiError, isGone, isNotFound } from '../src/client/api-error.ts';
 import { type ResourceClient, resources } from '../src/client/resource-client.ts';
 import { SharedInformer } from '../src/informer/shared-informer.ts';
@@ -12,6 +12,15 @@ import { isDeletedFinalStateUnknown } from '../src/informer/tombstone.ts';
 import { useE2eCluster, waitUntil } from './support/e2e-cluster.ts';
 
 const { env, client } = useE2eCluster();
+
+afterAll(async () => {
+  // After the restarts, kube-controller-manager and kube-scheduler sometimes take over a minute to
+  // notice they watch a new kube-apiserver (namespaces then get no ServiceAccount): restart them,
+  // so the files that run next get a working cluster.
+  const controlPlane = await env.controlPlane();
+  await controlPlane.restartComponent('kube-controller-manager');
+  await controlPlane.restartComponent('kube-scheduler');
+});
 
 const objectCount = 500;
 const writers = 16;
