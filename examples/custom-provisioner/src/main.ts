@@ -1,23 +1,57 @@
-/** Entry point: `PROVISIONER_NAME` and `ROOT` configure the provisioner; SIGTERM stops it gracefully. */
-import { createKubeApi, isLeaderElectionLostError, ProvisionController } from '@kube-provisioner/controller';
-import { KubeConfig } from '@kubernetes/client-node';
+/**
+ * Entry point: `PROVISIONER_NAME` and `ROOT` configure the provisioner, plus the shared flags of
+ * `provisionerFlags` (`--kubeconfig`, `--kube-api-qps`, `--threadiness`, …; see `--help`).
+ * `runProvisioner` handles SIGTERM (graceful stop), health probes on `HEALTH_PORT` and exit codes.
+ */
+import { resolve } from 'node:path';
+import {
+  type Environment,
+  type ProvisionerCliOptions,
+  parseFlags,
+  provisionerFlags,
+  readProvisionerFlags,
+  runProvisioner,
+  usageText,
+} from '@kube-provisioner/controller/cli';
 import { DirectoryProvisioner } from './directory-provisioner.ts';
 
-const kubeConfig = new KubeConfig();
-kubeConfig.loadFromDefault();
-const controller = new ProvisionController({
-  api: createKubeApi(kubeConfig),
-  provisionerName: process.env.PROVISIONER_NAME ?? 'example.com/directory',
-  provisioner: new DirectoryProvisioner(process.env.ROOT ?? '/var/lib/directory-provisioner'),
-  addFinalizer: true,
-});
-const stop = new AbortController();
-process.once('SIGTERM', () => stop.abort());
-process.once('SIGINT', () => stop.abort());
-try {
-  await controller.run(stop.signal);
-} catch (err) {
-  // Like the Go library, exit non-zero on a lost Lease so the pod restarts and campaigns again.
-  console.error(isLeaderElectionLostError(err) ? 'leader election lost' : err);
-  process.exitCode = 1;
+const flags = {
+  'provisioner-name': {
+    env: 'PROVISIONER_NAME',
+    default: 'example.com/directory',
+    description: 'name in StorageClass.provisioner',
+  },
+  root: { env: 'ROOT', default: '/var/lib/directory-provisioner', description: 'directory of the volumes' },
+  'health-port': { env: 'HEALTH_PORT', default: '8080', description: '/healthz, /readyz, /metrics; 0 = off' },
+  ...provisionerFlags,
+};
+
+interface Options extends ProvisionerCliOptions {
+  readonly provisionerName: string;
+  readonly root: string;
+  readonly healthPort: number;
 }
+
+function parse(argv: readonly string[], env: Environment): Options {
+  const parsed = parseFlags(flags, argv, env);
+  return {
+    provisionerName: parsed.required('provisioner-name'),
+    root: resolve(parsed.required('root')),
+    healthPort: parsed.integer('health-port', 0, 65535),
+    ...readProvisionerFlags(parsed),
+  };
+}
+
+await runProvisioner<Options>({
+  name: 'directory-provisioner',
+  usage: usageText('directory-provisioner', flags),
+  parse,
+  setup: (options) => ({
+    controller: {
+      provisionerName: options.provisionerName,
+      provisioner: new DirectoryProvisioner(options.root),
+      addFinalizer: true,
+    },
+    healthPort: options.healthPort,
+  }),
+});

@@ -46,7 +46,11 @@ describe('example manifests', () => {
   it('grant the Lease verbs, and nothing else, in the provisioner namespace', () => {
     expect(only('Role').rules).toEqual(namespaceRules);
     expect(only('Role').rules).toEqual([
-      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        verbs: ['get', 'watch', 'create', 'update'],
+      },
     ]);
   });
 

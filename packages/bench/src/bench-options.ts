@@ -24,6 +24,10 @@ export interface BenchOptions {
   readonly chart: string;
   /** Directory for the provisioner's V8 CPU profile of the burst; none when undefined. */
   readonly cpuProfileDir: string | undefined;
+  /** Extra flags of every provisioner started, e.g. `--kube-api-qps=100`. */
+  readonly provisionerArgs: readonly string[];
+  /** Extra Node.js flags of every provisioner started, e.g. `--max-semi-space-size=2`. */
+  readonly nodeFlags: readonly string[];
   readonly help: boolean;
 }
 
@@ -38,6 +42,8 @@ export function benchUsage(): string {
     '  --out <file.json>    results (default bench-results.json)',
     '  --chart <file.svg>   latency chart (default: the --out path with .svg)',
     '  --cpu-prof <dir>     write a V8 CPU profile of the provisioner during the burst',
+    '  --provisioner-arg=<flag>  extra provisioner CLI flag, repeatable (e.g. --provisioner-arg=--kube-api-qps=100)',
+    '  --node-flag=<flag>   extra Node.js flag of the provisioner, repeatable (e.g. --node-flag=--max-semi-space-size=2)',
     '  --help',
     '',
     'Runs against $TESTENV_KUBECONFIG when set, else starts its own control plane.',
@@ -55,7 +61,7 @@ export class BenchUsageError extends Error {
  * @throws BenchUsageError for unknown flags or invalid values.
  */
 export function parseBenchOptions(argv: readonly string[], cwd: string): BenchOptions {
-  let values: Record<string, string | boolean | undefined>;
+  let values: Record<string, string | boolean | string[] | undefined>;
   try {
     ({ values } = parseArgs({
       args: [...argv],
@@ -68,6 +74,8 @@ export function parseBenchOptions(argv: readonly string[], cwd: string): BenchOp
         out: { type: 'string' },
         chart: { type: 'string' },
         'cpu-prof': { type: 'string' },
+        'provisioner-arg': { type: 'string', multiple: true },
+        'node-flag': { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -88,8 +96,14 @@ export function parseBenchOptions(argv: readonly string[], cwd: string): BenchOp
     out,
     chart: chart === undefined ? out.replace(/(\.json)?$/, '.svg') : resolve(cwd, chart),
     cpuProfileDir: cpuProfileDir === undefined ? undefined : resolve(cwd, cpuProfileDir),
+    provisionerArgs: list(values['provisioner-arg']),
+    nodeFlags: list(values['node-flag']),
     help: values.help === true,
   };
+}
+
+function list(value: string | boolean | string[] | undefined): string[] {
+  return Array.isArray(value) ? value : [];
 }
 
 function parseScenarios(list: string): ScenarioName[] {

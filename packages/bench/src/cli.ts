@@ -39,8 +39,13 @@ async function runBurstScenarios(context: RunContext, options: BenchOptions): Pr
     root: space.root,
     provisionerName: context.provisionerName,
     leaseNamespace: space.namespace,
-    nodeFlags:
-      options.cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`],
+    extraArgs: options.provisionerArgs,
+    nodeFlags: [
+      ...options.nodeFlags,
+      ...(options.cpuProfileDir === undefined
+        ? []
+        : ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`]),
+    ],
   });
   let results: ScenarioResults;
   let template: Awaited<ReturnType<typeof runBurst>>['template'];
@@ -81,11 +86,20 @@ async function run(options: BenchOptions): Promise<void> {
     let results: ScenarioResults = {};
     if (options.scenarios.includes('burst')) results = await runBurstScenarios(context, options);
     if (options.scenarios.includes('scale')) {
-      const scale = await runScale(context, { existingPairs: options.existingPairs, claims: options.claims });
+      const scale = await runScale(context, {
+        existingPairs: options.existingPairs,
+        claims: options.claims,
+        extraArgs: options.provisionerArgs,
+        nodeFlags: options.nodeFlags,
+      });
       printTables({ scale });
       results = { ...results, scale };
     }
-    const report: BenchReport = { ...finishEnvironment(environment), scenarios: results };
+    const report: BenchReport = {
+      ...finishEnvironment(environment),
+      provisioner_flags: [...options.nodeFlags, ...options.provisionerArgs],
+      scenarios: results,
+    };
     await writeOutput(options.out, `${JSON.stringify(report, null, 2)}\n`);
     process.stdout.write(`${renderReport(report)}\n\nresults: ${options.out}\n`);
     if (results.burst !== undefined) process.stdout.write(`latency chart: ${options.chart}\n`);

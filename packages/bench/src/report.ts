@@ -94,5 +94,7 @@ export interface RunEnvironment {
 
 /** The whole JSON document. */
 export interface BenchReport extends RunEnvironment {
+  /** Flags given to every provisioner beyond the bench's own: Node.js flags, then CLI flags. */
+  readonly provisioner_flags: readonly string[];
   readonly scenarios: ScenarioResults;
 }

@@ -28,6 +28,8 @@ const selectorFlag = '--claim-label-selector';
 export interface ScaleOptions {
   readonly existingPairs: number;
   readonly claims: number;
+  /** CLI flags of the provisioner besides the bench's own. */
+  readonly extraArgs?: readonly string[];
   /** Node.js flags of the provisioner. */
   readonly nodeFlags?: readonly string[];
 }
@@ -84,7 +86,7 @@ async function scaleRun(
     root: space.root,
     provisionerName: context.provisionerName,
     leaseNamespace: space.namespace,
-    extraArgs: selector === null ? [] : [`${selectorFlag}=${selector}`],
+    extraArgs: [...(options.extraArgs ?? []), ...(selector === null ? [] : [`${selectorFlag}=${selector}`])],
     ...(options.nodeFlags === undefined ? {} : { nodeFlags: options.nodeFlags }),
   });
   try {

@@ -12,6 +12,8 @@ describe('parseBenchOptions', () => {
       out: '/work/bench-results.json',
       chart: '/work/bench-results.svg',
       cpuProfileDir: undefined,
+      provisionerArgs: [],
+      nodeFlags: [],
       help: false,
     });
   });
@@ -38,6 +40,19 @@ describe('parseBenchOptions', () => {
     expect(options.chart).toBe('/work/out/run.svg');
     expect(options.cpuProfileDir).toBe('/work/prof');
     expect(parseBenchOptions(['--chart', '/tmp/c.svg'], cwd).chart).toBe('/tmp/c.svg');
+  });
+
+  it('passes repeated provisioner and Node.js flags through in order', () => {
+    const options = parseBenchOptions(
+      [
+        '--provisioner-arg=--kube-api-qps=100',
+        '--provisioner-arg=--kube-api-burst=200',
+        '--node-flag=--max-semi-space-size=2',
+      ],
+      cwd,
+    );
+    expect(options.provisionerArgs).toEqual(['--kube-api-qps=100', '--kube-api-burst=200']);
+    expect(options.nodeFlags).toEqual(['--max-semi-space-size=2']);
   });
 
   it('takes N and M', () => {

@@ -99,6 +99,7 @@ describe('renderReport', () => {
       kubernetes_version: 'v1.36.3',
       git_commit: 'abc123',
       started_at: '2026-01-01T00:00:00.000Z',
+      provisioner_flags: [],
       scenarios: { burst },
     };
     const [conditions, table] = renderReport(report).split('\n\n');
@@ -107,5 +108,9 @@ describe('renderReport', () => {
         'load average 0.5 1 1.25 at start, 1 1 1 at end',
     );
     expect(table).toBe('**burst: 1000 claims**');
+    const tuned = { ...report, provisioner_flags: ['--max-semi-space-size=2', '--kube-api-qps=100'] };
+    expect(renderReport(tuned).split('\n\n')[0]).toMatch(
+      /at end, provisioner flags --max-semi-space-size=2 --kube-api-qps=100$/,
+    );
   });
 });

@@ -13,8 +13,15 @@
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import type { KubeApiClient } from './client/kube-api.ts';
-import { defaultRateLimit } from './client/request-limiter.ts';
-import { type KubeApi, type KubeObject, resources } from './client/resource-client.ts';
+import { defaultRateLimit, type RateLimit } from './client/request-limiter.ts';
+import {
+  type KubeApi,
+  type KubeObject,
+  type ResourceClient,
+  type ResourceDescriptor,
+  resources,
+} from './client/resource-client.ts';
+import { withoutManagedFields } from './client/without-managed-fields.ts';
 import { BlockingVolumeStore, type SaveConfig } from './controller/blocking-volume-store.ts';
 import { claimKey } from './controller/claim-fields.ts';
 import { ClaimSync } from './controller/claim-sync.ts';
@@ -106,13 +113,17 @@ export class ProvisionController {
     const clock = this.#clock;
 
     this.#recorder = createEventRecorder({
-      events: api.resource(resources.events),
+      // Two events per claim must not take the tokens of the PV creates they describe.
+      events: withOwnRateLimit(api, resolved.eventRateLimit).resource(resources.events),
       component: `${resolved.provisionerName}_${this.identity}`,
       clock,
       logger: this.#logger,
       registry: this.registry,
     });
     const informerOptions = { resyncPeriod: resolved.resyncPeriodMs, clock, logger: this.#logger };
+    // Nothing here reads managedFields; on 10k cached claims and PVs they would be most of the memory.
+    const cached = <T extends KubeObject>(descriptor: ResourceDescriptor<T>): ResourceClient<T> =>
+      withoutManagedFields(api.resource(descriptor));
     const own = <T extends { run(signal: AbortSignal): Promise<void> }>(informer: T): T => {
       this.#ownedInformers.push(informer);
       return informer;
@@ -120,7 +131,7 @@ export class ProvisionController {
     this.#claims =
       resolved.claimsInformer ??
       own(
-        new SharedInformer(api.resource(resources.persistentVolumeClaims), {
+        new SharedInformer(cached(resources.persistentVolumeClaims), {
           ...informerOptions,
           indexers: { [uidIndex]: indexByUid },
           ...(resolved.claimLabelSelector === undefined
@@ -133,10 +144,9 @@ export class ProvisionController {
       );
     this.#volumes =
       resolved.volumesInformer ??
-      own(new SharedInformer(api.resource(resources.persistentVolumes), informerOptions));
+      own(new SharedInformer(cached(resources.persistentVolumes), informerOptions));
     this.#classes =
-      resolved.classesInformer ??
-      own(new SharedInformer(api.resource(resources.storageClasses), informerOptions));
+      resolved.classesInformer ?? own(new SharedInformer(cached(resources.storageClasses), informerOptions));
 
     const limiters = this.#queueLimiters();
     this.#claimQueue = new RateLimitingQueue({
@@ -370,7 +380,7 @@ export class ProvisionController {
     try {
       return new LeaderElector({
         lock: {
-          leases: leaseApi(options.api).resource(resources.leases),
+          leases: withOwnRateLimit(options.api, defaultRateLimit).resource(resources.leases),
           namespace: options.leaderElectionNamespace,
           name,
           identity: this.identity,
@@ -488,10 +498,11 @@ export class ProvisionController {
 }
 
 /**
- * The API for the Lease: a client of its own throttle when `api` can make one, so that a burst of
- * provisioning work queued on the shared throttle cannot delay renewals until the Lease is lost.
+ * `api` with a throttle of its own when it can make one (a {@link KubeApiClient}), else `api` itself.
+ * The Lease needs one so that a burst of provisioning work queued on the shared throttle cannot delay
+ * renewals until the Lease is lost; the event recorder so that events never delay PV writes.
  */
-function leaseApi(api: KubeApi): KubeApi {
+function withOwnRateLimit(api: KubeApi, limit: RateLimit): KubeApi {
   const { withRateLimit } = api as Partial<KubeApiClient>;
-  return typeof withRateLimit === 'function' ? withRateLimit.call(api, defaultRateLimit) : api;
+  return typeof withRateLimit === 'function' ? withRateLimit.call(api, limit) : api;
 }

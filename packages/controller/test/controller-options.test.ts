@@ -38,6 +38,7 @@ describe('options', () => {
       metricsPath: '/metrics',
       rescheduleMode: 'merge-patch',
       apiRequestTimeoutMs: 30_000,
+      eventRateLimit: { qps: 20, burst: 30 },
     });
     expect(Object.isFrozen(resolved)).toBe(true);
   });
@@ -74,6 +75,8 @@ describe('options', () => {
       'leaseDurationMs (10000) must be greater than renewDeadlineMs (10000)',
     ],
     [{ renewDeadlineMs: 2_000 }, 'renewDeadlineMs (2000) must be greater than 1.2 × retryPeriodMs (2000)'],
+    [{ eventRateLimit: { qps: 0, burst: 10 } }, 'eventRateLimit needs qps > 0 and burst >= 1'],
+    [{ eventRateLimit: { qps: 5, burst: 0 } }, 'eventRateLimit needs qps > 0 and burst >= 1'],
   ])('a bad option throws a ConfigurationError at construction: %j', (bad, message) => {
     expect(() => new ProvisionController({ ...base(), ...bad })).toThrow(ConfigurationError);
     expect(() => new ProvisionController({ ...base(), ...bad })).toThrow(message);

@@ -3,8 +3,7 @@ import type { V1Lease } from '@kubernetes/client-node';
 import { V1MicroTime } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { defaultRateLimit } from '../src/client/request-limiter.ts';
-import { type KubeApi, resources } from '../src/client/resource-client.ts';
+import { resources } from '../src/client/resource-client.ts';
 import { ConfigurationError } from '../src/controller/options.ts';
 import type { Check } from '../src/http/health-server.ts';
 import { type ProbeRegistry, ProvisionController } from '../src/provision-controller.ts';
@@ -232,28 +231,5 @@ describe('ProvisionController.registerChecks', () => {
     const stopped = h.stop();
     await pump(clock, 1_000);
     await stopped;
-  });
-});
-
-describe('ProvisionController Lease client', () => {
-  it('uses a client with its own throttle for the Lease when the API can make one', () => {
-    const api = new FakeKubeApi();
-    const limits: unknown[] = [];
-    const throttled: string[] = [];
-    const leaseApi: KubeApi = {
-      resource: (descriptor) => {
-        throttled.push(descriptor.plural);
-        return api.resource(descriptor);
-      },
-    };
-    Object.assign(api, {
-      withRateLimit: (limit: unknown) => {
-        limits.push(limit);
-        return leaseApi;
-      },
-    });
-    new Harness({ objects, api, leaderElection: true, leaderElectionNamespace: 'kube-system' });
-    expect(limits).toEqual([defaultRateLimit]);
-    expect(throttled).toEqual(['leases']);
   });
 });

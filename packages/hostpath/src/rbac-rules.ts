@@ -3,31 +3,22 @@
  * checked against it, so RBAC cannot drift from the code (upstream shipped roles that never let the
  * example become leader).
  */
+import {
+  controllerClusterRules,
+  leaderElectionRules,
+  type PolicyRule,
+} from '@kube-provisioner/controller/cli';
 
-/** One RBAC policy rule. */
-export interface PolicyRule {
-  readonly apiGroups: readonly string[];
-  readonly resources: readonly string[];
-  readonly verbs: readonly string[];
-}
+export type { PolicyRule } from '@kube-provisioner/controller/cli';
 
 /**
- * Cluster-wide rules. Nodes are read in per-node mode to resolve the node-affinity label and to tell
- * a vanished node from a live peer. PVCs are only read: the provisioner never asks for a reschedule.
+ * Cluster-wide rules: the controller's, plus Nodes, read in per-node mode to resolve the node-affinity
+ * label and to tell a vanished node from a live peer. Claims are only read: no reschedule.
  */
 export const clusterRules: readonly PolicyRule[] = [
-  {
-    apiGroups: [''],
-    resources: ['persistentvolumes'],
-    verbs: ['get', 'list', 'watch', 'create', 'delete', 'patch'],
-  },
-  { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch'] },
-  { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: ['get', 'list', 'watch'] },
-  { apiGroups: [''], resources: ['events'], verbs: ['create', 'update', 'patch'] },
+  ...controllerClusterRules,
   { apiGroups: [''], resources: ['nodes'], verbs: ['get'] },
 ];
 
 /** Rules in the provisioner's own namespace: the leader-election Lease (shared mode). */
-export const namespaceRules: readonly PolicyRule[] = [
-  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
-];
+export const namespaceRules: readonly PolicyRule[] = leaderElectionRules;

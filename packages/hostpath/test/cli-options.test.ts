@@ -1,5 +1,6 @@
+import { UsageError } from '@kube-provisioner/controller/cli';
 import { describe, expect, it } from 'vitest';
-import { parseCliOptions, UsageError, usage } from '../src/cli-options.ts';
+import { parseCliOptions, usage } from '../src/cli-options.ts';
 
 const node = { NODE_NAME: 'node-a' };
 
@@ -14,6 +15,9 @@ describe('parseCliOptions', () => {
       kubeconfig: undefined,
       healthPort: 8080,
       leaderElectionNamespace: undefined,
+      claimLabelSelector: undefined,
+      kubeApiRateLimit: { qps: 20, burst: 30 },
+      threadiness: 4,
       verbosity: 0,
       help: false,
     });
@@ -39,6 +43,10 @@ describe('parseCliOptions', () => {
       HEALTH_PORT: '0',
       POD_NAMESPACE: 'storage',
       VERBOSITY: '4',
+      CLAIM_LABEL_SELECTOR: 'tier=db',
+      KUBE_API_QPS: '50',
+      KUBE_API_BURST: '100',
+      THREADINESS: '16',
     });
     expect(options).toMatchObject({
       mode: 'shared',
@@ -50,6 +58,26 @@ describe('parseCliOptions', () => {
       healthPort: 0,
       leaderElectionNamespace: 'storage',
       verbosity: 4,
+      claimLabelSelector: 'tier=db',
+      kubeApiRateLimit: { qps: 50, burst: 100 },
+      threadiness: 16,
+    });
+  });
+
+  it('takes the benchmark tuning flags: claim selector, API rate limit and threadiness', () => {
+    const options = parseCliOptions(
+      [
+        '--claim-label-selector=bench.kube-provisioner.io/role=provisioner',
+        '--kube-api-qps=0.5',
+        '--kube-api-burst=2',
+        '--threadiness=8',
+      ],
+      node,
+    );
+    expect(options).toMatchObject({
+      claimLabelSelector: 'bench.kube-provisioner.io/role=provisioner',
+      kubeApiRateLimit: { qps: 0.5, burst: 2 },
+      threadiness: 8,
     });
   });
 
@@ -68,6 +96,8 @@ describe('parseCliOptions', () => {
     [['--root', '/'], /--root must be an absolute path other than \//],
     [['--health-port', '70000'], /--health-port must be an integer from 0 to 65535/],
     [['--v', 'loud'], /--v must be an integer/],
+    [['--kube-api-qps', '0'], /--kube-api-qps must be a number above 0/],
+    [['--threadiness', '0'], /--threadiness must be an integer from 1/],
     [['--no-such-flag'], /no-such-flag/],
   ])('rejects %j', (argv, message) => {
     expect(() => parseCliOptions(argv, node)).toThrow(message);
@@ -75,7 +105,14 @@ describe('parseCliOptions', () => {
 
   it('lists every flag with its environment variable in the help text', () => {
     const text = usage();
-    for (const env of ['PROVISIONER_MODE', 'NODE_NAME', 'HOSTPATH_ROOT', 'KUBECONFIG', 'HEALTH_PORT']) {
+    for (const env of [
+      'PROVISIONER_MODE',
+      'NODE_NAME',
+      'HOSTPATH_ROOT',
+      'KUBECONFIG',
+      'HEALTH_PORT',
+      'CLAIM_LABEL_SELECTOR',
+    ]) {
       expect(text).toContain(`$${env}`);
     }
   });

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { renderRole } from '@kube-provisioner/controller/cli';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { parseClassParameters } from '../src/class-parameters.ts';
@@ -12,6 +13,7 @@ interface Manifest {
 }
 
 const deployDir = join(import.meta.dirname, '..', 'deploy');
+const rbacText = readFileSync(join(deployDir, 'rbac.yaml'), 'utf8');
 const manifests: Manifest[] = readdirSync(deployDir)
   .filter((file) => file.endsWith('.yaml'))
   .flatMap((file) => loadAllYaml(readFileSync(join(deployDir, file), 'utf8')) as Manifest[]);
@@ -43,6 +45,22 @@ describe('deploy manifests', () => {
     expect(byKind('Role')).toHaveLength(1);
     expect(role?.rules).toEqual(namespaceRules);
     expect(role?.metadata.namespace).toBe('kube-provisioner-hostpath');
+  });
+
+  it('let standby replicas watch the Lease, so a released Lease is taken over at once', () => {
+    expect(namespaceRules).toContainEqual(
+      expect.objectContaining({ resources: ['leases'], verbs: expect.arrayContaining(['watch']) }),
+    );
+  });
+
+  it('are the tables rendered, text for text', () => {
+    const namespace = 'kube-provisioner-hostpath';
+    expect(rbacText).toContain(
+      renderRole({ kind: 'ClusterRole', name: 'kube-provisioner-hostpath', rules: clusterRules }),
+    );
+    expect(rbacText).toContain(
+      renderRole({ kind: 'Role', name: `${namespace}-leader-election`, namespace, rules: namespaceRules }),
+    );
   });
 
   it('never allow creating pods or reading secrets', () => {

@@ -2,4 +2,4 @@
 /** `nfs-client-provisioner`; see the package README for flags, environment and exit codes. */
 import { runNfsProvisionerCli } from '@kube-provisioner/nfs-subdir';
 
-process.exitCode = await runNfsProvisionerCli({ program: 'nfs-client-provisioner', dialect: 'nfs-client' });
+await runNfsProvisionerCli({ program: 'nfs-client-provisioner', dialect: 'nfs-client' });

@@ -27,6 +27,6 @@ describe('nfs-client-provisioner', () => {
     const { status, stdout } = runCli(['--help']);
     expect(status).toBe(0);
     expect(stdout).toContain('Usage: nfs-client-provisioner [flags]');
-    expect(stdout).toContain('--mount-root <value> [$NFS_MOUNT_ROOT]');
+    expect(stdout).toMatch(/^ {2}--mount-root <value> +\[\$NFS_MOUNT_ROOT\] /mu);
   });
 });

@@ -2,4 +2,4 @@
 /** `nfs-subdir-provisioner`; see the package README for flags, environment and exit codes. */
 import { runNfsProvisionerCli } from './run-cli.ts';
 
-process.exitCode = await runNfsProvisionerCli({ program: 'nfs-subdir-provisioner', dialect: 'nfs-subdir' });
+await runNfsProvisionerCli({ program: 'nfs-subdir-provisioner', dialect: 'nfs-subdir' });

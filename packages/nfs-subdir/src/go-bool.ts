@@ -1,17 +1,5 @@
 /**
  * Go's `strconv.ParseBool`, which both upstream programs use for `archiveOnDelete` and
- * `ENABLE_LEADER_ELECTION`: existing StorageClasses and manifests spell booleans every way it accepts.
+ * `ENABLE_LEADER_ELECTION`; it lives in the CLI toolkit beside the flag that reads it.
  */
-
-const truthy: readonly string[] = ['1', 't', 'T', 'TRUE', 'true', 'True'];
-const falsy: readonly string[] = ['0', 'f', 'F', 'FALSE', 'false', 'False'];
-
-/** Every spelling Go accepts, for error messages. */
-export const goBooleanSpellings: string = [...truthy, ...falsy].join(' ');
-
-/** The boolean `value` spells, or `undefined` when Go would refuse it. */
-export function parseGoBoolean(value: string): boolean | undefined {
-  if (truthy.includes(value)) return true;
-  if (falsy.includes(value)) return false;
-  return undefined;
-}
+export { goBooleanSpellings, parseGoBoolean } from '@kube-provisioner/controller/cli';

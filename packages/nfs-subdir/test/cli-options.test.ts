@@ -17,6 +17,9 @@ describe('parseCliOptions', () => {
       renewDeadlineMs: 10_000,
       retryPeriodMs: 2_000,
       metricsPort: 8080,
+      claimLabelSelector: undefined,
+      kubeApiRateLimit: { qps: 20, burst: 30 },
+      threadiness: 4,
       verbosity: 0,
       help: false,
     });
@@ -76,6 +79,21 @@ describe('parseCliOptions', () => {
     });
   });
 
+  it('takes the benchmark tuning flags: claim selector, API rate limit and threadiness', () => {
+    const options = parseCliOptions(
+      ['--kube-api-qps', '100', '--kube-api-burst', '200', '--threadiness', '8'],
+      {
+        ...required,
+        CLAIM_LABEL_SELECTOR: 'team=storage',
+      },
+    );
+    expect(options).toMatchObject({
+      claimLabelSelector: 'team=storage',
+      kubeApiRateLimit: { qps: 100, burst: 200 },
+      threadiness: 8,
+    });
+  });
+
   it.each([
     [['--leader-election', 'maybe'], /ENABLE_LEADER_ELECTION must be a Go boolean/u],
     [['--nfs-path', 'export'], /NFS_PATH must be an absolute path/u],
@@ -85,6 +103,7 @@ describe('parseCliOptions', () => {
       /--leader-election-lease-duration must be a positive Go duration/u,
     ],
     [['--metrics-port', '70000'], /--metrics-port must be an integer from 0 to 65535/u],
+    [['--kube-api-burst', '0'], /--kube-api-burst must be an integer from 1/u],
     [['--no-such-flag'], /no-such-flag/u],
   ])('rejects %j', (argv, message) => {
     expect(() => parseCliOptions(argv, required)).toThrow(message);
@@ -103,6 +122,7 @@ describe('parseCliOptions', () => {
       'PROVISIONER_NAME',
       'KUBECONFIG',
       'ENABLE_LEADER_ELECTION',
+      'CLAIM_LABEL_SELECTOR',
     ]) {
       expect(text).toContain(`$${env}`);
     }

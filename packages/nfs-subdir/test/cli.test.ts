@@ -39,6 +39,7 @@ describe('nfs-subdir-provisioner', () => {
   it('prints the flags and their environment variables with --help', () => {
     const { status, stdout } = runCli(['--help']);
     expect(status).toBe(0);
-    expect(stdout).toContain('--nfs-server <value> [$NFS_SERVER]');
+    expect(stdout).toMatch(/^ {2}--nfs-server <value> +\[\$NFS_SERVER\] /mu);
+    expect(stdout).toContain('--claim-label-selector <value>');
   });
 });

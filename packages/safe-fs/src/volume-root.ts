@@ -382,20 +382,25 @@ export class VolumeRoot {
       return 'reused';
     }
     if (record !== undefined || stats !== undefined) {
-      checkAdoption(dir.pathOf(leaf), record, options);
+      await checkAdoption(dir, leaf, record, options);
       if (stats === undefined) await this.#makeLeaf(dir, leaf, options, undo);
-      await writeOwnershipRecord(dir, leaf, this.#record(owner), true);
+      // Unrecorded data: a record published meanwhile by another claim must win, not be replaced.
+      await this.#publishRecord(dir, leaf, owner, record !== undefined);
       return 'adopted';
     }
+    await this.#publishRecord(dir, leaf, owner, false);
+    undo.push(() => dir.unlink(volumeMarkerName(leaf)));
+    await this.#makeLeaf(dir, leaf, options, undo);
+    return 'created';
+  }
+
+  async #publishRecord(dir: DirectoryHandle, leaf: string, owner: VolumeOwner, replace: boolean): Promise<void> {
     try {
-      await writeOwnershipRecord(dir, leaf, this.#record(owner), false);
+      await writeOwnershipRecord(dir, leaf, this.#record(owner), replace);
     } catch (err) {
       if (errnoCode(err) !== 'EEXIST') throw err;
       throw ownershipError(dir.pathOf(leaf), 'is being created concurrently for another claim');
     }
-    undo.push(() => dir.unlink(volumeMarkerName(leaf)));
-    await this.#makeLeaf(dir, leaf, options, undo);
-    return 'created';
   }
 
   async #makeLeaf(
@@ -498,19 +503,25 @@ async function refuseHostingVolumes(volume: DirectoryHandle): Promise<void> {
 }
 
 /**
- * Refuses to take over `path` unless adoption was asked for and stays within the claim's namespace:
- * the record must name it, or, without a record, the first path segment must be it. The message never
- * names the other claim: it ends up in an event the requesting tenant can read.
+ * Refuses to take over `leaf` unless adoption was asked for and the data is the claim's own (R7).
+ * A record belongs to one volume: only a record naming this very PV (left by an earlier attempt)
+ * is taken over, since adopting another claim's live volume would leave two PVs on one directory.
+ * Unrecorded data must lie below the claim's namespace (the first path segment) and hold nothing
+ * of this package: a parent marker or a record anywhere inside means other volumes live there, and
+ * their data and records would be handed to this claim's workload. Messages never name the other
+ * claim: they end up in an event the requesting tenant can read.
  */
-function checkAdoption(
-  path: string,
+async function checkAdoption(
+  dir: DirectoryHandle,
+  leaf: string,
   record: OwnershipRecord | undefined,
   options: CreateVolumeOptions,
-): void {
+): Promise<void> {
+  const path = dir.pathOf(leaf);
   const found =
     record === undefined ? 'already exists without an ownership record' : 'belongs to another claim';
   if (options.adopt !== true) throw ownershipError(path, `${found}; refusing to reuse it`);
-  const { namespace } = options.owner;
+  const { namespace, pvName } = options.owner;
   const sameNamespace =
     record === undefined
       ? path.includes('/') && path.split('/')[0] === namespace
@@ -520,5 +531,18 @@ function checkAdoption(
       path,
       `${found}; adoption is limited to data of namespace ${JSON.stringify(namespace)}`,
     );
+  }
+  if (record !== undefined) {
+    if (record.pvName !== pvName) throw ownershipError(path, `${found}; only unrecorded data can be adopted`);
+    return;
+  }
+  const volume = await dir.openDirectory(leaf);
+  if (volume === undefined) throw ownershipError(path, 'vanished while being adopted');
+  try {
+    if ((await findBookkeeping(volume)) !== undefined) {
+      throw ownershipError(path, 'holds volumes or bookkeeping of this provisioner; refusing to adopt it');
+    }
+  } finally {
+    await volume.close();
   }
 }

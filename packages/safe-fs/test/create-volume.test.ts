@@ -159,38 +159,6 @@ describe('createVolume', () => {
       expect((await root.readOwner(path('shared')))?.claimUid).toBe('u2');
     });
 
-    it('adopts on request a recorded directory of the same namespace, keeping its data and mode', async () => {
-      const base = await tempDir();
-      const root = new VolumeRoot(base);
-      await root.createVolume(path('ns1-data'), { owner: ownerOf('ns1', 'data', 'old'), mode: 0o750 });
-      await writeFile(join(base, 'ns1-data/file'), 'kept');
-
-      const outcome = await root.createVolume(path('ns1-data'), {
-        owner: ownerOf('ns1', 'data', 'new'),
-        mode: 0o777,
-        adopt: true,
-      });
-
-      expect(outcome).toBe('adopted');
-      expect((await root.readOwner(path('ns1-data')))?.claimUid).toBe('new');
-      expect(await readFile(join(base, 'ns1-data/file'), 'utf8')).toBe('kept');
-      expect(await modeOf(join(base, 'ns1-data'))).toBe(0o750);
-    });
-
-    it('refuses adoption across namespaces', async () => {
-      const base = await tempDir();
-      const root = new VolumeRoot(base);
-      await root.createVolume(path('data'), { owner: ownerOf('ns2', 'data', 'u2'), mode: 0o700 });
-
-      const err = await rejection(
-        root.createVolume(path('data'), { owner: ownerOf('ns1', 'data', 'u1'), mode: 0o777, adopt: true }),
-      );
-
-      expect(err.kind).toBe('ownership');
-      expect(err.message).toContain('adoption is limited to data of namespace "ns1"');
-      expect((await root.readOwner(path('data')))?.claimUid).toBe('u2');
-    });
-
     it.each([
       ['is not valid JSON', (record: string) => writeFile(record, '{')],
       ['lacks the string field "claimUid"', (record: string) => writeFile(record, '{"namespace":"ns1"}')],
@@ -220,19 +188,6 @@ describe('createVolume', () => {
       expect(err.kind).toBe('ownership');
       expect(err.path).toBe('ns1');
       expect(await readdir(join(base, 'ns1'))).toEqual([]);
-    });
-
-    it("adopts unrecorded data only below a first segment equal to the claim's namespace", async () => {
-      const base = await tempDir();
-      await mkdir(join(base, 'ns1/data'), { recursive: true });
-      await mkdir(join(base, 'ns1-data'));
-      const root = new VolumeRoot(base);
-      const owner = ownerOf('ns1', 'data', 'u1');
-
-      expect(await root.createVolume(path('ns1/data'), { owner, mode: 0o777, adopt: true })).toBe('adopted');
-      const flat = await rejection(root.createVolume(path('ns1-data'), { owner, mode: 0o777, adopt: true }));
-      expect(flat.kind).toBe('ownership');
-      expect(await root.readOwner(path('ns1-data'))).toBeUndefined();
     });
   });
 

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
+import { defaultRateLimit, type RateLimit } from '../client/request-limiter.ts';
 import type { KubeApi } from '../client/resource-client.ts';
 import type { SharedInformer } from '../informer/shared-informer.ts';
 import { indexByUid, uidIndex } from '../informer/store.ts';
@@ -141,6 +142,12 @@ export interface ProvisionControllerOptions {
   readonly separateQueueLimiters?: boolean;
   /** Deadline of every API call, PV saves included; 0 = none. Default 30 s. */
   readonly apiRequestTimeoutMs?: number;
+  /**
+   * Client-side limit of Event writes. When `api` is a `KubeApiClient` the events get a limiter of
+   * their own at this rate, so they never take the tokens of PV creates and deletes; otherwise they
+   * share `api`'s. Default {@link defaultRateLimit} (20 QPS, burst 30).
+   */
+  readonly eventRateLimit?: RateLimit;
   /** How long a graceful stop waits for in-flight work before aborting it. Default 30 s. */
   readonly shutdownTimeoutMs?: number;
 
@@ -194,6 +201,7 @@ export interface ResolvedOptions {
   readonly rescheduleMode: RescheduleMode;
   readonly separateQueueLimiters: boolean;
   readonly apiRequestTimeoutMs: number;
+  readonly eventRateLimit: RateLimit;
   readonly shutdownTimeoutMs: number;
   readonly clock: Clock | undefined;
   readonly logger: Logger | undefined;
@@ -340,6 +348,7 @@ export function resolveOptions(options: ProvisionControllerOptions): ResolvedOpt
     rescheduleMode: options.rescheduleMode ?? 'merge-patch',
     separateQueueLimiters: options.separateQueueLimiters ?? true,
     apiRequestTimeoutMs: check.duration('apiRequestTimeoutMs', defaults.apiRequestTimeoutMs),
+    eventRateLimit: check.rateLimit('eventRateLimit', defaultRateLimit),
     shutdownTimeoutMs: check.duration('shutdownTimeoutMs', defaults.shutdownTimeoutMs),
     clock: options.clock,
     logger: options.logger,
@@ -456,6 +465,23 @@ class Checker {
   fn(key: string): void {
     const value = this.#options[key];
     if (value !== undefined && typeof value !== 'function') this.#problems.push(`${key} must be a function`);
+  }
+
+  rateLimit(key: string, fallback: RateLimit): RateLimit {
+    const value = this.#options[key] as Partial<RateLimit> | undefined;
+    if (value === undefined) return fallback;
+    const { qps, burst } = value ?? {};
+    // The same bounds as the token bucket's: it would throw later, at the first event.
+    const valid =
+      typeof qps === 'number' &&
+      qps > 0 &&
+      typeof burst === 'number' &&
+      (burst >= 1 || qps === Number.POSITIVE_INFINITY);
+    if (!valid) {
+      this.#problems.push(`${key} needs qps > 0 and burst >= 1, got ${JSON.stringify(value)}`);
+      return fallback;
+    }
+    return { qps, burst };
   }
 
   limiter(key: string): void {

@@ -1,0 +1,22 @@
+/**
+ * Toolkit for provisioner command-line programs: flags with environment fallbacks and help text, Go
+ * value syntax, RBAC tables rendered to manifests, and {@link runProvisioner}, which owns signals,
+ * the health server and exit codes.
+ *
+ * @packageDocumentation
+ */
+export type { Environment, FlagSpec, FlagSpecs } from './flags.ts';
+export { isUsageError, ParsedFlags, parseFlags, UsageError, usageText } from './flags.ts';
+export { goBooleanSpellings, parseGoBoolean, parseGoDuration } from './go-syntax.ts';
+export type { ProvisionerCliOptions, ProvisionerFlagName } from './provisioner-flags.ts';
+export { provisionerFlags, readProvisionerFlags } from './provisioner-flags.ts';
+export type { PolicyRule, RoleManifest } from './rbac.ts';
+export { controllerClusterRules, leaderElectionRules, renderRole, renderRules } from './rbac.ts';
+export type {
+  CliApi,
+  CliHost,
+  ProgramControllerOptions,
+  ProvisionerProgram,
+  ProvisionerSetup,
+} from './run-provisioner.ts';
+export { runProvisioner } from './run-provisioner.ts';

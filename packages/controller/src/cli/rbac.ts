@@ -1,0 +1,69 @@
+/**
+ * RBAC as data: the rules a ProvisionController needs (controller contract §16), for a provisioner to
+ * extend into its own table, and a renderer that turns a table into the Role YAML shipped beside it.
+ * Manifests are tested against (or generated from) the table, so RBAC cannot drift from the code.
+ */
+
+/** One RBAC policy rule. */
+export interface PolicyRule {
+  readonly apiGroups: readonly string[];
+  readonly resources: readonly string[];
+  readonly verbs: readonly string[];
+}
+
+/**
+ * Cluster-wide rules of the controller itself: cache PVs, claims and classes; save, delete and patch
+ * PVs (patch for the finalizer); record and aggregate events. Claims are only read: add `patch` on
+ * `persistentvolumeclaims` if the provisioner can ask for a reschedule.
+ */
+export const controllerClusterRules: readonly PolicyRule[] = [
+  {
+    apiGroups: [''],
+    resources: ['persistentvolumes'],
+    verbs: ['get', 'list', 'watch', 'create', 'delete', 'patch'],
+  },
+  { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: [''], resources: ['events'], verbs: ['create', 'update', 'patch'] },
+];
+
+/**
+ * Rules in the election namespace. `watch` lets a standby replica see a released or expired Lease at
+ * once; without it the elector logs a 403 and falls back to polling every retry period.
+ */
+export const leaderElectionRules: readonly PolicyRule[] = [
+  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'watch', 'create', 'update'] },
+];
+
+/** A ClusterRole, or a Role in `namespace`. */
+export interface RoleManifest {
+  readonly kind: 'ClusterRole' | 'Role';
+  readonly name: string;
+  /** Required for a Role. */
+  readonly namespace?: string;
+  readonly rules: readonly PolicyRule[];
+}
+
+/** The `rules:` block of a role, in the flow style of hand-written manifests (`verbs: ["get"]`). */
+export function renderRules(rules: readonly PolicyRule[]): string {
+  const list = (items: readonly string[]): string =>
+    `[${items.map((item) => JSON.stringify(item)).join(', ')}]`;
+  const entries = rules.map(
+    (rule) =>
+      `  - apiGroups: ${list(rule.apiGroups)}\n    resources: ${list(rule.resources)}\n    verbs: ${list(rule.verbs)}\n`,
+  );
+  return `rules:\n${entries.join('')}`;
+}
+
+/** One YAML document for `role`, without the leading `---`. */
+export function renderRole(role: RoleManifest): string {
+  if (role.kind === 'Role' && role.namespace === undefined)
+    throw new Error(`Role ${role.name} needs a namespace`);
+  const namespace = role.namespace === undefined ? '' : `  namespace: ${role.namespace}\n`;
+  return [
+    'apiVersion: rbac.authorization.k8s.io/v1\n',
+    `kind: ${role.kind}\n`,
+    `metadata:\n  name: ${role.name}\n${namespace}`,
+    renderRules(role.rules),
+  ].join('');
+}

@@ -1,0 +1,216 @@
+/**
+ * The process around a provisioner: parse the configuration, connect, run a ProvisionController with a
+ * health server until SIGTERM/SIGINT, and decide the exit code. The library never exits; this is the
+ * one place that sets one:
+ * - 0 after a graceful stop (in-flight work finished, Lease released) or `--help`;
+ * - 1 when the Lease is lost (the kubelet restarts the pod, which campaigns again, as in Go) or on an
+ *   unexpected error;
+ * - 2 for bad configuration (flags, environment, preflight checks, credentials, controller options),
+ *   with the reason on stderr.
+ */
+import { KubeConfig } from '@kubernetes/client-node';
+import { createKubeApi } from '../client/kube-api.ts';
+import type { RateLimit } from '../client/request-limiter.ts';
+import type { KubeApi } from '../client/resource-client.ts';
+import { isLeaderElectionLostError } from '../controller/leader-election-lost-error.ts';
+import { isConfigurationError, type ProvisionControllerOptions } from '../controller/options.ts';
+import { type Check, HealthServer } from '../http/health-server.ts';
+import { ProvisionController } from '../provision-controller.ts';
+import { createLogger, type LogFields, type Logger, levelForVerbosity } from '../util/logger.ts';
+import { type Environment, isUsageError } from './flags.ts';
+import type { ProvisionerCliOptions } from './provisioner-flags.ts';
+
+/** An API client the CLI closes when it is done. */
+export type CliApi = KubeApi & { close(): Promise<void> };
+
+/** Controller options a program chooses; the CLI supplies the rest from the shared flags. */
+export type ProgramControllerOptions = Omit<
+  ProvisionControllerOptions,
+  'api' | 'logger' | 'threadiness' | 'leaderElectionNamespace' | 'claimLabelSelector'
+>;
+
+/** What a program runs, built once the API is connected. */
+export interface ProvisionerSetup {
+  /** The provisioner, its name, and options such as leader election. */
+  readonly controller: ProgramControllerOptions;
+  /** Port of `/healthz`, `/readyz` and `/metrics`; 0 serves nothing. */
+  readonly healthPort: number;
+  /** Readiness checks besides the controller's, e.g. that the volume root is mounted. */
+  readonly readinessChecks?: Readonly<Record<string, Check>>;
+  /** Fields of the start-up log line. */
+  readonly logFields?: LogFields;
+}
+
+/** One provisioner program. */
+export interface ProvisionerProgram<Options extends ProvisionerCliOptions> {
+  /** Name in messages, e.g. `kube-hostpath-provisioner`. */
+  readonly name: string;
+  /** Printed for `--help` and after a usage error. */
+  readonly usage: string;
+  /** Reads the configuration. @throws UsageError for bad flags or environment. */
+  parse(argv: readonly string[], env: Environment): Options;
+  /** Checks before connecting, e.g. that a mount is there; a rejection is a configuration error. */
+  preflight?(options: Options): Promise<void>;
+  /** Builds the provisioner on the connected API. */
+  setup(options: Options, api: CliApi, logger: Logger): ProvisionerSetup;
+}
+
+/** The process {@link runProvisioner} runs in; tests substitute one. */
+export interface CliHost {
+  /** Arguments after the script. */
+  readonly argv: readonly string[];
+  readonly env: Environment;
+  readonly stdout: { write(text: string): unknown };
+  readonly stderr: { write(text: string): unknown };
+  /** Calls `listener` on SIGTERM or SIGINT; returns the unsubscribe. */
+  onStopSignal(listener: (signal: string) => void): () => void;
+  /** Opens the API with `kubeconfig` (in-cluster when `undefined`). @throws for unusable credentials. */
+  connect(kubeconfig: string | undefined, rateLimit: RateLimit): CliApi;
+  setExitCode(code: number): void;
+}
+
+const exitOk = 0;
+const exitFailure = 1;
+const exitBadConfiguration = 2;
+
+/**
+ * Runs `program` in `host` (default: this process) and sets the exit code when it is done; never
+ * rejects. Resolves after the graceful stop that a stop signal starts.
+ */
+export async function runProvisioner<Options extends ProvisionerCliOptions>(
+  program: ProvisionerProgram<Options>,
+  host: CliHost = processHost(),
+): Promise<void> {
+  let code: number;
+  try {
+    code = await run(program, host);
+  } catch (err) {
+    host.stderr.write(
+      `${program.name}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
+    code = exitFailure;
+  }
+  host.setExitCode(code);
+}
+
+async function run<Options extends ProvisionerCliOptions>(
+  program: ProvisionerProgram<Options>,
+  host: CliHost,
+): Promise<number> {
+  let options: Options;
+  try {
+    options = program.parse(host.argv, host.env);
+  } catch (err) {
+    if (!isUsageError(err)) throw err;
+    host.stderr.write(`${program.name}: ${err.message}\n\n${program.usage}\n`);
+    return exitBadConfiguration;
+  }
+  if (options.help) {
+    host.stdout.write(`${program.usage}\n`);
+    return exitOk;
+  }
+  const refuse = (err: unknown): number => {
+    host.stderr.write(`${program.name}: ${err instanceof Error ? err.message : String(err)}\n`);
+    return exitBadConfiguration;
+  };
+  try {
+    await program.preflight?.(options);
+  } catch (err) {
+    return refuse(err);
+  }
+  let api: CliApi;
+  try {
+    api = host.connect(options.kubeconfig, options.kubeApiRateLimit);
+  } catch (err) {
+    return refuse(err);
+  }
+  try {
+    return await serve(program, options, api, host);
+  } catch (err) {
+    if (isConfigurationError(err)) return refuse(err);
+    throw err;
+  } finally {
+    await api.close();
+  }
+}
+
+/** Runs the controller and its health server until a stop signal or a lost Lease. */
+async function serve<Options extends ProvisionerCliOptions>(
+  program: ProvisionerProgram<Options>,
+  options: Options,
+  api: CliApi,
+  host: CliHost,
+): Promise<number> {
+  const logger = createLogger({
+    level: levelForVerbosity(options.verbosity),
+    write: (line) => host.stderr.write(`${line}\n`),
+  });
+  const setup = program.setup(options, api, logger);
+  const controller = new ProvisionController({
+    ...setup.controller,
+    api,
+    logger,
+    threadiness: options.threadiness,
+    ...(options.leaderElectionNamespace === undefined
+      ? {}
+      : { leaderElectionNamespace: options.leaderElectionNamespace }),
+    ...(options.claimLabelSelector === undefined ? {} : { claimLabelSelector: options.claimLabelSelector }),
+  });
+  const health =
+    setup.healthPort === 0
+      ? undefined
+      : new HealthServer({ port: setup.healthPort, registries: [controller.registry], processMetrics: true });
+  if (health !== undefined) {
+    controller.registerChecks(health);
+    for (const [name, check] of Object.entries(setup.readinessChecks ?? {})) {
+      health.addReadinessCheck(name, check);
+    }
+    await health.listen();
+  }
+
+  const stop = new AbortController();
+  const unsubscribe = host.onStopSignal((signal) => {
+    logger.info({ signal }, 'stopping');
+    stop.abort();
+  });
+  logger.info(setup.logFields ?? {}, `starting ${program.name}`);
+  try {
+    await controller.run(stop.signal);
+    return exitOk;
+  } catch (err) {
+    if (!isLeaderElectionLostError(err)) throw err;
+    logger.error({ err }, 'leader election lost; exiting');
+    return exitFailure;
+  } finally {
+    unsubscribe();
+    await health?.close();
+  }
+}
+
+/** Credentials from a kubeconfig file, or in-cluster. */
+function connectKubeApi(kubeconfig: string | undefined, rateLimit: RateLimit): CliApi {
+  const kubeConfig = new KubeConfig();
+  if (kubeconfig === undefined) kubeConfig.loadFromCluster();
+  else kubeConfig.loadFromFile(kubeconfig);
+  return createKubeApi(kubeConfig, { rateLimit });
+}
+
+function processHost(): CliHost {
+  const signals = ['SIGTERM', 'SIGINT'] as const;
+  return {
+    argv: process.argv.slice(2),
+    env: process.env,
+    stdout: process.stdout,
+    stderr: process.stderr,
+    onStopSignal(listener) {
+      for (const signal of signals) process.once(signal, listener);
+      return () => {
+        for (const signal of signals) process.off(signal, listener);
+      };
+    },
+    connect: connectKubeApi,
+    setExitCode(code) {
+      process.exitCode = code;
+    },
+  };
+}

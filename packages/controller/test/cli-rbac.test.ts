@@ -1,0 +1,71 @@
+import { loadAllYaml } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { controllerClusterRules, leaderElectionRules, renderRole, renderRules } from '../src/cli/rbac.ts';
+
+describe('RBAC tables', () => {
+  it('grant the controller what contract §16 lists, claims read-only', () => {
+    expect(controllerClusterRules.map((rule) => [rule.resources.join(), rule.verbs.join(' ')])).toEqual([
+      ['persistentvolumes', 'get list watch create delete patch'],
+      ['persistentvolumeclaims', 'get list watch'],
+      ['storageclasses', 'get list watch'],
+      ['events', 'create update patch'],
+    ]);
+  });
+
+  it('let the elector watch its Lease', () => {
+    expect(leaderElectionRules).toEqual([
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        verbs: ['get', 'watch', 'create', 'update'],
+      },
+    ]);
+  });
+});
+
+describe('renderRole', () => {
+  it('renders a Role whose YAML parses back to the table', () => {
+    const text = renderRole({
+      kind: 'Role',
+      name: 'election',
+      namespace: 'storage',
+      rules: leaderElectionRules,
+    });
+    expect(text).toBe(
+      [
+        'apiVersion: rbac.authorization.k8s.io/v1',
+        'kind: Role',
+        'metadata:',
+        '  name: election',
+        '  namespace: storage',
+        'rules:',
+        '  - apiGroups: ["coordination.k8s.io"]',
+        '    resources: ["leases"]',
+        '    verbs: ["get", "watch", "create", "update"]',
+        '',
+      ].join('\n'),
+    );
+    expect(loadAllYaml(text)).toEqual([
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'Role',
+        metadata: { name: 'election', namespace: 'storage' },
+        rules: leaderElectionRules,
+      },
+    ]);
+  });
+
+  it('renders a ClusterRole without a namespace, with the core group as ""', () => {
+    const text = renderRole({ kind: 'ClusterRole', name: 'runner', rules: controllerClusterRules });
+    expect(text).not.toContain('namespace:');
+    expect(text).toContain(renderRules(controllerClusterRules));
+    expect(text).toContain('  - apiGroups: [""]\n    resources: ["persistentvolumes"]\n');
+    expect((loadAllYaml(text)[0] as { rules: unknown }).rules).toEqual(controllerClusterRules);
+  });
+
+  it('refuses a Role without a namespace', () => {
+    expect(() => renderRole({ kind: 'Role', name: 'election', rules: leaderElectionRules })).toThrow(
+      'Role election needs a namespace',
+    );
+  });
+});

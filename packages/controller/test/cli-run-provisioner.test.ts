@@ -1,0 +1,277 @@
+import { createServer } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { type FlagSpecs, parseFlags, usageText } from '../src/cli/flags.ts';
+import {
+  type ProvisionerCliOptions,
+  provisionerFlags,
+  readProvisionerFlags,
+} from '../src/cli/provisioner-flags.ts';
+import {
+  type CliApi,
+  type CliHost,
+  type ProvisionerProgram,
+  type ProvisionerSetup,
+  runProvisioner,
+} from '../src/cli/run-provisioner.ts';
+import type { RateLimit } from '../src/client/request-limiter.ts';
+import { resources } from '../src/client/resource-client.ts';
+import { FakeKubeApi } from '../src/testing/fake-api.ts';
+import { ManualClock } from '../src/testing/manual-clock.ts';
+import { eventually, TestProvisioner } from './controller-fixtures.ts';
+
+/** A process double: records output, the exit code and the API it hands out. */
+class FakeHost implements CliHost {
+  readonly argv: readonly string[];
+  readonly env: Readonly<Record<string, string | undefined>> = {};
+  readonly api: FakeKubeApi;
+  out = '';
+  err = '';
+  exitCode: number | undefined;
+  connected: { kubeconfig: string | undefined; rateLimit: RateLimit } | undefined;
+  closed = false;
+  stopListener: ((signal: string) => void) | undefined;
+  readonly stdout = { write: (text: string) => (this.out += text) };
+  readonly stderr = { write: (text: string) => (this.err += text) };
+  connectError: Error | undefined;
+
+  constructor(argv: readonly string[], api: FakeKubeApi = new FakeKubeApi()) {
+    this.argv = argv;
+    this.api = api;
+  }
+
+  onStopSignal(listener: (signal: string) => void): () => void {
+    this.stopListener = listener;
+    return () => {
+      this.stopListener = undefined;
+    };
+  }
+
+  connect(kubeconfig: string | undefined, rateLimit: RateLimit): CliApi {
+    if (this.connectError !== undefined) throw this.connectError;
+    this.connected = { kubeconfig, rateLimit };
+    const { api } = this;
+    return {
+      resource: (descriptor) => api.resource(descriptor),
+      close: async () => {
+        this.closed = true;
+      },
+    };
+  }
+
+  setExitCode(code: number): void {
+    this.exitCode = code;
+  }
+}
+
+const flags = {
+  name: { env: 'NAME', default: 'example.com/test', description: 'provisioner name' },
+  'health-port': { default: '0', description: 'probe port' },
+  ...provisionerFlags,
+} satisfies FlagSpecs;
+
+interface TestOptions extends ProvisionerCliOptions {
+  readonly name: string;
+  readonly healthPort: number;
+}
+
+function program(
+  setup: (options: TestOptions) => Partial<ProvisionerSetup> = () => ({}),
+  preflight?: () => Promise<void>,
+): ProvisionerProgram<TestOptions> {
+  return {
+    name: 'test-provisioner',
+    usage: usageText('test-provisioner', flags),
+    parse(argv, env) {
+      const parsed = parseFlags(flags, argv, env);
+      return {
+        name: parsed.required('name'),
+        healthPort: parsed.integer('health-port', 0, 65535),
+        ...readProvisionerFlags(parsed),
+      };
+    },
+    ...(preflight === undefined ? {} : { preflight }),
+    setup: (options) => ({
+      controller: {
+        provisionerName: options.name,
+        provisioner: new TestProvisioner(),
+        leaderElection: false,
+      },
+      healthPort: options.healthPort,
+      ...setup(options),
+    }),
+  };
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('runProvisioner', () => {
+  it('exits 2 on a usage error, printing the reason and the help text, without connecting', async () => {
+    const host = new FakeHost(['--threadiness', 'many']);
+    await runProvisioner(program(), host);
+    expect(host.exitCode).toBe(2);
+    expect(host.err).toContain(
+      'test-provisioner: --threadiness must be an integer from 1 to 1000, got "many"',
+    );
+    expect(host.err).toContain('Usage: test-provisioner [flags]');
+    expect(host.connected).toBeUndefined();
+  });
+
+  it('prints the help text on stdout and exits 0', async () => {
+    const host = new FakeHost(['--help']);
+    await runProvisioner(program(), host);
+    expect(host.exitCode).toBe(0);
+    expect(host.out).toContain('--claim-label-selector <value>');
+    expect(host.connected).toBeUndefined();
+  });
+
+  it('exits 2 with the reason when a preflight check fails', async () => {
+    const host = new FakeHost([]);
+    await runProvisioner(
+      program(undefined, async () => {
+        throw new Error('mount root /export is not a directory');
+      }),
+      host,
+    );
+    expect(host.exitCode).toBe(2);
+    expect(host.err).toBe('test-provisioner: mount root /export is not a directory\n');
+  });
+
+  it('exits 2 when the credentials cannot be loaded', async () => {
+    const host = new FakeHost(['--kubeconfig', '/missing']);
+    host.connectError = new Error("ENOENT: no such file or directory, open '/missing'");
+    await runProvisioner(program(), host);
+    expect(host.exitCode).toBe(2);
+    expect(host.err).toContain('/missing');
+  });
+
+  it('exits 2 when the controller refuses its options, and closes the API', async () => {
+    const host = new FakeHost(['--name', 'example.com/test']);
+    await runProvisioner(
+      program(() => ({ controller: { provisionerName: '', provisioner: new TestProvisioner() } })),
+      host,
+    );
+    expect(host.exitCode).toBe(2);
+    expect(host.err).toContain('provisionerName must be a non-empty string');
+    expect(host.closed).toBe(true);
+  });
+
+  it('exits 1 with the stack of an unexpected error', async () => {
+    const host = new FakeHost([]);
+    await runProvisioner(
+      {
+        ...program(),
+        parse: () => {
+          throw new TypeError('bug in parse');
+        },
+      },
+      host,
+    );
+    expect(host.exitCode).toBe(1);
+    expect(host.err).toMatch(/^test-provisioner: TypeError: bug in parse\n {4}at /u);
+  });
+
+  it('connects with the API rate limit and passes the claim selector and threadiness to the controller', async () => {
+    const host = new FakeHost([
+      '--kubeconfig=/k/config',
+      '--kube-api-qps=50',
+      '--kube-api-burst=80',
+      '--claim-label-selector=tier=db',
+      '--threadiness=2',
+    ]);
+    const done = runProvisioner(program(), host);
+    const claimList = () =>
+      host.api
+        .actions()
+        .find((action) => action.verb === 'list' && action.resource === 'persistentvolumeclaims');
+    const list = await eventually(() => {
+      const action = claimList();
+      if (action === undefined) throw new Error('claims not listed yet');
+      return action;
+    });
+    expect(host.connected).toEqual({ kubeconfig: '/k/config', rateLimit: { qps: 50, burst: 80 } });
+    expect(list.options).toMatchObject({ labelSelector: 'tier=db' });
+    host.stopListener?.('SIGTERM');
+    await done;
+    expect(host.exitCode).toBe(0);
+  });
+
+  it("serves /readyz with the controller's and the program's checks, and stops gracefully on a signal", async () => {
+    const port = await freePort();
+    const host = new FakeHost(['--health-port', String(port)]);
+    let rootMounted = true;
+    const done = runProvisioner(
+      program(() => ({
+        readinessChecks: {
+          root: () => {
+            if (!rootMounted) throw new Error('root is gone');
+          },
+        },
+      })),
+      host,
+    );
+    const readyz = async (): Promise<{ status: number; body: string }> => {
+      const response = await fetch(`http://127.0.0.1:${port}/readyz`);
+      return { status: response.status, body: await response.text() };
+    };
+    const ready = await eventually(async () => {
+      const result = await readyz();
+      expect(result.status).toBe(200);
+      return result;
+    });
+    expect(ready.body).toContain('[+]provision-controller ok');
+    expect(ready.body).toContain('[+]root ok');
+    rootMounted = false;
+    expect(await readyz()).toMatchObject({
+      status: 500,
+      body: expect.stringContaining('[-]root failed: root is gone'),
+    });
+
+    host.stopListener?.('SIGTERM');
+    await done;
+    expect(host.exitCode).toBe(0);
+    expect(host.err).toContain('"msg":"stopping"');
+    expect(host.stopListener).toBeUndefined();
+    expect(host.closed).toBe(true);
+    await expect(fetch(`http://127.0.0.1:${port}/readyz`)).rejects.toThrow();
+  });
+
+  it('exits 1 when the leader Lease is lost', async () => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const api = new FakeKubeApi({ clock });
+    const host = new FakeHost(['--leader-election-namespace', 'kube-system'], api);
+    const done = runProvisioner(
+      program((options) => ({
+        controller: {
+          provisionerName: options.name,
+          provisioner: new TestProvisioner(),
+          leaderElection: true,
+          clock,
+        },
+      })),
+      host,
+    );
+    const pump = async (ms: number): Promise<void> => {
+      for (let elapsed = 0; elapsed < ms; elapsed += 500) {
+        clock.advance(500);
+        for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+      }
+    };
+    await pump(2_000);
+    expect(api.objects(resources.leases, 'kube-system')).toHaveLength(1);
+    for (const verb of ['get', 'update'] as const) {
+      api.prependReactor({ resource: 'leases', verb }, () => {
+        throw new Error('api down');
+      });
+    }
+    await pump(20_000);
+    await done;
+    expect(host.exitCode).toBe(1);
+    expect(host.err).toContain('leader election lost; exiting');
+  });
+});

@@ -1,0 +1,153 @@
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { type FsOps, nodeFsOps, parseRelativeVolumePath, type SafeFsError, VolumeRoot } from '../src/index.ts';
+import { ownerOf, useTempDirs } from './fixtures.ts';
+
+const tempDir = useTempDirs();
+const path = parseRelativeVolumePath;
+
+async function rejection(promise: Promise<unknown>): Promise<SafeFsError> {
+  return promise.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (reason: unknown) => reason as SafeFsError,
+  );
+}
+
+describe('adopting existing data (R7)', () => {
+  it("adopts unrecorded data below the claim's namespace, keeping its content and mode", async () => {
+    const base = await tempDir();
+    await mkdir(join(base, 'ns1/data'), { recursive: true, mode: 0o750 });
+    await writeFile(join(base, 'ns1/data/file'), 'kept');
+    const root = new VolumeRoot(base);
+    const owner = ownerOf('ns1', 'data', 'u1');
+
+    expect(await root.createVolume(path('ns1/data'), { owner, mode: 0o777, adopt: true })).toBe('adopted');
+
+    expect((await root.readOwner(path('ns1/data')))?.claimUid).toBe('u1');
+    expect(await readFile(join(base, 'ns1/data/file'), 'utf8')).toBe('kept');
+    expect((await stat(join(base, 'ns1/data'))).mode & 0o7777).toBe(0o750);
+  });
+
+  it('refuses unrecorded data outside a first segment equal to the namespace, and flat paths', async () => {
+    const base = await tempDir();
+    await mkdir(join(base, 'ns2/data'), { recursive: true });
+    await mkdir(join(base, 'ns1-data'));
+    const root = new VolumeRoot(base);
+    const owner = ownerOf('ns1', 'data', 'u1');
+
+    for (const target of ['ns2/data', 'ns1-data']) {
+      const err = await rejection(root.createVolume(path(target), { owner, mode: 0o777, adopt: true }));
+      expect(err.kind).toBe('ownership');
+      expect(err.message).toContain('adoption is limited to data of namespace "ns1"');
+      expect(await root.readOwner(path(target))).toBeUndefined();
+    }
+  });
+
+  it('refuses recorded data of another namespace without naming it', async () => {
+    const base = await tempDir();
+    const root = new VolumeRoot(base);
+    await root.createVolume(path('data'), { owner: ownerOf('ns2', 'secret', 'u2'), mode: 0o700 });
+
+    const err = await rejection(
+      root.createVolume(path('data'), { owner: ownerOf('ns1', 'data', 'u1'), mode: 0o777, adopt: true }),
+    );
+
+    expect(err.kind).toBe('ownership');
+    expect(err.message).toContain('adoption is limited to data of namespace "ns1"');
+    expect(err.message).not.toMatch(/ns2|secret/);
+    expect((await root.readOwner(path('data')))?.claimUid).toBe('u2');
+  });
+
+  it("refuses a live volume of another claim in the same namespace, so its own PV can still delete it", async () => {
+    const base = await tempDir();
+    const root = new VolumeRoot(base);
+    const first = ownerOf('ns1', 'original', 'old');
+    await root.createVolume(path('ns1/data'), { owner: first, mode: 0o750 });
+
+    const err = await rejection(
+      root.createVolume(path('ns1/data'), { owner: ownerOf('ns1', 'copy', 'new'), mode: 0o777, adopt: true }),
+    );
+
+    expect(err.kind).toBe('ownership');
+    expect(err.message).toContain('only unrecorded data can be adopted');
+    expect(err.message).not.toMatch(/original|old/);
+    expect((await root.readOwner(path('ns1/data')))?.claimUid).toBe('old');
+    expect(await root.deleteVolume(path('ns1/data'), { pvName: first.pvName })).toBe('deleted');
+  });
+
+  it("refuses a parent made for another namespace's volume, which would expose its data and record", async () => {
+    // pathPattern `${.PVC.annotations.x}`: a team-b claim renders team-a/x/y, a team-a claim team-a/x.
+    const base = await tempDir();
+    const root = new VolumeRoot(base);
+    const victim = ownerOf('team-b', 'db', 'u2');
+    await root.createVolume(path('team-a/x/y'), { owner: victim, mode: 0o777 });
+    await writeFile(join(base, 'team-a/x/y/secret'), 'team-b data');
+
+    const err = await rejection(
+      root.createVolume(path('team-a/x'), { owner: ownerOf('team-a', 'grab', 'u1'), mode: 0o777, adopt: true }),
+    );
+
+    expect(err.kind).toBe('ownership');
+    expect(err.message).toContain('holds volumes or bookkeeping of this provisioner');
+    expect(err.message).not.toMatch(/\.y\.|secret/);
+    expect(await root.readOwner(path('team-a/x'))).toBeUndefined();
+    expect(await root.readOwner(path('team-a/x/y'))).toMatchObject({ claimUid: 'u2' });
+    expect(await readFile(join(base, 'team-a/x/y/secret'), 'utf8')).toBe('team-b data');
+  });
+
+  it('refuses an empty parent this package made, marker and all', async () => {
+    const base = await tempDir();
+    const root = new VolumeRoot(base);
+    await mkdir(join(base, 'ns1/parent'), { recursive: true });
+    await writeFile(join(base, 'ns1/parent/.kube-provisioner-parent.json'), '{}\n');
+
+    const err = await rejection(
+      root.createVolume(path('ns1/parent'), { owner: ownerOf('ns1', 'p', 'u1'), mode: 0o777, adopt: true }),
+    );
+
+    expect(err.kind).toBe('ownership');
+    expect(await readdir(join(base, 'ns1'))).toEqual(['parent']);
+  });
+
+  it('refuses unrecorded legacy data that has come to hold a volume of this package', async () => {
+    const base = await tempDir();
+    const root = new VolumeRoot(base);
+    await mkdir(join(base, 'ns1/legacy'), { recursive: true });
+    await root.createVolume(path('ns1/legacy/deep/db'), { owner: ownerOf('ns1', 'db', 'u2'), mode: 0o777 });
+
+    const err = await rejection(
+      root.createVolume(path('ns1/legacy'), { owner: ownerOf('ns1', 'old', 'u1'), mode: 0o777, adopt: true }),
+    );
+
+    expect(err.kind).toBe('ownership');
+    expect(await root.readOwner(path('ns1/legacy'))).toBeUndefined();
+  });
+
+  it('never replaces a record another claim publishes while the data is being adopted', async () => {
+    const base = await tempDir();
+    await mkdir(join(base, 'ns1/data'), { recursive: true });
+    const racer = ownerOf('ns1', 'racer', 'u2');
+    const fs: FsOps = {
+      ...nodeFsOps,
+      link: async (existing, target) => {
+        if (target.endsWith('/.data.kube-provisioner.json')) {
+          await writeFile(join(base, 'ns1/.data.kube-provisioner.json'), JSON.stringify({ ...racer, createdAt: '' }));
+        }
+        return nodeFsOps.link(existing, target);
+      },
+    };
+    const root = new VolumeRoot(base, { fs });
+
+    const err = await rejection(
+      root.createVolume(path('ns1/data'), { owner: ownerOf('ns1', 'data', 'u1'), mode: 0o777, adopt: true }),
+    );
+
+    expect(err.kind).toBe('ownership');
+    expect(err.message).toContain('concurrently');
+    expect((await root.readOwner(path('ns1/data')))?.claimUid).toBe('u2');
+    expect(await readdir(join(base, 'ns1/data'))).toEqual([]);
+  });
+});
