@@ -6,11 +6,22 @@
  */
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 
+/**
+ * The annotations naming a claim's provisioner (GA, then beta). The provisioner acts on a claim only
+ * once one is set, so claim seen → annotated is the PV controller's share of the latency.
+ */
+const provisionerAnnotations = [
+  'volume.kubernetes.io/storage-provisioner',
+  'volume.beta.kubernetes.io/storage-provisioner',
+];
+
 /** Milliseconds on the bench's monotonic clock (`performance.now()`). */
 type Instant = number;
 
 interface ClaimRecord {
   added?: Instant;
+  /** First seen with the storage-provisioner annotation, which kube-controller-manager's PV controller sets. */
+  annotated?: Instant;
   bound?: Instant;
   volumeAdded?: Instant;
   volumeDeleted?: Instant;
@@ -19,6 +30,7 @@ interface ClaimRecord {
 /** How many claims reached each stage. */
 export interface TimelineCounts {
   readonly claimsAdded: number;
+  readonly claimsAnnotated: number;
   readonly claimsBound: number;
   readonly volumesAdded: number;
   readonly volumesDeleted: number;
@@ -37,7 +49,14 @@ export class ClaimTimeline {
   readonly #namespace: string;
   readonly #claims = new Map<string, ClaimRecord>();
   readonly #waiters = new Set<Waiter>();
-  #counts: TimelineCounts = { claimsAdded: 0, claimsBound: 0, volumesAdded: 0, volumesDeleted: 0 };
+  #counts: TimelineCounts = {
+    claimsAdded: 0,
+    claimsAnnotated: 0,
+    claimsBound: 0,
+    volumesAdded: 0,
+    volumesDeleted: 0,
+  };
+  #lastAnnotated: Instant | undefined;
   #lastBound: Instant | undefined;
   #lastVolumeAdded: Instant | undefined;
   #lastVolumeDeleted: Instant | undefined;
@@ -50,6 +69,11 @@ export class ClaimTimeline {
   /** Stage counts so far. */
   get counts(): TimelineCounts {
     return this.#counts;
+  }
+
+  /** When the last claim was first seen with the storage-provisioner annotation. */
+  get lastAnnotated(): Instant | undefined {
+    return this.#lastAnnotated;
   }
 
   /** When the last claim was first seen Bound. */
@@ -75,6 +99,12 @@ export class ClaimTimeline {
     if (record.added === undefined) {
       record.added = at;
       this.#bump('claimsAdded');
+    }
+    const annotations = claim.metadata?.annotations ?? {};
+    if (record.annotated === undefined && provisionerAnnotations.some((key) => key in annotations)) {
+      record.annotated = at;
+      this.#lastAnnotated = at;
+      this.#bump('claimsAnnotated');
     }
     if (record.bound === undefined && claim.status?.phase === 'Bound') {
       record.bound = at;
@@ -102,11 +132,12 @@ export class ClaimTimeline {
     this.#settle();
   }
 
-  /** Claim seen → its PV seen, in ms, for every claim that has both. */
-  latencies(): number[] {
+  /** Claim seen (`from: 'added'`) or seen annotated (`'annotated'`) → its PV seen, in ms, for every claim that has both. */
+  latencies(from: 'added' | 'annotated' = 'added'): number[] {
     const latencies: number[] = [];
-    for (const { added, volumeAdded } of this.#claims.values()) {
-      if (added !== undefined && volumeAdded !== undefined) latencies.push(volumeAdded - added);
+    for (const record of this.#claims.values()) {
+      const start = record[from];
+      if (start !== undefined && record.volumeAdded !== undefined) latencies.push(record.volumeAdded - start);
     }
     return latencies;
   }

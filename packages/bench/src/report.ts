@@ -13,10 +13,17 @@ export interface BurstResult {
   readonly seconds_to_all_pv: number;
   /** First claim create sent → last claim seen Bound. */
   readonly seconds_to_all_bound: number;
+  /**
+   * First claim create sent → last claim seen with the storage-provisioner annotation, which
+   * kube-controller-manager's PV controller sets and the provisioner waits for.
+   */
+  readonly seconds_to_all_annotated: number;
   /** `claims / seconds_to_all_pv`. */
   readonly claims_per_s: number;
   /** Claim ADDED → its PV ADDED, both seen by one watcher. */
   readonly latency_ms: LatencySummary;
+  /** Claim seen annotated → its PV ADDED: the provisioner's own share of the latency. */
+  readonly annotated_to_pv_ms: LatencySummary;
   /** Provisioner peak RSS over its whole life (VmHWM). */
   readonly peak_rss_mb: number;
   /** Provisioner CPU (user + system) between the first create and the last PV. */

@@ -4,9 +4,14 @@ import { ClaimTimeline } from '../src/claim-timeline.ts';
 
 const namespace = 'bench';
 
-function claim(uid: string, phase?: string, ns = namespace): V1PersistentVolumeClaim {
+function claim(
+  uid: string,
+  phase?: string,
+  ns = namespace,
+  annotations: Record<string, string> = {},
+): V1PersistentVolumeClaim {
   return {
-    metadata: { uid, namespace: ns, name: uid },
+    metadata: { uid, namespace: ns, name: uid, annotations },
     ...(phase === undefined ? {} : { status: { phase } }),
   };
 }
@@ -24,7 +29,13 @@ describe('ClaimTimeline', () => {
     timeline.recordVolume('ADDED', volume('a'), 1500);
     expect(timeline.latencies().sort()).toEqual([290, 500]);
     expect(timeline.lastVolumeAdded).toBe(1500);
-    expect(timeline.counts).toEqual({ claimsAdded: 2, claimsBound: 0, volumesAdded: 2, volumesDeleted: 0 });
+    expect(timeline.counts).toEqual({
+      claimsAdded: 2,
+      claimsAnnotated: 0,
+      claimsBound: 0,
+      volumesAdded: 2,
+      volumesDeleted: 0,
+    });
   });
 
   it('keeps the first sighting of each stage and ignores repeats', () => {
@@ -40,6 +51,33 @@ describe('ClaimTimeline', () => {
     expect(timeline.counts.volumesAdded).toBe(1);
   });
 
+  it("measures the PV controller's share: claim seen → annotated, and annotated → PV seen", () => {
+    const timeline = new ClaimTimeline(namespace);
+    timeline.recordClaim('ADDED', claim('a'), 1000);
+    timeline.recordClaim('ADDED', claim('b'), 1000);
+    timeline.recordClaim(
+      'MODIFIED',
+      claim('a', undefined, namespace, { 'volume.kubernetes.io/storage-provisioner': 'p' }),
+      1200,
+    );
+    timeline.recordClaim(
+      'MODIFIED',
+      claim('b', undefined, namespace, { 'volume.beta.kubernetes.io/storage-provisioner': 'p' }),
+      1400,
+    );
+    timeline.recordClaim(
+      'MODIFIED',
+      claim('a', undefined, namespace, { 'volume.kubernetes.io/storage-provisioner': 'p' }),
+      1900,
+    );
+    timeline.recordVolume('ADDED', volume('a'), 1250);
+    timeline.recordVolume('ADDED', volume('b'), 1500);
+    expect(timeline.counts.claimsAnnotated).toBe(2);
+    expect(timeline.lastAnnotated).toBe(1400);
+    expect(timeline.latencies('annotated').sort((x, y) => x - y)).toEqual([50, 100]);
+    expect(timeline.latencies().sort()).toEqual([250, 500]);
+  });
+
   it('records PV deletions', () => {
     const timeline = new ClaimTimeline(namespace);
     timeline.recordVolume('ADDED', volume('a'), 1);
@@ -53,7 +91,13 @@ describe('ClaimTimeline', () => {
     timeline.recordClaim('ADDED', claim('x', undefined, 'other'), 1);
     timeline.recordVolume('ADDED', volume('x', 'other'), 2);
     timeline.recordVolume('ADDED', { metadata: { name: 'static' }, spec: {} }, 3);
-    expect(timeline.counts).toEqual({ claimsAdded: 0, claimsBound: 0, volumesAdded: 0, volumesDeleted: 0 });
+    expect(timeline.counts).toEqual({
+      claimsAdded: 0,
+      claimsAnnotated: 0,
+      claimsBound: 0,
+      volumesAdded: 0,
+      volumesDeleted: 0,
+    });
   });
 
   it('resolves a wait once the counts satisfy it', async () => {

@@ -6,8 +6,10 @@ const burst = {
   claims: 1000,
   seconds_to_all_pv: 50.123,
   seconds_to_all_bound: 55,
+  seconds_to_all_annotated: 20,
   claims_per_s: 19.95,
   latency_ms: { p50: 900, p95: 1800, p99: 2500, max: 3000 },
+  annotated_to_pv_ms: { p50: 400, p95: 800, p99: 1200, max: 1500 },
   peak_rss_mb: 120.5,
   cpu_s: 12.3,
 };
@@ -33,6 +35,9 @@ describe('scenarioTables', () => {
       value: '2500 ms',
       target: '< 2000 ms ✘',
     });
+    expect(burstTable?.rows.find((row) => row.metric === 'annotated → PV latency p99')?.value).toBe(
+      '1200 ms',
+    );
     expect(ceilingTable?.rows.at(-1)).toEqual({ metric: 'burst / ceiling', value: '0.2', target: '≥ 0.8 ✘' });
   });
 

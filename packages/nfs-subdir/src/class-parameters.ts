@@ -5,8 +5,8 @@
  * recorded policy; for them {@link legacyDeletePolicy} reads the class exactly as upstream did.
  */
 import { InfeasibleError } from '@kube-provisioner/controller';
+import { goBooleanSpellings, parseGoBoolean } from '@kube-provisioner/controller/cli';
 import { type DeletePolicy, deletePolicies, parseDeletePolicy } from './delete-policy.ts';
-import { goBooleanSpellings, parseGoBoolean } from './go-bool.ts';
 
 /**
  * Which upstream program is reproduced: `nfs-client` (external-storage's nfs-client-provisioner:

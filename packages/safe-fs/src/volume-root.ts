@@ -38,8 +38,9 @@ export interface CreateVolumeOptions {
   readonly uid?: number | undefined;
   readonly gid?: number | undefined;
   /**
-   * Take over an existing directory not recorded for this claim: allowed only when its record names
-   * the claim's namespace, or, without a record, when the path's first segment is that namespace.
+   * Take over an existing directory not recorded for this claim: allowed only for unrecorded data
+   * below the claim's namespace (the path's first segment) holding nothing of this package, or for a
+   * record naming this very PV. Another claim's recorded volume is never taken over.
    */
   readonly adopt?: boolean | undefined;
 }
@@ -394,7 +395,12 @@ export class VolumeRoot {
     return 'created';
   }
 
-  async #publishRecord(dir: DirectoryHandle, leaf: string, owner: VolumeOwner, replace: boolean): Promise<void> {
+  async #publishRecord(
+    dir: DirectoryHandle,
+    leaf: string,
+    owner: VolumeOwner,
+    replace: boolean,
+  ): Promise<void> {
     try {
       await writeOwnershipRecord(dir, leaf, this.#record(owner), replace);
     } catch (err) {

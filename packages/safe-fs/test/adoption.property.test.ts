@@ -6,8 +6,8 @@ import {
   isSafeFsError,
   parseRelativeVolumePath,
   type RelativeVolumePath,
-  VolumeRoot,
   type VolumeOwner,
+  VolumeRoot,
 } from '../src/index.ts';
 import { useTempDirs } from './fixtures.ts';
 
@@ -18,12 +18,19 @@ const segment = fc.constantFrom('ns1', 'ns2', 'a');
 const volumePath = fc
   .array(segment, { minLength: 1, maxLength: 3 })
   .map((segments) => parseRelativeVolumePath(segments.join('/')));
-// A number picks one of the pre-existing directories, so that adoption is attempted often.
+// A number picks an existing directory (pre-existing data, a volume or a parent of one), so that
+// adoption is attempted often.
 const request = fc.record({
   target: fc.oneof(volumePath, fc.nat()),
   namespace: fc.constantFrom('ns1', 'ns2'),
   adopt: fc.boolean(),
 });
+
+/** `path` and each of its parents. */
+function withParents(path: RelativeVolumePath): RelativeVolumePath[] {
+  const segments = path.split('/');
+  return segments.map((_, end) => parseRelativeVolumePath(segments.slice(0, end + 1).join('/')));
+}
 
 /** Every bookkeeping name anywhere below `dir`. */
 async function bookkeepingBelow(dir: string): Promise<string[]> {
@@ -45,7 +52,9 @@ describe('adoption over generated claims and pre-existing data', () => {
           const recorded = new Map<RelativeVolumePath, string>();
 
           for (const [index, { target, namespace, adopt }] of requests.entries()) {
-            const path = typeof target === 'number' ? (legacy[target % legacy.length] ?? legacy[0]) : target;
+            const existing = [...legacy, ...recorded.keys()].flatMap(withParents);
+            const path = typeof target === 'number' ? existing[target % existing.length] : target;
+            if (path === undefined) continue;
             const owner: VolumeOwner = {
               claimUid: `u${index}`,
               namespace,
@@ -54,10 +63,12 @@ describe('adoption over generated claims and pre-existing data', () => {
               provisioner: 'example.com/test',
             };
             const before = await bookkeepingBelow(join(base, path)).catch(() => undefined);
-            const outcome = await root.createVolume(path, { owner, mode: 0o777, adopt }).catch((err: unknown) => {
-              expect(isSafeFsError(err)).toBe(true);
-              return undefined;
-            });
+            const outcome = await root
+              .createVolume(path, { owner, mode: 0o777, adopt })
+              .catch((err: unknown) => {
+                expect(isSafeFsError(err)).toBe(true);
+                return undefined;
+              });
             if (outcome === 'adopted') {
               adopted++;
               expect(adopt).toBe(true);
@@ -65,7 +76,11 @@ describe('adoption over generated claims and pre-existing data', () => {
               expect(path).toContain('/');
               expect(before).toEqual([]);
             }
-            if (outcome !== undefined) recorded.set(path, owner.claimUid);
+            if (outcome !== undefined) {
+              // Claim UIDs and PV names are unique here, so no success may take over a volume.
+              expect(recorded.has(path)).toBe(false);
+              recorded.set(path, owner.claimUid);
+            }
             for (const [other, claimUid] of recorded) {
               expect((await root.readOwner(other))?.claimUid).toBe(claimUid);
               for (const inner of recorded.keys()) expect(inner.startsWith(`${other}/`)).toBe(false);

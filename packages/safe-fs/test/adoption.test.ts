@@ -1,7 +1,13 @@
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type FsOps, nodeFsOps, parseRelativeVolumePath, type SafeFsError, VolumeRoot } from '../src/index.ts';
+import {
+  type FsOps,
+  nodeFsOps,
+  parseRelativeVolumePath,
+  type SafeFsError,
+  VolumeRoot,
+} from '../src/index.ts';
 import { ownerOf, useTempDirs } from './fixtures.ts';
 
 const tempDir = useTempDirs();
@@ -61,7 +67,7 @@ describe('adopting existing data (R7)', () => {
     expect((await root.readOwner(path('data')))?.claimUid).toBe('u2');
   });
 
-  it("refuses a live volume of another claim in the same namespace, so its own PV can still delete it", async () => {
+  it('refuses a live volume of another claim in the same namespace, so its own PV can still delete it', async () => {
     const base = await tempDir();
     const root = new VolumeRoot(base);
     const first = ownerOf('ns1', 'original', 'old');
@@ -87,7 +93,11 @@ describe('adopting existing data (R7)', () => {
     await writeFile(join(base, 'team-a/x/y/secret'), 'team-b data');
 
     const err = await rejection(
-      root.createVolume(path('team-a/x'), { owner: ownerOf('team-a', 'grab', 'u1'), mode: 0o777, adopt: true }),
+      root.createVolume(path('team-a/x'), {
+        owner: ownerOf('team-a', 'grab', 'u1'),
+        mode: 0o777,
+        adopt: true,
+      }),
     );
 
     expect(err.kind).toBe('ownership');
@@ -134,7 +144,10 @@ describe('adopting existing data (R7)', () => {
       ...nodeFsOps,
       link: async (existing, target) => {
         if (target.endsWith('/.data.kube-provisioner.json')) {
-          await writeFile(join(base, 'ns1/.data.kube-provisioner.json'), JSON.stringify({ ...racer, createdAt: '' }));
+          await writeFile(
+            join(base, 'ns1/.data.kube-provisioner.json'),
+            JSON.stringify({ ...racer, createdAt: '' }),
+          );
         }
         return nodeFsOps.link(existing, target);
       },
