@@ -475,6 +475,47 @@ describe('LeaderElector graceful stop', () => {
     expect(store.spec).toMatchObject({ holderIdentity: 'a', leaseDurationSeconds: 15 });
   });
 
+  it('on a lost round stops the work at once and releases only after it has drained', async () => {
+    const store = new LeaseStore();
+    let drained = false;
+    const a = candidate(store, 'a', {
+      releaseOnCancel: true,
+      work: (signal) =>
+        new Promise<void>((resolve) => {
+          signal.addEventListener('abort', () =>
+            setTimeout(() => {
+              drained = true;
+              resolve();
+            }, 5_000),
+          );
+        }),
+    });
+    let outcome: LeaderElectionOutcome | undefined;
+    void a.run().then((o) => {
+      outcome = o;
+    });
+    await advance(100);
+    store.mode = 'fail';
+    await advance(11_800);
+    // The API answers again, but after the round's last attempt: the round (ending at 12 s) is lost.
+    store.mode = 'ok';
+    await advance(300);
+
+    expect(a.elector.isLeader()).toBe(false);
+    expect(a.started[0]?.aborted).toBe(true);
+    expect(outcome).toBeUndefined();
+    expect(store.spec.holderIdentity).toBe('a');
+
+    await advance(4_500);
+    expect(drained).toBe(false);
+    expect(store.spec.holderIdentity).toBe('a');
+    await advance(500);
+    expect(drained).toBe(true);
+    expect(outcome).toBe('lost');
+    expect(store.spec.holderIdentity).toBe('');
+    expect(a.stopped).toBe(1);
+  });
+
   it('does not release a Lease another candidate holds by now', async () => {
     const store = new LeaseStore();
     const a = candidate(store, 'a', { releaseOnCancel: true });

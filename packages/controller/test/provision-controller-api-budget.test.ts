@@ -59,11 +59,11 @@ describe('ProvisionController API budget', () => {
     expect(throttled).toEqual([{ limit: eventRateLimit, plurals: ['events'] }]);
   });
 
-  it('gives the Lease a client of its own throttle too, at the default limit', () => {
+  it('gives the Lease a client of its own throttle too; events default to 20 QPS, burst 30', () => {
     const { api, throttled } = apiWithThrottles();
     harness = new Harness({ api, leaderElection: true, leaderElectionNamespace: 'kube-system' });
     expect(throttled).toEqual([
-      { limit: defaultRateLimit, plurals: ['events'] },
+      { limit: { qps: 20, burst: 30 }, plurals: ['events'] },
       { limit: defaultRateLimit, plurals: ['leases'] },
     ]);
   });

@@ -185,18 +185,27 @@ describe('Reflector watch', () => {
     await h.stop();
   });
 
-  it('resumes from the last version, without relisting, when the stream is cut mid-way', async () => {
-    const h = start();
-    h.client.answerList({ items: [], resourceVersion: '10' });
-    const first = await h.client.nextWatch();
-    first.added(thing('a', '11'));
-    first.fail(networkError('UND_ERR_SOCKET', 'terminated'));
-    const second = await h.client.nextWatch();
-    expect(second.options.resourceVersion).toBe('11');
-    expect(h.client.listCalls).toHaveLength(1);
-    expect(h.errors).toEqual([]);
-    await h.stop();
-  });
+  // The client ends a stream cut mid-way normally; a rejection means the watch could not connect.
+  it.each(['ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'UND_ERR_CONNECT_TIMEOUT'])(
+    'reports a watch that failed to connect with %s, then relists after backoff',
+    async (code) => {
+      const h = start();
+      h.client.answerList({ items: [], resourceVersion: '10' });
+      const first = await h.client.nextWatch();
+      await vi.advanceTimersByTimeAsync(5000);
+      first.fail(networkError(code));
+      await flush();
+      expect(h.errors).toMatchObject([{ cause: { code } }]);
+      h.client.answerList({ items: [], resourceVersion: '12' });
+      await vi.advanceTimersByTimeAsync(799);
+      expect(h.client.watches).toHaveLength(1);
+      expect(h.client.listCalls).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(h.client.listCalls[1]).toEqual({ resourceVersion: '10' });
+      expect((await h.client.nextWatch()).options.resourceVersion).toBe('12');
+      await h.stop();
+    },
+  );
 
   it('relists after backoff when a watch closes within a second without events', async () => {
     const h = start();

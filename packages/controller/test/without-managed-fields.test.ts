@@ -54,10 +54,10 @@ describe('withoutManagedFields', () => {
     );
     await api.resource(configMaps).create(configMap('a'));
     await watching;
-    expect(events).toHaveLength(1);
-    expect(events[0]?.type).toBe('ADDED');
-    expect(events[0]?.object.metadata).not.toHaveProperty('managedFields');
-    expect(events[0]?.object.metadata?.name).toBe('a');
+    expect(events.map((event) => event.type)).toEqual(['ADDED']);
+    const object = events[0]?.object as V1ConfigMap;
+    expect(object.metadata).not.toHaveProperty('managedFields');
+    expect(object.metadata?.name).toBe('a');
   });
 
   it('leaves single reads and write results whole', async () => {

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { launchComponent, runningComponentPid, stopComponentProcess } from '../src/component-process.ts';
 import { isProcessAlive, stopProcessGroup } from '../src/process-group.ts';
@@ -24,6 +25,22 @@ function detachedGroup(script = 'sleep 300 & wait'): number {
   return child.pid;
 }
 
+/**
+ * A detached group whose `script` prints `ready` once set up (traps installed); resolves after that
+ * line, with the signal that ends the shell.
+ */
+async function readyGroup(script: string): Promise<{ pgid: number; exit: Promise<NodeJS.Signals | null> }> {
+  const child = spawn('sh', ['-c', script], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
+  if (!child.pid) throw new Error('spawn failed');
+  const exit = new Promise<NodeJS.Signals | null>((resolve) => {
+    child.on('exit', (_code, signal) => resolve(signal));
+  });
+  for await (const line of createInterface({ input: child.stdout })) {
+    if (line === 'ready') return { pgid: child.pid, exit };
+  }
+  throw new Error(`the script ended without printing "ready": ${script}`);
+}
+
 describe('process groups', () => {
   it('stops a process group with SIGTERM', async () => {
     const pgid = detachedGroup();
@@ -32,10 +49,10 @@ describe('process groups', () => {
   });
 
   it('kills a group that ignores SIGTERM once the grace period is over', async () => {
-    const pgid = detachedGroup("trap '' TERM; sleep 300 & wait; sleep 300");
-    await new Promise((resolve) => setTimeout(resolve, 100)); // let the shell install its trap
+    const { pgid, exit } = await readyGroup("trap '' TERM; echo ready; sleep 300 & wait; sleep 300");
     await stopProcessGroup(pgid, 200);
     expect(isProcessAlive(pgid)).toBe(false);
+    await expect(exit).resolves.toBe('SIGKILL');
   });
 });
 

@@ -32,7 +32,7 @@ import { ConnectionPool, type HttpRequest, Transport, type TransportSettings } f
 
 /** Options of {@link createKubeApi}. */
 export interface KubeApiOptions {
-  /** Client-side throttle shared by every call of the instance. Default {@link defaultRateLimit} (20 QPS, burst 30). */
+  /** Client-side throttle shared by every call of the instance. Default {@link defaultRateLimit} (50 QPS, burst 100). */
   rateLimit?: RateLimit;
   /** Deadline of one call, retries included; 0 = none. Not applied to watches. Default 30 s. */
   requestTimeoutMs?: number;

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
-import { defaultRateLimit, type RateLimit } from '../client/request-limiter.ts';
+import type { RateLimit } from '../client/request-limiter.ts';
 import type { KubeApi } from '../client/resource-client.ts';
 import type { SharedInformer } from '../informer/shared-informer.ts';
 import { indexByUid, uidIndex } from '../informer/store.ts';
@@ -145,7 +145,8 @@ export interface ProvisionControllerOptions {
   /**
    * Client-side limit of Event writes. When `api` is a `KubeApiClient` the events get a limiter of
    * their own at this rate, so they never take the tokens of PV creates and deletes; otherwise they
-   * share `api`'s. Default {@link defaultRateLimit} (20 QPS, burst 30).
+   * share `api`'s. Default 20 QPS, burst 30: events are written one at a time in the background, and
+   * a burst beyond the recorder's queue drops them (counted) rather than slowing the API server.
    */
   readonly eventRateLimit?: RateLimit;
   /** How long a graceful stop waits for in-flight work before aborting it. Default 30 s. */
@@ -224,6 +225,7 @@ export const defaults: {
   readonly retryPeriodMs: number;
   readonly apiRequestTimeoutMs: number;
   readonly shutdownTimeoutMs: number;
+  readonly eventRateLimit: RateLimit;
 } = Object.freeze({
   resyncPeriodMs: 15 * minute,
   threadiness: 4,
@@ -237,6 +239,7 @@ export const defaults: {
   retryPeriodMs: 2 * second,
   apiRequestTimeoutMs: 30 * second,
   shutdownTimeoutMs: 30 * second,
+  eventRateLimit: Object.freeze({ qps: 20, burst: 30 }),
 });
 
 /** Paths the built-in server keeps for the probes. */
@@ -348,7 +351,7 @@ export function resolveOptions(options: ProvisionControllerOptions): ResolvedOpt
     rescheduleMode: options.rescheduleMode ?? 'merge-patch',
     separateQueueLimiters: options.separateQueueLimiters ?? true,
     apiRequestTimeoutMs: check.duration('apiRequestTimeoutMs', defaults.apiRequestTimeoutMs),
-    eventRateLimit: check.rateLimit('eventRateLimit', defaultRateLimit),
+    eventRateLimit: check.rateLimit('eventRateLimit', defaults.eventRateLimit),
     shutdownTimeoutMs: check.duration('shutdownTimeoutMs', defaults.shutdownTimeoutMs),
     clock: options.clock,
     logger: options.logger,

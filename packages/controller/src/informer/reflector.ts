@@ -252,7 +252,9 @@ export class Reflector<T extends KubeObject> {
         },
       );
     } catch (err) {
-      if (eventError === undefined && !isProbableEof(err)) return { kind: 'failed', error: err };
+      // The client ends a stream cut mid-way normally (as client-go's StreamWatcher does), so a
+      // rejection means the watch could not start: never a normal close, whatever the error.
+      if (eventError === undefined) return { kind: 'failed', error: err };
     }
     if (eventError !== undefined) return { kind: 'error-event', error: eventError };
     if (received === 0 && this.#clock.now() - started < veryShortWatch) {
@@ -311,14 +313,6 @@ function isTooLargeResourceVersion(err: unknown): boolean {
   if (!isApiError(err)) return false;
   if (err.status?.details?.causes?.some((cause) => cause.reason === 'ResourceVersionTooLarge')) return true;
   return err.statusCode === 504 && err.message.includes('Too large resource version');
-}
-
-/** A stream that broke mid-way (reset, cut socket, inactivity timeout): treated like a normal close, as client-go does. */
-function isProbableEof(err: unknown): boolean {
-  if (typeof err === 'object' && err !== null && (err as { name?: unknown }).name === 'TimeoutError')
-    return true;
-  const code = networkErrorCode(err);
-  return code !== undefined && code !== 'ECONNREFUSED';
 }
 
 /** Drops `undefined` properties, which `exactOptionalPropertyTypes` forbids passing explicitly. */

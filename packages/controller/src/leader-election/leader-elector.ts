@@ -22,9 +22,9 @@ import { type LeaderElectionRecord, LeaseLock, type ObservedLeaseRecord } from '
 /** Leadership notifications. */
 export interface LeaderCallbacks {
   /**
-   * Leadership was gained; `signal` aborts when it ends. Not awaited, but on a graceful stop the
-   * returned promise is: the Lease is kept (renewed) until it settles, so the work can drain before a
-   * successor starts.
+   * Leadership was gained; `signal` aborts when it ends. Not awaited, but once leading ends the
+   * returned promise is: on a graceful stop the Lease is kept (renewed) until it settles, and after a
+   * lost round it is released only then, so the work can drain before a successor starts.
    */
   onStartedLeading(signal: AbortSignal): void | Promise<void>;
   /** `run` is ending: after leading, or after being cancelled before leadership was gained. */
@@ -50,7 +50,8 @@ export interface LeaderElectorOptions {
   retryPeriodMs?: number;
   /**
    * When leading ends (graceful stop, or a lost round if the Lease still names this candidate), write
-   * an empty holder so a peer takes over at once. Default false, as in client-go.
+   * an empty holder so a peer takes over at once; always after the `onStartedLeading` work has
+   * settled. Default false, as in client-go.
    */
   releaseOnCancel?: boolean;
   callbacks: LeaderCallbacks;
@@ -149,7 +150,8 @@ export class LeaderElector {
 
   /**
    * Campaigns until leading, leads until the lease is lost or `signal` aborts, then calls
-   * `onStoppedLeading`. Resolves with how it ended; never rejects for API failures.
+   * `onStoppedLeading`. Resolves with how it ended, once the `onStartedLeading` work has settled;
+   * never rejects for API failures.
    */
   async run(signal: AbortSignal): Promise<LeaderElectionOutcome> {
     if (this.#running) throw new Error('leader election: run() is already in progress');
@@ -279,6 +281,8 @@ export class LeaderElector {
     if (outcome === 'lost') {
       this.#logger.info('Failed to renew lease, leadership lost');
       leading.abort(new Error(`leader election: lost lease ${this.#lock.describe()}`));
+      // Releasing while the work still runs would let a successor start beside it.
+      await work;
     }
     if (this.#releaseOnCancel) await this.#release();
     this.#recordEvent('stopped leading');
