@@ -17,12 +17,12 @@ import type { RateLimit } from '../src/client/request-limiter.ts';
 import { resources } from '../src/client/resource-client.ts';
 import { FakeKubeApi } from '../src/testing/fake-api.ts';
 import { ManualClock } from '../src/testing/manual-clock.ts';
-import { eventually, TestProvisioner } from './controller-fixtures.ts';
+import { eventually, newClaim, newStorageClass, TestProvisioner } from './controller-fixtures.ts';
 
 /** A process double: records output, the exit code and the API it hands out. */
 class FakeHost implements CliHost {
   readonly argv: readonly string[];
-  readonly env: Readonly<Record<string, string | undefined>> = {};
+  env: Readonly<Record<string, string | undefined>> = {};
   readonly api: FakeKubeApi;
   out = '';
   err = '';
@@ -273,5 +273,54 @@ describe('runProvisioner', () => {
     await done;
     expect(host.exitCode).toBe(1);
     expect(host.err).toContain('leader election lost; exiting');
+  });
+
+  it('saves PVs through the queue store by default: a failed save is retried in the background at once', async () => {
+    const host = new FakeHost([]);
+    host.api.seed(resources.storageClasses, newStorageClass('standard', 'example.com/test'));
+    host.api.seed(
+      resources.persistentVolumeClaims,
+      newClaim('data', 'uid-1', 'standard', 'example.com/test'),
+    );
+    host.api.failNext({ resource: 'persistentvolumes', verb: 'create', error: new Error('etcd is busy') });
+    const done = runProvisioner(program(), host);
+
+    // The blocking store would only try again 10 s later.
+    await eventually(() => expect(host.api.objects(resources.persistentVolumes)).toHaveLength(1));
+    const creates = host.api
+      .actions()
+      .filter((action) => action.verb === 'create' && action.resource === 'persistentvolumes');
+    expect(creates).toHaveLength(2);
+    host.stopListener?.('SIGTERM');
+    await done;
+    expect(host.exitCode).toBe(0);
+  });
+
+  it('keeps the blocking store with --pv-save-strategy=blocking (or PV_SAVE_STRATEGY)', async () => {
+    const metrics = async (argv: readonly string[], env: Record<string, string> = {}): Promise<string> => {
+      const port = await freePort();
+      const host = new FakeHost([...argv, '--health-port', String(port)]);
+      host.env = env;
+      const done = runProvisioner(program(), host);
+      const text = await eventually(async () => {
+        const body = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+        expect(body).toContain('name="claims"');
+        return body;
+      });
+      host.stopListener?.('SIGTERM');
+      await done;
+      return text;
+    };
+
+    expect(await metrics([])).toContain('workqueue_depth{name="unsavedpvs"}');
+    expect(await metrics(['--pv-save-strategy=blocking'])).not.toContain('unsavedpvs');
+    expect(await metrics([], { PV_SAVE_STRATEGY: 'blocking' })).not.toContain('unsavedpvs');
+  });
+
+  it('exits 2 on an unknown PV save strategy', async () => {
+    const host = new FakeHost(['--pv-save-strategy', 'later']);
+    await runProvisioner(program(), host);
+    expect(host.exitCode).toBe(2);
+    expect(host.err).toContain('--pv-save-strategy must be queue or blocking, got "later"');
   });
 });

@@ -16,8 +16,9 @@ describe('parseCliOptions', () => {
       healthPort: 8080,
       leaderElectionNamespace: undefined,
       claimLabelSelector: undefined,
-      kubeApiRateLimit: { qps: 20, burst: 30 },
+      kubeApiRateLimit: { qps: 50, burst: 100 },
       threadiness: 4,
+      pvSaveStrategy: 'queue',
       verbosity: 0,
       help: false,
     });
@@ -47,9 +48,11 @@ describe('parseCliOptions', () => {
       KUBE_API_QPS: '50',
       KUBE_API_BURST: '100',
       THREADINESS: '16',
+      PV_SAVE_STRATEGY: 'blocking',
     });
     expect(options).toMatchObject({
       mode: 'shared',
+      pvSaveStrategy: 'blocking',
       provisionerName: 'example.com/hostpath',
       root: '/tmp/hostpath-provisioner',
       nodeName: 'n1',

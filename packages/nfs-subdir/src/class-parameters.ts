@@ -20,7 +20,10 @@ export interface ClassParameters {
   readonly onDelete: DeletePolicy;
   /** Directory template (nfs-subdir only); `undefined` means `<ns>-<pvc>-<pv>`. */
   readonly pathPattern: string | undefined;
-  /** Take over an existing directory of the claim's own namespace (nfs-subdir only). Default false. */
+  /**
+   * Take over an existing directory of the claim's own namespace: unrecorded data below it, or a
+   * directory kept by `onDelete: retain` for a claim of that namespace (nfs-subdir only). Default false.
+   */
   readonly adoptExisting: boolean;
 }
 

@@ -122,12 +122,12 @@ export class NfsProvisioner implements Provisioner {
 
   async delete(pv: Readonly<V1PersistentVolume>, context: OperationContext): Promise<void> {
     const policy = await this.#deletePolicy(pv, context);
+    const pvName = pv.metadata?.name ?? '';
     if (policy === 'retain') {
-      context.logger.info({ policy }, 'keeping the volume directory');
+      await this.#release(pv, pvName, context);
       return;
     }
     const relative = this.#pathOf(pv);
-    const pvName = pv.metadata?.name ?? '';
     context.signal.throwIfAborted();
     if (policy === 'delete') {
       const outcome = await this.#root.deleteVolume(relative, { pvName });
@@ -143,6 +143,34 @@ export class NfsProvisioner implements Provisioner {
       },
       'volume directory archived',
     );
+  }
+
+  /**
+   * Keeps the directory and marks its record released, so that a re-created claim of the same
+   * namespace can adopt the data (`adoptExisting`). Retaining never touches the data, so a PV whose
+   * path is not ours, or a directory that refuses the mark, still lets the PV go: only the reattach
+   * is lost, and the warning says so. System errors are retried, as they may pass.
+   */
+  async #release(pv: Readonly<V1PersistentVolume>, pvName: string, context: OperationContext): Promise<void> {
+    const policy = 'retain';
+    let relative: RelativeVolumePath;
+    try {
+      relative = this.#pathOf(pv);
+    } catch (err) {
+      context.logger.warn({ policy, err }, 'keeping the volume, which is not a directory of this export');
+      return;
+    }
+    context.signal.throwIfAborted();
+    try {
+      const outcome = await this.#root.releaseVolume(relative, { pvName });
+      context.logger.info({ policy, path: relative, outcome }, 'keeping the volume directory');
+    } catch (err) {
+      if (!isSafeFsError(err) || err.kind === 'io' || err.kind === 'permission') throw err;
+      context.logger.warn(
+        { policy, path: relative, err },
+        'keeping the volume directory, but could not mark it released: a new claim cannot adopt it',
+      );
+    }
   }
 
   #volumePath(

@@ -18,8 +18,9 @@ describe('parseCliOptions', () => {
       retryPeriodMs: 2_000,
       metricsPort: 8080,
       claimLabelSelector: undefined,
-      kubeApiRateLimit: { qps: 20, burst: 30 },
+      kubeApiRateLimit: { qps: 50, burst: 100 },
       threadiness: 4,
+      pvSaveStrategy: 'queue',
       verbosity: 0,
       help: false,
     });

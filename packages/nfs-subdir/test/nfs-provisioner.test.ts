@@ -167,6 +167,78 @@ describe('existing directories (R7)', () => {
   });
 });
 
+describe('reattaching data kept by onDelete retain (nfs-subdir#5)', () => {
+  const reattach = storageClass({
+    pathPattern: '${.PVC.namespace}-${.PVC.name}',
+    onDelete: 'retain',
+    adoptExisting: 'true',
+  });
+
+  it('hands the directory of a deleted claim to the claim re-created under the same name', async () => {
+    await using root = await temporaryRoot();
+    const provisioner = nfsProvisioner('nfs-subdir', root.path);
+    const first = provisioned(
+      await provisioner.provision(
+        provisionOptions(claim({ namespace: 'team-a', name: 'db' }), reattach),
+        context,
+      ),
+    );
+    await writeFile(join(root.path, 'team-a-db', 'keep.txt'), 'data');
+    await provisioner.delete(released(first, reattach), context);
+
+    const again = provisionOptions(claim({ namespace: 'team-a', name: 'db' }), reattach);
+    const second = provisioned(await provisioner.provision(again, context));
+
+    expect(second.metadata?.name).not.toBe(first.metadata?.name);
+    expect(second.spec?.nfs?.path).toBe('/export/team-a-db');
+    expect(await readdir(join(root.path, 'team-a-db'))).toEqual(['keep.txt']);
+    // The new PV owns it now and can be retained, and reattached, again.
+    await provisioner.delete(released(second, reattach), context);
+    const third = provisionOptions(claim({ namespace: 'team-a', name: 'db' }), reattach);
+    provisioned(await provisioner.provision(third, context));
+  });
+
+  it('refuses retained data to another namespace and to a class without adoptExisting', async () => {
+    await using root = await temporaryRoot();
+    const provisioner = nfsProvisioner('nfs-subdir', root.path);
+    const shared = storageClass({
+      pathPattern: 'shared/${.PVC.name}',
+      onDelete: 'retain',
+      adoptExisting: 'true',
+    });
+    const { adoptExisting: _, ...withoutAdoption } = shared.parameters ?? {};
+    const first = provisioned(
+      await provisioner.provision(
+        provisionOptions(claim({ namespace: 'team-a', name: 'db' }), shared),
+        context,
+      ),
+    );
+    await writeFile(join(root.path, 'shared', 'db', 'payroll.csv'), 'secret');
+    await provisioner.delete(released(first, shared), context);
+
+    const thief = provisionOptions(claim({ namespace: 'team-b', name: 'db' }), shared);
+    const foreign = failed(await provisioner.provision(thief, context), false);
+    const plain = provisionOptions(claim({ namespace: 'team-a', name: 'db' }), storageClass(withoutAdoption));
+    const unasked = failed(await provisioner.provision(plain, context), false);
+
+    expect(foreign.message).toContain('adoption is limited to data of namespace "team-b"');
+    expect(foreign.message).not.toContain('team-a');
+    expect(unasked.message).toContain('refusing to reuse it');
+    expect(await readdir(join(root.path, 'shared', 'db'))).toEqual(['payroll.csv']);
+  });
+
+  it('lets a retained PV go even when its path is not a directory of this export', async () => {
+    await using root = await temporaryRoot();
+    const provisioner = nfsProvisioner('nfs-subdir', root.path);
+    const pv = provisioned(await provisioner.provision(provisionOptions(claim(), reattach), context));
+    const elsewhere = { ...pv, spec: { ...pv.spec, nfs: { server, path: '/export' } } };
+
+    await provisioner.delete(released(elsewhere, reattach), context);
+
+    expect(await readdir(root.path)).toHaveLength(2);
+  });
+});
+
 describe('delete', () => {
   it.each([
     ['delete', false],

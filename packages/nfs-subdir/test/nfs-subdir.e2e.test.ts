@@ -160,6 +160,27 @@ describe.skipIf(!nfsToolsAvailable())('nfs-subdir-provisioner against nfs-ganesh
     );
   });
 
+  it('reattaches retained data to the claim re-created under the same name (nfs-subdir#5)', async () => {
+    const namespace = await env.namespace('subdir');
+    const className = await storageClass(main, {
+      pathPattern: '${.PVC.namespace}-${.PVC.name}',
+      onDelete: 'retain',
+      adoptExisting: 'true',
+    });
+    const first = await boundVolume(namespace, 'data', className);
+    const relative = await reachOverNfs(main, first);
+    expect(relative).toBe(`${namespace}-data`);
+    await deleteClaim(first);
+
+    const second = await boundVolume(namespace, 'data', className);
+
+    expect(second.metadata?.name).not.toBe(first.metadata?.name);
+    expect(second.spec?.nfs?.path).toBe(first.spec?.nfs?.path);
+    expect(await readFile(join(main.server.exportDir, relative, 'probe.txt'), 'utf8')).toBe(
+      `probe for ${first.metadata?.name}\n`,
+    );
+  });
+
   it('archives a nested pathPattern inside its own parent', async () => {
     const namespace = await env.namespace('subdir');
     const className = await storageClass(main, { pathPattern: '${.PVC.namespace}/${.PVC.name}' });

@@ -15,6 +15,7 @@ export type {
   CreateVolumeOptions,
   CreateVolumeOutcome,
   DeleteVolumeOutcome,
+  ReleaseVolumeOutcome,
   RemoveVolumeOptions,
   VolumeRootOptions,
 } from './volume-root.ts';

@@ -5,6 +5,8 @@
 
 const reservedToken = '.kube-provisioner';
 const volumeMarkerSuffix = `${reservedToken}.json`;
+// As long as the record's suffix, so every leaf that fits a record fits its lock.
+const adoptionLockSuffix = `${reservedToken}.lock`;
 
 /** Name of the file, inside a directory this package created as a parent, that records it did so. */
 export const parentMarkerName: string = `${reservedToken}-parent.json`;
@@ -15,6 +17,14 @@ export const maxLeafBytes: number = 255 - Buffer.byteLength(`.${volumeMarkerSuff
 /** Name of the ownership record of the volume directory `leaf`, kept beside it in the same parent. */
 export function volumeMarkerName(leaf: string): string {
   return `.${leaf}${volumeMarkerSuffix}`;
+}
+
+/**
+ * Name of the lock, beside volume `leaf`, held while a released record is replaced by an adopting
+ * claim's: it holds that claim's record, so a crashed attempt is recognised by its own retry.
+ */
+export function adoptionLockName(leaf: string): string {
+  return `.${leaf}${adoptionLockSuffix}`;
 }
 
 /** Name for a not-yet-published record; unique per call. */

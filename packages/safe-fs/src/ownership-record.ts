@@ -23,34 +23,44 @@ export interface VolumeOwner {
 export interface OwnershipRecord extends VolumeOwner {
   /** ISO 8601 time the record was written. */
   readonly createdAt: string;
+  /**
+   * ISO 8601 time the PV released the volume and kept its data (`onDelete: retain`); absent while
+   * the volume is in use. A released record still names the old claim and PV, for audit, and may be
+   * replaced by an adopting claim of the same namespace.
+   */
+  readonly releasedAt?: string | undefined;
 }
 
 // O_NONBLOCK on open: a FIFO planted under the record name must not hang the provisioner.
 const maxRecordBytes = 64 * 1024;
 const ownerFields = ['claimUid', 'namespace', 'claimName', 'pvName', 'provisioner', 'createdAt'] as const;
+const recordFields: readonly string[] = [...ownerFields, 'releasedAt'];
 
-function unreadable(dir: DirectoryHandle, leaf: string, detail: string): SafeFsError {
+function unreadable(dir: DirectoryHandle, name: string, detail: string): SafeFsError {
   return new SafeFsError({
     kind: 'ownership',
-    path: dir.pathOf(volumeMarkerName(leaf)),
+    path: dir.pathOf(name),
     operation: 'read ownership record',
     detail,
   });
 }
 
-/** Reads the record of volume `leaf` in `dir`; `undefined` when there is none. */
+/**
+ * Reads the record of volume `leaf` in `dir` (or the record stored as `name` there, such as an
+ * adoption lock); `undefined` when there is none.
+ */
 export async function readOwnershipRecord(
   dir: DirectoryHandle,
   leaf: string,
+  name: string = volumeMarkerName(leaf),
 ): Promise<OwnershipRecord | undefined> {
-  const name = volumeMarkerName(leaf);
   let text: string;
   try {
     const handle = await dir.openFile(name, constants.O_RDONLY | constants.O_NONBLOCK);
     try {
       const stats = await handle.stat();
-      if (!stats.isFile()) throw unreadable(dir, leaf, 'is not a regular file');
-      if (stats.size > maxRecordBytes) throw unreadable(dir, leaf, `is larger than ${maxRecordBytes} bytes`);
+      if (!stats.isFile()) throw unreadable(dir, name, 'is not a regular file');
+      if (stats.size > maxRecordBytes) throw unreadable(dir, name, `is larger than ${maxRecordBytes} bytes`);
       text = await handle.readFile('utf8');
     } finally {
       await handle.close();
@@ -58,31 +68,37 @@ export async function readOwnershipRecord(
   } catch (err) {
     const code = errnoCode(err);
     if (code === 'ENOENT') return undefined;
-    if (code === 'ELOOP') throw unreadable(dir, leaf, 'is a symbolic link, refusing to follow it');
+    if (code === 'ELOOP') throw unreadable(dir, name, 'is a symbolic link, refusing to follow it');
     throw err;
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw unreadable(dir, leaf, 'is not valid JSON');
+    throw unreadable(dir, name, 'is not valid JSON');
   }
-  if (typeof parsed !== 'object' || parsed === null) throw unreadable(dir, leaf, 'is not a JSON object');
+  if (typeof parsed !== 'object' || parsed === null) throw unreadable(dir, name, 'is not a JSON object');
   const record = parsed as Record<string, unknown>;
   for (const field of ownerFields) {
-    if (typeof record[field] !== 'string') throw unreadable(dir, leaf, `lacks the string field "${field}"`);
+    if (typeof record[field] !== 'string') throw unreadable(dir, name, `lacks the string field "${field}"`);
   }
-  return Object.fromEntries(ownerFields.map((field) => [field, record[field]])) as unknown as OwnershipRecord;
+  const { releasedAt } = record;
+  if (releasedAt !== undefined && typeof releasedAt !== 'string') {
+    throw unreadable(dir, name, 'has a "releasedAt" field that is not a string');
+  }
+  const fields = releasedAt === undefined ? ownerFields : recordFields;
+  return Object.fromEntries(fields.map((field) => [field, record[field]])) as unknown as OwnershipRecord;
 }
 
 /**
- * Publishes `record` for volume `leaf` in `dir` atomically: written under a temporary name first, so
- * readers never see a partial record. With `replace` false an existing record is never overwritten
- * (the call fails with `EEXIST`), which makes creation race-free between two provisioners.
+ * Publishes `record` as file `name` in `dir` (the record of a volume, or an adoption lock)
+ * atomically: written under a temporary name first, so readers never see a partial record. With
+ * `replace` false an existing file is never overwritten (the call fails with `EEXIST`), which makes
+ * creation race-free between two provisioners.
  */
 export async function writeOwnershipRecord(
   dir: DirectoryHandle,
-  leaf: string,
+  name: string,
   record: OwnershipRecord,
   replace: boolean,
 ): Promise<void> {
@@ -94,15 +110,15 @@ export async function writeOwnershipRecord(
   );
   try {
     try {
-      await handle.writeFile(`${JSON.stringify(record, [...ownerFields], 2)}\n`);
+      await handle.writeFile(`${JSON.stringify(record, [...recordFields], 2)}\n`);
       await handle.datasync();
     } finally {
       await handle.close();
     }
     if (replace) {
-      await dir.rename(temporary, volumeMarkerName(leaf));
+      await dir.rename(temporary, name);
     } else {
-      await dir.link(temporary, volumeMarkerName(leaf));
+      await dir.link(temporary, name);
     }
   } finally {
     await dir.unlink(temporary).catch(() => undefined);

@@ -11,7 +11,7 @@ import { findBookkeeping } from './bookkeeping-search.ts';
 import { type DirectoryHandle, isMissing, nonDirectoryError, openBase } from './directory-handle.ts';
 import { errnoCode, SafeFsError } from './errors.ts';
 import { type FsOps, nodeFsOps } from './fs-ops.ts';
-import { maxLeafBytes, parentMarkerName, volumeMarkerName } from './marker-names.ts';
+import { adoptionLockName, maxLeafBytes, parentMarkerName, volumeMarkerName } from './marker-names.ts';
 import {
   type OwnershipRecord,
   readOwnershipRecord,
@@ -39,8 +39,9 @@ export interface CreateVolumeOptions {
   readonly gid?: number | undefined;
   /**
    * Take over an existing directory not recorded for this claim: allowed only for unrecorded data
-   * below the claim's namespace (the path's first segment) holding nothing of this package, or for a
-   * record naming this very PV. Another claim's recorded volume is never taken over.
+   * below the claim's namespace (the path's first segment) holding nothing of this package, for a
+   * record the PV released ({@link VolumeRoot.releaseVolume}) that names the claim's namespace, or for
+   * a record naming this very PV. Another claim's live volume is never taken over.
    */
   readonly adopt?: boolean | undefined;
 }
@@ -62,6 +63,15 @@ export interface RemoveVolumeOptions {
 
 /** `missing`: there was no volume directory (any leftover record and empty parents were cleaned). */
 export type DeleteVolumeOutcome = 'deleted' | 'missing';
+
+/**
+ * - `released`: the record names the PV and now says the volume was released (already did, on a
+ *   retry); the data stays and a claim of the same namespace may adopt it.
+ * - `unrecorded`: the directory has no record (an upstream provisioner's): nothing to mark.
+ * - `other-owner`: the record names another PV (the data was adopted meanwhile): nothing touched.
+ * - `missing`: there was no volume directory (any leftover record and empty parents were cleaned).
+ */
+export type ReleaseVolumeOutcome = 'released' | 'unrecorded' | 'other-owner' | 'missing';
 
 /** Result of {@link VolumeRoot.archiveVolume}. */
 export type ArchiveVolumeResult =
@@ -256,6 +266,34 @@ export class VolumeRoot {
     });
   }
 
+  /**
+   * Keeps volume directory `path` and its data for a later claim (`onDelete: retain`): stamps
+   * `releasedAt` on its record, after checking the record names `pvName`. Until then the record
+   * blocks every other claim; afterwards a claim of the same namespace may adopt the directory.
+   * Retaining never fails because someone else owns the directory: it only reports it.
+   *
+   * @throws {@link SafeFsError}: `symlink` or `not-a-directory` for a parent that is not a real
+   * directory, `permission`/`io` for system errors.
+   */
+  releaseVolume(path: RelativeVolumePath, options: RemoveVolumeOptions): Promise<ReleaseVolumeOutcome> {
+    return this.#withParents(path, 'missing', async (chain, parents, dir, leaf) => {
+      const record = await readOwnershipRecord(dir, leaf);
+      if (record !== undefined && record.pvName !== options.pvName) return 'other-owner';
+      if ((await dir.lstat(leaf)) === undefined) {
+        if (record !== undefined) await this.#dropRecord(dir, leaf);
+        await removeEmptyParents(chain, parents);
+        return 'missing';
+      }
+      if (record === undefined) return 'unrecorded';
+      // A retry keeps the first time, which is when the data was let go.
+      if (record.releasedAt === undefined) {
+        const released = { ...record, releasedAt: this.#timestamp() };
+        await writeOwnershipRecord(dir, volumeMarkerName(leaf), released, true);
+      }
+      return 'released';
+    });
+  }
+
   /** The ownership record of volume `path`; `undefined` when it or one of its parents is absent. */
   readOwner(path: RelativeVolumePath): Promise<OwnershipRecord | undefined> {
     return this.#withParents(path, undefined, (_chain, _parents, dir, leaf) =>
@@ -385,8 +423,12 @@ export class VolumeRoot {
     if (record !== undefined || stats !== undefined) {
       await checkAdoption(dir, leaf, record, options);
       if (stats === undefined) await this.#makeLeaf(dir, leaf, options, undo);
-      // Unrecorded data: a record published meanwhile by another claim must win, not be replaced.
-      await this.#publishRecord(dir, leaf, owner, record !== undefined);
+      if (record?.releasedAt !== undefined && record.pvName !== owner.pvName) {
+        await this.#replaceReleased(dir, leaf, owner);
+      } else {
+        // Unrecorded data: a record published meanwhile by another claim must win, not be replaced.
+        await this.#publishRecord(dir, leaf, owner, record !== undefined);
+      }
       return 'adopted';
     }
     await this.#publishRecord(dir, leaf, owner, false);
@@ -402,10 +444,39 @@ export class VolumeRoot {
     replace: boolean,
   ): Promise<void> {
     try {
-      await writeOwnershipRecord(dir, leaf, this.#record(owner), replace);
+      await writeOwnershipRecord(dir, volumeMarkerName(leaf), this.#record(owner), replace);
     } catch (err) {
       if (errnoCode(err) !== 'EEXIST') throw err;
       throw ownershipError(dir.pathOf(leaf), 'is being created concurrently for another claim');
+    }
+  }
+
+  /**
+   * Replaces the released record of `leaf` with `owner`'s. Two claims may try at once, so the new
+   * record is first published exclusively as the adoption lock, and only the lock's holder checks the
+   * record again and renames the lock over it: the record never goes missing, and no claim's new
+   * record is replaced by another's. A lock naming this claim was left by its own interrupted attempt.
+   */
+  async #replaceReleased(dir: DirectoryHandle, leaf: string, owner: VolumeOwner): Promise<void> {
+    const path = dir.pathOf(leaf);
+    const lock = adoptionLockName(leaf);
+    try {
+      await writeOwnershipRecord(dir, lock, this.#record(owner), false);
+    } catch (err) {
+      if (errnoCode(err) !== 'EEXIST') throw err;
+      if ((await readOwnershipRecord(dir, leaf, lock))?.claimUid !== owner.claimUid) {
+        throw ownershipError(path, 'is being adopted concurrently by another claim');
+      }
+    }
+    try {
+      const current = await readOwnershipRecord(dir, leaf);
+      if (current?.releasedAt === undefined || current.namespace !== owner.namespace) {
+        throw ownershipError(path, 'changed owner while being adopted');
+      }
+      await dir.rename(lock, volumeMarkerName(leaf));
+    } catch (err) {
+      await dir.unlink(lock).catch(() => undefined);
+      throw err;
     }
   }
 
@@ -510,12 +581,13 @@ async function refuseHostingVolumes(volume: DirectoryHandle): Promise<void> {
 
 /**
  * Refuses to take over `leaf` unless adoption was asked for and the data is the claim's own (R7).
- * A record belongs to one volume: only a record naming this very PV (left by an earlier attempt)
- * is taken over, since adopting another claim's live volume would leave two PVs on one directory.
- * Unrecorded data must lie below the claim's namespace (the first path segment) and hold nothing
- * of this package: a parent marker or a record anywhere inside means other volumes live there, and
- * their data and records would be handed to this claim's workload. Messages never name the other
- * claim: they end up in an event the requesting tenant can read.
+ * A live record belongs to one volume: only a record naming this very PV (left by an earlier
+ * attempt) is taken over, since adopting another claim's live volume would leave two PVs on one
+ * directory. A released record (its PV kept the data and is gone) is taken over when it names the
+ * claim's namespace. Unrecorded data must lie below the claim's namespace (the first path segment)
+ * and hold nothing of this package: a parent marker or a record anywhere inside means other volumes
+ * live there, and their data and records would be handed to this claim's workload. Messages never
+ * name the other claim: they end up in an event the requesting tenant can read.
  */
 async function checkAdoption(
   dir: DirectoryHandle,
@@ -539,7 +611,12 @@ async function checkAdoption(
     );
   }
   if (record !== undefined) {
-    if (record.pvName !== pvName) throw ownershipError(path, `${found}; only unrecorded data can be adopted`);
+    if (record.pvName !== pvName && record.releasedAt === undefined) {
+      throw ownershipError(
+        path,
+        `${found}, which still uses it; only released or unrecorded data can be adopted`,
+      );
+    }
     return;
   }
   const volume = await dir.openDirectory(leaf);

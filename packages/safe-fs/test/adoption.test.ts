@@ -78,7 +78,7 @@ describe('adopting existing data (R7)', () => {
     );
 
     expect(err.kind).toBe('ownership');
-    expect(err.message).toContain('only unrecorded data can be adopted');
+    expect(err.message).toContain('only released or unrecorded data can be adopted');
     expect(err.message).not.toMatch(/original|old/);
     expect((await root.readOwner(path('ns1/data')))?.claimUid).toBe('old');
     expect(await root.deleteVolume(path('ns1/data'), { pvName: first.pvName })).toBe('deleted');

@@ -8,7 +8,7 @@
 export type { Environment, FlagSpec, FlagSpecs } from './flags.ts';
 export { isUsageError, ParsedFlags, parseFlags, UsageError, usageText } from './flags.ts';
 export { goBooleanSpellings, parseGoBoolean, parseGoDuration } from './go-syntax.ts';
-export type { ProvisionerCliOptions, ProvisionerFlagName } from './provisioner-flags.ts';
+export type { ProvisionerCliOptions, ProvisionerFlagName, PvSaveStrategy } from './provisioner-flags.ts';
 export { provisionerFlags, readProvisionerFlags } from './provisioner-flags.ts';
 export type { PolicyRule, RoleManifest } from './rbac.ts';
 export { controllerClusterRules, leaderElectionRules, renderRole, renderRules } from './rbac.ts';

@@ -1,11 +1,11 @@
 /**
  * The flags every provisioner CLI shares: API access and throttling, which claims to serve, worker
- * count, the Lease namespace and log verbosity. A program merges {@link provisionerFlags} into its own
+ * count, how PVs are saved, the Lease namespace and log verbosity. A program merges {@link provisionerFlags} into its own
  * table and reads them with {@link readProvisionerFlags}.
  */
 import { defaultRateLimit, type RateLimit } from '../client/request-limiter.ts';
 import { defaults } from '../controller/options.ts';
-import type { FlagSpecs, ParsedFlags } from './flags.ts';
+import { type FlagSpecs, type ParsedFlags, UsageError } from './flags.ts';
 
 /** Names of {@link provisionerFlags}. */
 export type ProvisionerFlagName =
@@ -15,7 +15,19 @@ export type ProvisionerFlagName =
   | 'kube-api-qps'
   | 'kube-api-burst'
   | 'threadiness'
+  | 'pv-save-strategy'
   | 'v';
+
+/**
+ * How a provisioned PV is saved (contract §11). `queue`: one attempt inline, then retried in the
+ * background until it succeeds, never deleting the volume; the claim worker is free at once.
+ * `blocking`: the Go library's default, up to 5 attempts 10 s apart holding the worker, then the
+ * volume is deleted again. The queue is safe for provisioners whose provision is idempotent (a
+ * re-run for the same claim finds its volume again), since a save lost on exit is provisioned anew.
+ */
+export type PvSaveStrategy = 'queue' | 'blocking';
+
+const pvSaveStrategies: readonly PvSaveStrategy[] = ['queue', 'blocking'];
 
 /** The shared flags, each with an environment fallback. */
 export const provisionerFlags: FlagSpecs<ProvisionerFlagName> = {
@@ -43,6 +55,12 @@ export const provisionerFlags: FlagSpecs<ProvisionerFlagName> = {
     default: String(defaults.threadiness),
     description: 'claim workers, and as many volume workers',
   },
+  'pv-save-strategy': {
+    env: 'PV_SAVE_STRATEGY',
+    default: 'queue',
+    description:
+      'queue: retry failed PV saves in the background, freeing the worker; blocking: retry 5 times 10 s apart in the worker, then delete the volume',
+  },
   v: {
     env: 'VERBOSITY',
     default: '0',
@@ -62,6 +80,8 @@ export interface ProvisionerCliOptions {
   readonly kubeApiRateLimit: RateLimit;
   /** `ProvisionControllerOptions.threadiness`. */
   readonly threadiness: number;
+  /** Selects the controller's PV store; see {@link PvSaveStrategy}. */
+  readonly pvSaveStrategy: PvSaveStrategy;
   /** klog-style verbosity. */
   readonly verbosity: number;
   /** `--help` was given: print the help text and exit 0. */
@@ -79,7 +99,19 @@ export function readProvisionerFlags(flags: ParsedFlags<ProvisionerFlagName>): P
       burst: flags.integer('kube-api-burst', 1, 100_000),
     },
     threadiness: flags.integer('threadiness', 1, 1_000),
+    pvSaveStrategy: readPvSaveStrategy(flags),
     verbosity: flags.integer('v', 0, 10),
     help: flags.help,
   };
+}
+
+function readPvSaveStrategy(flags: ParsedFlags<ProvisionerFlagName>): PvSaveStrategy {
+  const value = flags.string('pv-save-strategy');
+  const strategy = pvSaveStrategies.find((candidate) => candidate === value);
+  if (strategy === undefined) {
+    throw new UsageError(
+      `--pv-save-strategy must be ${pvSaveStrategies.join(' or ')}, got ${JSON.stringify(value)}`,
+    );
+  }
+  return strategy;
 }

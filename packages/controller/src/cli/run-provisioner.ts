@@ -17,16 +17,25 @@ import { isConfigurationError, type ProvisionControllerOptions } from '../contro
 import { type Check, HealthServer } from '../http/health-server.ts';
 import { ProvisionController } from '../provision-controller.ts';
 import { createLogger, type LogFields, type Logger, levelForVerbosity } from '../util/logger.ts';
+import { defaultControllerRateLimiter } from '../workqueue/rate-limiters.ts';
 import { type Environment, isUsageError } from './flags.ts';
 import type { ProvisionerCliOptions } from './provisioner-flags.ts';
 
 /** An API client the CLI closes when it is done. */
 export type CliApi = KubeApi & { close(): Promise<void> };
 
-/** Controller options a program chooses; the CLI supplies the rest from the shared flags. */
+/**
+ * Controller options a program chooses; the CLI supplies the rest from the shared flags, the PV store
+ * (`createProvisionedPVLimiter`) included.
+ */
 export type ProgramControllerOptions = Omit<
   ProvisionControllerOptions,
-  'api' | 'logger' | 'threadiness' | 'leaderElectionNamespace' | 'claimLabelSelector'
+  | 'api'
+  | 'logger'
+  | 'threadiness'
+  | 'leaderElectionNamespace'
+  | 'claimLabelSelector'
+  | 'createProvisionedPVLimiter'
 >;
 
 /** What a program runs, built once the API is connected. */
@@ -155,6 +164,10 @@ async function serve<Options extends ProvisionerCliOptions>(
       ? {}
       : { leaderElectionNamespace: options.leaderElectionNamespace }),
     ...(options.claimLabelSelector === undefined ? {} : { claimLabelSelector: options.claimLabelSelector }),
+    // client-go's default controller limiter: 5 ms doubling to 1000 s per PV, 10 qps overall.
+    ...(options.pvSaveStrategy === 'queue'
+      ? { createProvisionedPVLimiter: defaultControllerRateLimiter(setup.controller.clock) }
+      : {}),
   });
   const health =
     setup.healthPort === 0

@@ -152,8 +152,12 @@ export interface ResourceClient<T extends KubeObject> {
   get(name: string, options?: CallOptions & NamespaceOption): Promise<T>;
   list(options?: ListOptions): Promise<ObjectList<T>>;
   /**
-   * Streams events to `onEvent` until the server closes the stream (resolves), the stream fails
-   * (rejects), or `options.signal` aborts (resolves). Events are delivered in order, one at a time.
+   * Streams events to `onEvent`, in order and one at a time. Resolves when the stream ends: the
+   * server closes it, the connection is lost mid-stream, it stays idle too long, or `options.signal`
+   * aborts; the caller then watches again from its last resourceVersion, as client-go's reflector
+   * does. Rejects only when the watch cannot start (connection refused, an HTTP error status), when
+   * an event cannot be decoded, or with the error `onEvent` throws. An expired resourceVersion usually
+   * arrives as an `ERROR` event (410 Gone) on a started stream.
    */
   watch(options: WatchOptions, onEvent: (event: WatchEvent<T>) => void): Promise<void>;
   create(object: T, options?: CallOptions & NamespaceOption): Promise<T>;
