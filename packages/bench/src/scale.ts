@@ -91,6 +91,16 @@ async function scaleRun(
   });
   try {
     const ready = await provisioner.sample();
+    const startup = {
+      startup_ready_s: seconds(provisioner.syncedAt - provisioner.spawnedAt),
+      readyz_s: seconds(provisioner.readyzAt - provisioner.spawnedAt),
+      rss_ready_mb: round(ready.rssMb),
+    };
+    // Printed now: the PV phase that follows can outlast its deadline behind the binder's backlog.
+    process.stderr.write(
+      `scale: ready (${selector ?? 'no selector'}): caches synced ${startup.startup_ready_s} s, ` +
+        `/readyz ${startup.readyz_s} s, RSS ${startup.rss_ready_mb} MiB\n`,
+    );
     const firstCreate = performance.now();
     const { namespace, timeline } = space;
     await withProgress(
@@ -103,15 +113,17 @@ async function scaleRun(
             .resource(resources.persistentVolumeClaims)
             .create(context.claim(name, namespace, { [roleLabel]: 'provisioner' }), { namespace });
         }),
-        timeline.until((counts) => counts.volumesAdded >= claims, phaseDeadline(claims)),
+        // The binder annotates our claims only after the foreign pairs queued before them.
+        timeline.until(
+          (counts) => counts.volumesAdded >= claims,
+          phaseDeadline(claims + options.existingPairs),
+        ),
       ]),
     );
     const after = await provisioner.sample();
     return {
       label_selector: selector,
-      startup_ready_s: seconds(provisioner.syncedAt - provisioner.spawnedAt),
-      readyz_s: seconds(provisioner.readyzAt - provisioner.spawnedAt),
-      rss_ready_mb: round(ready.rssMb),
+      ...startup,
       seconds_to_all_pv: seconds((timeline.lastVolumeAdded ?? firstCreate) - firstCreate),
       rss_after_provisioning_mb: round(after.rssMb),
       peak_rss_mb: round(after.peakRssMb),
