@@ -62,7 +62,9 @@ export function latencyCdfSvg(latenciesMs: readonly number[], options: LatencyCh
   const xTicks = ticks.map((share) => share * xMax);
   const markers = [50, 95, 99].map((p) => ({ p, ms: percentile(sorted, p) }));
   const parts = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12" role="img">`,
+    // Screen readers announce the chart by its <title>.
+    `<title>${escapeXml(options.title)}</title>`,
     `<rect width="${width}" height="${height}" fill="white"/>`,
     `<text x="${width / 2}" y="22" text-anchor="middle" font-size="14">${escapeXml(options.title)}</text>`,
     ...ticks.map(

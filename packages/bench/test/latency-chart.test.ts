@@ -28,6 +28,13 @@ describe('latencyCdfSvg', () => {
     expect(svg).toContain('>p99 &lt; 2 s &amp; more</text>');
   });
 
+  it('is an image with an accessible name: role="img" and the title as its first child', () => {
+    const svg = latencyCdfSvg(sample, { title: 'p99 < 2 s' });
+    const [root, first] = svg.split('\n');
+    expect(root).toMatch(/^<svg [^>]* role="img">$/);
+    expect(first).toBe('<title>p99 &lt; 2 s</title>');
+  });
+
   it('marks p50, p95 and p99 with their values', () => {
     const svg = latencyCdfSvg(sample, { title: 't' });
     expect(svg).toContain('>p50 500 ms</text>');

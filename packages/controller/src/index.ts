@@ -1,3 +1,10 @@
+/**
+ * Write a Kubernetes dynamic volume provisioner: implement {@link Provisioner} and run it with a
+ * {@link ProvisionController}. The machinery underneath has subpaths of its own: `/informer`,
+ * `/workqueue`, `/events`, `/leader-election`, `/cli` and `/testing`.
+ *
+ * @packageDocumentation
+ */
 export {
   ApiError,
   isAlreadyExists,
@@ -29,8 +36,6 @@ export type {
 export { resources } from './client/resource-client.ts';
 export type { RetryPolicy } from './client/retry.ts';
 export { defaultRetryPolicy } from './client/retry.ts';
-export type { ControllerMetrics } from './controller/controller-metrics.ts';
-export { createControllerMetrics } from './controller/controller-metrics.ts';
 export {
   isLeaderElectionLostError,
   LeaderElectionLostError,
@@ -38,36 +43,8 @@ export {
 export type { ProvisionControllerOptions, RescheduleMode, SaveBackoff } from './controller/options.ts';
 export { ConfigurationError, isConfigurationError } from './controller/options.ts';
 export { IgnoredError, InfeasibleError, isIgnoredError, isInfeasibleError } from './errors.ts';
-export type { EventRecorder, EventRecorderOptions, EventType } from './events/event-recorder.ts';
-export { createEventRecorder } from './events/event-recorder.ts';
 export type { Check, HealthServerOptions } from './http/health-server.ts';
 export { HealthServer } from './http/health-server.ts';
-export type { EventHandler, HandlerRegistration } from './informer/event-handler.ts';
-export type { InformerFactoryOptions, InformerScope } from './informer/informer-factory.ts';
-export { SharedInformerFactory } from './informer/informer-factory.ts';
-export type { KeyFunc } from './informer/keys.ts';
-export { deletionHandlingMetaNamespaceKey, metaNamespaceKey } from './informer/keys.ts';
-export type { ReflectorOptions, ReflectorStats } from './informer/reflector.ts';
-export { VeryShortWatchError } from './informer/reflector.ts';
-export type { SharedInformerOptions } from './informer/shared-informer.ts';
-export { SharedInformer } from './informer/shared-informer.ts';
-export type { Indexers, IndexFunc, ReadonlyIndexer } from './informer/store.ts';
-export { indexByNamespace, indexByUid, namespaceIndex, uidIndex } from './informer/store.ts';
-export {
-  DeletedFinalStateUnknown,
-  isDeletedFinalStateUnknown,
-  unwrapTombstone,
-} from './informer/tombstone.ts';
-export type { WaitForCacheSyncOptions } from './informer/wait-for-cache-sync.ts';
-export { waitForCacheSync } from './informer/wait-for-cache-sync.ts';
-export type {
-  LeaderCallbacks,
-  LeaderElectionOutcome,
-  LeaderElectorOptions,
-} from './leader-election/leader-elector.ts';
-export { LeaderElector } from './leader-election/leader-elector.ts';
-export { leaderIdentity } from './leader-election/leader-identity.ts';
-export { leaseNameFor } from './leader-election/lease-name.ts';
 export type { ProbeRegistry } from './provision-controller.ts';
 export { ProvisionController } from './provision-controller.ts';
 export type {
@@ -77,8 +54,6 @@ export type {
   ProvisionOptions,
   ProvisionResult,
 } from './provisioner.ts';
-export type { BackoffOptions } from './util/backoff.ts';
-export { Backoff, jitter } from './util/backoff.ts';
 export type { Clock } from './util/clock.ts';
 export { realClock } from './util/clock.ts';
 export type { LogFields, LogFn, Logger, LoggerOptions, LogLevel } from './util/logger.ts';
@@ -93,19 +68,3 @@ export {
   annStorageProvisioner,
   finalizerPV,
 } from './wire-names.ts';
-export { DelayingQueue } from './workqueue/delaying-queue.ts';
-export type { GetResult, WorkQueueOptions } from './workqueue/queue.ts';
-export { WorkQueue } from './workqueue/queue.ts';
-export type { RateLimiter } from './workqueue/rate-limiters.ts';
-export {
-  BucketRateLimiter,
-  defaultControllerRateLimiter,
-  ItemExponentialFailureRateLimiter,
-  ItemFastSlowRateLimiter,
-  MaxOfRateLimiter,
-  WithMaxWaitRateLimiter,
-} from './workqueue/rate-limiters.ts';
-export type { RateLimitingQueueOptions } from './workqueue/rate-limiting-queue.ts';
-export { RateLimitingQueue } from './workqueue/rate-limiting-queue.ts';
-export type { ProcessItem, WorkerPoolOptions } from './workqueue/worker-pool.ts';
-export { runWorkers } from './workqueue/worker-pool.ts';

@@ -21,7 +21,6 @@ import {
   type ResourceDescriptor,
   resources,
 } from './client/resource-client.ts';
-import { withoutManagedFields } from './client/without-managed-fields.ts';
 import { BlockingVolumeStore, type SaveConfig } from './controller/blocking-volume-store.ts';
 import { claimKey } from './controller/claim-fields.ts';
 import { ClaimSync } from './controller/claim-sync.ts';
@@ -30,6 +29,7 @@ import { withDeadline } from './controller/deadline.ts';
 import { LeaderElectionLostError } from './controller/leader-election-lost-error.ts';
 import {
   ConfigurationError,
+  ensureUidIndex,
   type ProvisionControllerOptions,
   type ResolvedOptions,
   resolveOptions,
@@ -45,6 +45,7 @@ import { HealthServer } from './http/health-server.ts';
 import { SharedInformer } from './informer/shared-informer.ts';
 import { indexByUid, uidIndex } from './informer/store.ts';
 import { unwrapTombstone } from './informer/tombstone.ts';
+import { withoutManagedFields } from './informer/without-managed-fields.ts';
 import { LeaderElector } from './leader-election/leader-elector.ts';
 import { leaderIdentity } from './leader-election/leader-identity.ts';
 import { leaseNameFor } from './leader-election/lease-name.ts';
@@ -64,6 +65,9 @@ export type { ProvisionControllerOptions } from './controller/options.ts';
 
 /** How often cache sync is polled, as client-go's `WaitForCacheSync`. */
 const cacheSyncPollMs = 100;
+
+/** How long past the lease a leader may go without renewing before it is unhealthy (client-go's adaptor in kube-controller-manager). */
+const maxTolerableExpiredLeaseMs = 20_000;
 
 /** Where {@link ProvisionController.registerChecks} adds its probes; a `HealthServer` is one. */
 export type ProbeRegistry = Pick<HealthServer, 'addHealthCheck' | 'addReadinessCheck'>;
@@ -96,8 +100,10 @@ export class ProvisionController {
   readonly #elector: LeaderElector | undefined;
   /** The leader part while it runs under the elector. */
   #leading: Promise<void> | undefined;
-  /** Aborted when in-flight operations must stop: after the graceful-stop grace period. */
+  /** Aborted when in-flight operations must stop: at once on Lease loss, else after the grace period. */
   readonly #hardStop = new AbortController();
+  /** The signal given to {@link run}: only its abort is a requested (graceful) stop. */
+  #requestedStop: AbortSignal = new AbortController().signal;
   #phase: 'new' | 'running' | 'stopped' = 'new';
 
   /** @throws ConfigurationError when an option is invalid. */
@@ -217,22 +223,26 @@ export class ProvisionController {
       apiRequestTimeoutMs: resolved.apiRequestTimeoutMs,
     });
 
-    this.#registerHandlers();
     const name = leaseNameFor(resolved.provisionerName);
     this.lease = `${resolved.leaderElectionNamespace}/${name}`;
     this.#elector = resolved.leaderElection ? this.#createElector(name) : undefined;
+    // Last: everything above may still reject the options, and these change the caller's informers.
+    if (resolved.claimsInformer !== undefined) ensureUidIndex(resolved.claimsInformer);
+    this.#registerHandlers();
   }
 
   /**
    * Runs until `signal` aborts, then stops gracefully: takes no more work, lets in-flight operations
    * finish (at most `shutdownTimeoutMs`, then aborts them), stops the informers it created and
-   * flushes events. Settles after that. Runs once.
+   * flushes events. Settles after that. Runs once. When the Lease is lost, in-flight operations are
+   * aborted at once (a successor may lead already) and `run()` rejects with a `LeaderElectionLostError`.
    *
    * @throws the listen error when `metricsPort` is set and cannot be bound (before anything starts).
    */
   async run(signal: AbortSignal = new AbortController().signal): Promise<void> {
     if (this.#phase !== 'new') throw new Error('ProvisionController.run can be called only once');
     this.#phase = 'running';
+    this.#requestedStop = signal;
     let server: HealthServer | undefined;
     try {
       server = await this.#listen();
@@ -245,8 +255,10 @@ export class ProvisionController {
 
   /**
    * Adds the controller's probes to `server`:
-   * - health `leader-election` fails while this replica leads but has not renewed the Lease for longer
-   *   than `renewDeadlineMs` (a healthy leader renews or gives up by then, so it is stuck);
+   * - health `leader-election` fails while this replica leads but has not renewed the Lease for
+   *   `leaseDurationMs` + 20 s (client-go's tolerance; more if `retryPeriodMs` + `renewDeadlineMs`
+   *   exceeds it). A healthy leader renews or gives up within `retryPeriodMs` + `renewDeadlineMs` of its
+   *   last renewal, so only a stuck one fails, not one riding out an API blip;
    * - readiness `provision-controller` passes while `run()` runs and either the three caches have
    *   synced or, with leader election, this replica stands by for the Lease. Standby replicas are
    *   ready so that a rolling update can start the successor before stopping the leader.
@@ -256,9 +268,13 @@ export class ProvisionController {
   registerChecks(server: ProbeRegistry): void {
     const elector = this.#elector;
     if (elector !== undefined) {
-      const { renewDeadlineMs, leaseDurationMs } = this.#options;
+      const { renewDeadlineMs, leaseDurationMs, retryPeriodMs } = this.#options;
+      const tolerance = Math.max(
+        maxTolerableExpiredLeaseMs,
+        retryPeriodMs + renewDeadlineMs - leaseDurationMs,
+      );
       server.addHealthCheck('leader-election', () => {
-        const stuck = elector.healthCheck(renewDeadlineMs - leaseDurationMs);
+        const stuck = elector.healthCheck(tolerance);
         if (stuck !== null) throw stuck;
       });
     }
@@ -317,9 +333,14 @@ export class ProvisionController {
   async #runLeaderPart(signal: AbortSignal): Promise<void> {
     const logger = this.#logger;
     logger.info({ component: this.identity }, 'Starting provisioner controller');
-    // A graceful stop lets in-flight operations finish, but only for so long.
+    // A requested stop lets in-flight operations finish, but only for so long. A lost Lease stops them
+    // at once: a successor may already lead, and two leaders must not work side by side.
     let cancelHardStop = (): void => {};
     const onStop = (): void => {
+      if (!this.#requestedStop.aborted) {
+        this.#hardStop.abort(signal.reason);
+        return;
+      }
       cancelHardStop = this.#clock.setTimer(() => this.#hardStop.abort(), this.#options.shutdownTimeoutMs);
     };
     signal.addEventListener('abort', onStop, { once: true });

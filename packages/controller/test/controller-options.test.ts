@@ -1,5 +1,6 @@
-import { Registry } from 'prom-client';
+import { Gauge, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
+import { resources } from '../src/client/resource-client.ts';
 import { createControllerMetrics } from '../src/controller/controller-metrics.ts';
 import type { ProvisionControllerOptions } from '../src/controller/options.ts';
 import {
@@ -8,6 +9,8 @@ import {
   isConfigurationError,
   resolveOptions,
 } from '../src/controller/options.ts';
+import { SharedInformer } from '../src/informer/shared-informer.ts';
+import { uidIndex } from '../src/informer/store.ts';
 import { ProvisionController } from '../src/provision-controller.ts';
 import { FakeKubeApi } from '../src/testing/fake-api.ts';
 import { ItemExponentialFailureRateLimiter } from '../src/workqueue/rate-limiters.ts';
@@ -82,6 +85,21 @@ describe('options', () => {
     expect(() => new ProvisionController({ ...base(), ...bad })).toThrow(message);
   });
 
+  it.each([[{ threadiness: 0 }], [{ leaseDurationMs: 10_000, renewDeadlineMs: 10_000 }]])(
+    'leaves an injected claims informer untouched when the options are rejected: %j',
+    (bad) => {
+      const options = base();
+      const claimsInformer = new SharedInformer(options.api.resource(resources.persistentVolumeClaims));
+      expect(() => new ProvisionController({ ...options, ...bad, claimsInformer })).toThrow(
+        ConfigurationError,
+      );
+      expect(() => claimsInformer.store.byIndex(uidIndex, '')).toThrow();
+
+      new ProvisionController({ ...options, claimsInformer });
+      expect(claimsInformer.store.byIndex(uidIndex, '')).toEqual([]);
+    },
+  );
+
   it('finds the election namespace in POD_NAMESPACE, then the service account, then default', () => {
     const file = () => ' from-file \n';
     const missing = () => {
@@ -153,5 +171,27 @@ describe('controller metrics', () => {
 
   it('two controllers in one process do not collide (private registries)', () => {
     expect(() => [new ProvisionController(base()), new ProvisionController(base())]).not.toThrow();
+  });
+
+  it('two controllers on one host registry share the collectors and add up', async () => {
+    const registry = new Registry();
+    const a = createControllerMetrics(registry);
+    const b = createControllerMetrics(registry);
+    a.provisionTotal.inc({ class: 'c', source: '' });
+    b.provisionTotal.inc({ class: 'c', source: '' });
+    const text = await registry.metrics();
+    expect(text).toMatch(/^controller_persistentvolumeclaim_provision_total\{class="c",source=""\} 2$/m);
+    expect(() => [
+      new ProvisionController({ ...base(), metricsRegistry: registry }),
+      new ProvisionController({ ...base(), metricsRegistry: registry }),
+    ]).not.toThrow();
+  });
+
+  it('refuses a host registry holding a collector of the same name but another type', () => {
+    const registry = new Registry();
+    new Gauge({ name: 'controller_persistentvolume_delete_total', help: 'other', registers: [registry] });
+    expect(() => new ProvisionController({ ...base(), metricsRegistry: registry })).toThrow(
+      'metricsRegistry already has a collector "controller_persistentvolume_delete_total" of another type',
+    );
   });
 });

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../src/client/api-error.ts';
 import { type PatchType, type ResourceClient, resources } from '../src/client/resource-client.ts';
 import { createEventRecorder, type EventRecorderOptions } from '../src/events/event-recorder.ts';
+import { ManualClock } from '../src/testing/manual-clock.ts';
 import { createLogger } from '../src/util/logger.ts';
 
 type Call =
@@ -13,7 +14,7 @@ type Call =
 /** Records writes; `answer` decides each one (default: echo back with a resourceVersion). */
 class EventSink {
   calls: Call[] = [];
-  answer: (call: Call) => Promise<CoreV1Event> = async (call) =>
+  answer: (call: Call, signal?: AbortSignal) => Promise<CoreV1Event> = async (call) =>
     call.verb === 'create'
       ? { ...call.event, metadata: { ...call.event.metadata, resourceVersion: String(this.calls.length) } }
       : ({ metadata: { name: call.name }, involvedObject: {} } as CoreV1Event);
@@ -22,15 +23,16 @@ class EventSink {
     const unsupported = (): never => {
       throw new Error('not used by the recorder');
     };
-    const record = (call: Call): Promise<CoreV1Event> => {
+    const record = (call: Call, signal?: AbortSignal): Promise<CoreV1Event> => {
       this.calls.push(structuredClone(call));
-      return this.answer(call);
+      return this.answer(call, signal);
     };
     return {
       descriptor: resources.events,
-      create: (event, options) => record({ verb: 'create', namespace: options?.namespace, event }),
+      create: (event, options) =>
+        record({ verb: 'create', namespace: options?.namespace, event }, options?.signal),
       patch: (name, patch, type, options) =>
-        record({ verb: 'patch', namespace: options?.namespace, name, patch, type }),
+        record({ verb: 'patch', namespace: options?.namespace, name, patch, type }, options?.signal),
       get: unsupported,
       list: unsupported,
       watch: unsupported,
@@ -288,5 +290,35 @@ describe('EventRecorder bounds', () => {
       'unreachable',
       'queued',
     ]);
+  });
+
+  it('close() gives up after closeTimeoutMs: aborts the write in flight and drops the queue, counted', async () => {
+    const sink = new EventSink();
+    sink.answer = (_call, signal) =>
+      new Promise((_resolve, reject) =>
+        signal?.addEventListener('abort', () => reject(signal.reason), { once: true }),
+      );
+    const clock = new ManualClock(Date.UTC(2025, 0, 1));
+    const registry = new Registry();
+    const events = recorder(sink, { clock, registry, closeTimeoutMs: 5_000 });
+    for (const message of ['in flight', 'queued 1', 'queued 2']) {
+      events.event(claim, 'Normal', 'Provisioning', message);
+    }
+    await vi.advanceTimersByTimeAsync(0);
+    expect(sink.calls).toHaveLength(1);
+
+    let closed = false;
+    const closing = events.close().then(() => {
+      closed = true;
+    });
+    clock.advance(4_999);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(closed).toBe(false);
+    clock.advance(1);
+    await closing;
+    expect(sink.calls).toHaveLength(1);
+    expect(events.dropped).toBe(3);
+    const metric = await registry.getSingleMetric('event_recorder_dropped_events_total')?.get();
+    expect(metric?.values[0]?.value).toBe(3);
   });
 });

@@ -199,7 +199,7 @@ describe('ProvisionController.registerChecks', () => {
     await h.stop();
   });
 
-  it('fails liveness while the leader has gone longer than renewDeadlineMs without renewing', async () => {
+  it('fails liveness once the leader has gone leaseDuration + 20 s without renewing', async () => {
     const clock = new ManualClock(1_700_000_000_000);
     const api = new FakeKubeApi({ clock });
     const h = new Harness({
@@ -218,9 +218,10 @@ describe('ProvisionController.registerChecks', () => {
     expect(await probes.outcome('readiness', 'provision-controller')).toBe('ok');
 
     // Time jumps while nothing else runs, as in a paused process: renewals could not happen.
-    clock.advance(7_000);
+    // The last renewal was at most 2 s ago (one retry period).
+    clock.advance(32_900);
     expect(outcomeNow(liveness)).toBe('ok');
-    clock.advance(3_100);
+    clock.advance(2_200);
     expect(outcomeNow(liveness)).toBe(
       'leader election: failed to renew leadership on lease kube-system/foo.bar-baz',
     );
@@ -228,6 +229,42 @@ describe('ProvisionController.registerChecks', () => {
     // Once the renewals run again the leader is healthy.
     await pump(clock, 2_000);
     expect(await probes.outcome('health', 'leader-election')).toBe('ok');
+    const stopped = h.stop();
+    await pump(clock, 1_000);
+    await stopped;
+  });
+
+  it('stays live while a renewal is slow but within the renew deadline', async () => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const api = new FakeKubeApi({ clock });
+    const h = new Harness({
+      objects,
+      api,
+      clock,
+      leaderElection: true,
+      leaderElectionNamespace: 'kube-system',
+    });
+    const probes = new Probes();
+    h.controller.registerChecks(probes);
+    const liveness = probes.health.get('leader-election');
+    h.start();
+    await pump(clock, 2_000);
+    const renewTime = (): number =>
+      new Date(api.objects(resources.leases, 'kube-system')[0]?.spec?.renewTime ?? 0).getTime();
+    const before = renewTime();
+
+    // The next renewal, due within 2 s, takes 9.5 s: 11.5 s pass between two renewals.
+    const remove = api.prependReactor({ resource: 'leases', verb: 'update' }, () => {
+      remove();
+      return new Promise((resolve) => clock.setTimer(() => resolve(undefined), 9_500));
+    });
+    const outcomes = new Set<string>();
+    for (let elapsed = 0; elapsed < 13_000; elapsed += 100) {
+      await pump(clock, 100);
+      outcomes.add(outcomeNow(liveness));
+    }
+    expect(renewTime()).toBeGreaterThanOrEqual(before + 11_000);
+    expect([...outcomes]).toEqual(['ok']);
     const stopped = h.stop();
     await pump(clock, 1_000);
     await stopped;

@@ -110,4 +110,32 @@ describe('ProvisionController lifecycle', () => {
     await pump(clock, 20_000, 500);
     expect(isLeaderElectionLostError(await outcome)).toBe(true);
   });
+
+  it('aborts in-flight operations as soon as the Lease is lost, without the graceful grace period', async () => {
+    const { clock, api, h } = manual({ leaderElection: true, leaderElectionNamespace: 'kube-system' });
+    let abortedAt: number | undefined;
+    h.provisioner.provision = async (options, context) => {
+      h.provisioner.provisionCalls.push(options);
+      await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
+      abortedAt = clock.now();
+      throw context.signal.reason;
+    };
+    let settled: unknown;
+    void h.controller.run(new AbortController().signal).catch((err: unknown) => {
+      settled = err;
+    });
+    await pump(clock, 2_000);
+    expect(h.provisioner.provisionCalls).toHaveLength(1);
+    const apiDownAt = clock.now();
+    for (const verb of ['get', 'update'] as const) {
+      api.prependReactor({ resource: 'leases', verb }, () => {
+        throw new Error('api down');
+      });
+    }
+    // Renewals fail for renewDeadline (10 s) after the next retry (2 s); shutdownTimeoutMs is 30 s.
+    await pump(clock, 15_000, 500);
+    expect(isLeaderElectionLostError(settled)).toBe(true);
+    expect(abortedAt).toBeDefined();
+    expect((abortedAt ?? 0) - apiDownAt).toBeLessThanOrEqual(13_000);
+  });
 });

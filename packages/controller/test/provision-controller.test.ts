@@ -468,32 +468,44 @@ describe('deletion guard, conflicts and preconditions', () => {
     expect(del?.options).toMatchObject({ preconditions: { uid: 'uid-volume-1' } });
   });
 
-  it('refuses a PV save that hits AlreadyExists on a PV of another claim, without cleanup', async () => {
-    const h = new Harness({
-      objects: [
-        newStorageClass('class-1', provisionerName),
-        newClaim('claim-1', 'uid-1-1', 'class-1', provisionerName),
-      ],
-    });
-    h.api.prependReactor({ verb: 'create', resource: 'persistentvolumes' }, () => {
-      throw statusError('AlreadyExists', 'persistentvolumes "pvc-uid-1-1" already exists');
-    });
-    h.api.prependReactor({ verb: 'get', resource: 'persistentvolumes' }, () => ({
-      result: { metadata: { name: 'pvc-uid-1-1' }, spec: { claimRef: { uid: 'someone-else' } } },
-    }));
-    harness = h.start();
-    await eventually(async () =>
-      expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 1 }),
-    );
-    expect(h.provisioner.deleteCalls).toHaveLength(0);
-    await eventually(() =>
+  it.each([
+    ['blocking', {}],
+    ['queue', { createProvisionedPVLimiter: new ItemExponentialFailureRateLimiter(1, 1) }],
+  ])(
+    '%s store: refuses a PV save that hits AlreadyExists on a PV of another claim, without cleanup',
+    async (_store, save) => {
+      const h = new Harness({
+        objects: [
+          newStorageClass('class-1', provisionerName),
+          newClaim('claim-1', 'uid-1-1', 'class-1', provisionerName),
+        ],
+        ...save,
+      });
+      h.api.prependReactor({ verb: 'create', resource: 'persistentvolumes' }, () => {
+        throw statusError('AlreadyExists', 'persistentvolumes "pvc-uid-1-1" already exists');
+      });
+      h.api.prependReactor({ verb: 'get', resource: 'persistentvolumes' }, () => ({
+        result: { metadata: { name: 'pvc-uid-1-1' }, spec: { claimRef: { uid: 'someone-else' } } },
+      }));
+      harness = h.start();
+      await eventually(async () =>
+        expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 1 }),
+      );
+      expect(h.provisioner.deleteCalls).toHaveLength(0);
+      await eventually(() =>
+        expect(
+          h
+            .events()
+            .some((e) => e.startsWith('ProvisioningFailed: PersistentVolume "pvc-uid-1-1" already exists')),
+        ).toBe(true),
+      );
+      expect(h.events().filter((e) => e.startsWith('ProvisioningSucceeded'))).toEqual([]);
+      // Not retried in the background: one create per provision attempt (the next is 15 s away).
       expect(
-        h
-          .events()
-          .some((e) => e.startsWith('ProvisioningFailed: PersistentVolume "pvc-uid-1-1" already exists')),
-      ).toBe(true),
-    );
-  });
+        h.api.actions().filter((a) => a.verb === 'create' && a.resource === 'persistentvolumes'),
+      ).toHaveLength(1);
+    },
+  );
 
   it('names the PV with the volumeName hook', async () => {
     const h = start({

@@ -1,7 +1,7 @@
 import type { V1ConfigMap, V1ManagedFieldsEntry } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { ResourceDescriptor, WatchEvent } from '../src/client/resource-client.ts';
-import { withoutManagedFields } from '../src/client/without-managed-fields.ts';
+import { withoutManagedFields } from '../src/informer/without-managed-fields.ts';
 import { FakeKubeApi } from '../src/testing/fake-api.ts';
 
 const configMaps: ResourceDescriptor<V1ConfigMap> = {

@@ -1,6 +1,7 @@
 /**
  * The blocking PV store (Go's `backoffStore`, the default): retry the create a few times while holding
  * the claim worker; if every attempt fails, delete the asset so the next `provision` starts clean.
+ * A save interrupted by the controller's hard stop is not cleaned up.
  */
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { isAlreadyExists } from '../client/api-error.ts';
@@ -107,6 +108,12 @@ export class BlockingVolumeStore implements VolumeStore {
     }
 
     const error = saveError ?? new Error(`saving PersistentVolume "${name}" was interrupted`);
+    if (this.#config.signal.aborted) {
+      // A create cut short may have reached the server, so the asset may be in use under a PV. It is
+      // kept: `provision` is idempotent and runs again after the restart.
+      logger.info({ PV: name, err: error }, 'Saving the PV was interrupted by shutdown; volume kept');
+      throw error;
+    }
     logger.error({ err: error }, 'Error creating provisioned PV object for claim. Deleting the volume.');
     recordEvent(
       claim,
@@ -127,7 +134,10 @@ export class BlockingVolumeStore implements VolumeStore {
         return false;
       }
     });
-    if (!cleaned) {
+    if (!cleaned && this.#config.signal.aborted) {
+      // Nothing to delete by hand: the claim is provisioned again after the restart.
+      logger.info({ PV: name, err: deleteError }, 'Cleaning the volume was interrupted by shutdown');
+    } else if (!cleaned) {
       logger.error(
         { err: deleteError },
         'Error cleaning provisioned volume for claim. Please delete manually.',
@@ -136,7 +146,7 @@ export class BlockingVolumeStore implements VolumeStore {
         claim,
         'Warning',
         'ProvisioningCleanupFailed',
-        `Error cleaning provisioned volume for claim ${claimKey(claim)}: ${deleteError?.message ?? 'interrupted'}. Please delete manually.`,
+        `Error cleaning provisioned volume for claim ${claimKey(claim)}: ${deleteError?.message ?? ''}. Please delete manually.`,
       );
     }
     throw error;

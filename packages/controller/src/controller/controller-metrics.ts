@@ -3,6 +3,7 @@
  * names, labels, help strings (misspellings included, dashboards match on them) and default buckets.
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { ConfigurationError } from './options.ts';
 
 /** Prometheus default buckets (`prometheus.DefBuckets`), in seconds. */
 const defaultBuckets: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -22,50 +23,70 @@ export interface ControllerMetrics {
 
 /**
  * Creates the six collectors named `<subsystem>_…` and registers them in `registry` only, never in
- * prom-client's global registry.
+ * prom-client's global registry. Collectors already on `registry` (another controller's) are reused,
+ * so controllers sharing a host registry add up in one set of series, as a Go process would.
+ *
+ * @throws ConfigurationError when `registry` has a collector of one of those names but another type.
  */
 export function createControllerMetrics(registry: Registry, subsystem = 'controller'): ControllerMetrics {
   const registers = [registry];
+  const counter = <L extends string>(suffix: string, help: string, labelNames: L[]): Counter<L> => {
+    const name = `${subsystem}_${suffix}`;
+    return reuse(registry, name, Counter) ?? new Counter({ name, help, labelNames, registers });
+  };
+  const histogram = <L extends string>(suffix: string, help: string, labelNames: L[]): Histogram<L> => {
+    const name = `${subsystem}_${suffix}`;
+    return (
+      reuse(registry, name, Histogram) ??
+      new Histogram({ name, help, labelNames, buckets: [...defaultBuckets], registers })
+    );
+  };
   const claimLabels: ClaimLabel[] = ['class', 'source'];
   const volumeLabels: VolumeLabel[] = ['class'];
   return {
-    provisionTotal: new Counter({
-      name: `${subsystem}_persistentvolumeclaim_provision_total`,
-      help: 'Total number of persistent volumes provisioned succesfully. Broken down by storage class name and source of the claim.',
-      labelNames: claimLabels,
-      registers,
-    }),
-    provisionFailedTotal: new Counter({
-      name: `${subsystem}_persistentvolumeclaim_provision_failed_total`,
-      help: 'Total number of persistent volume provision failed attempts. Broken down by storage class name and source of the claim.',
-      labelNames: claimLabels,
-      registers,
-    }),
-    provisionDurationSeconds: new Histogram({
-      name: `${subsystem}_persistentvolumeclaim_provision_duration_seconds`,
-      help: 'Latency in seconds to provision persistent volumes. Failed provisioning attempts are ignored. Broken down by storage class name and source of the claim.',
-      labelNames: claimLabels,
-      buckets: [...defaultBuckets],
-      registers,
-    }),
-    deleteTotal: new Counter({
-      name: `${subsystem}_persistentvolume_delete_total`,
-      help: 'Total number of persistent volumes deleted succesfully. Broken down by storage class name.',
-      labelNames: volumeLabels,
-      registers,
-    }),
-    deleteFailedTotal: new Counter({
-      name: `${subsystem}_persistentvolume_delete_failed_total`,
-      help: 'Total number of persistent volume delete failed attempts. Broken down by storage class name.',
-      labelNames: volumeLabels,
-      registers,
-    }),
-    deleteDurationSeconds: new Histogram({
-      name: `${subsystem}_persistentvolume_delete_duration_seconds`,
-      help: 'Latency in seconds to delete persistent volumes. Failed deletion attempts are ignored. Broken down by storage class name.',
-      labelNames: volumeLabels,
-      buckets: [...defaultBuckets],
-      registers,
-    }),
+    provisionTotal: counter(
+      'persistentvolumeclaim_provision_total',
+      'Total number of persistent volumes provisioned succesfully. Broken down by storage class name and source of the claim.',
+      claimLabels,
+    ),
+    provisionFailedTotal: counter(
+      'persistentvolumeclaim_provision_failed_total',
+      'Total number of persistent volume provision failed attempts. Broken down by storage class name and source of the claim.',
+      claimLabels,
+    ),
+    provisionDurationSeconds: histogram(
+      'persistentvolumeclaim_provision_duration_seconds',
+      'Latency in seconds to provision persistent volumes. Failed provisioning attempts are ignored. Broken down by storage class name and source of the claim.',
+      claimLabels,
+    ),
+    deleteTotal: counter(
+      'persistentvolume_delete_total',
+      'Total number of persistent volumes deleted succesfully. Broken down by storage class name.',
+      volumeLabels,
+    ),
+    deleteFailedTotal: counter(
+      'persistentvolume_delete_failed_total',
+      'Total number of persistent volume delete failed attempts. Broken down by storage class name.',
+      volumeLabels,
+    ),
+    deleteDurationSeconds: histogram(
+      'persistentvolume_delete_duration_seconds',
+      'Latency in seconds to delete persistent volumes. Failed deletion attempts are ignored. Broken down by storage class name.',
+      volumeLabels,
+    ),
   };
+}
+
+/** The collector `name` already on `registry`, if any; it must be a `type`. */
+function reuse<T>(
+  registry: Registry,
+  name: string,
+  type: abstract new (...args: never[]) => T,
+): T | undefined {
+  const existing = registry.getSingleMetric(name);
+  if (existing === undefined) return undefined;
+  if (!(existing instanceof type)) {
+    throw new ConfigurationError([`metricsRegistry already has a collector "${name}" of another type`]);
+  }
+  return existing;
 }

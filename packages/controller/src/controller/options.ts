@@ -341,7 +341,7 @@ export function resolveOptions(options: ProvisionControllerOptions): ResolvedOpt
     metricsPort: check.integer('metricsPort', 0, 0, 65_535),
     metricsAddress: options.metricsAddress ?? '0.0.0.0',
     metricsPath: options.metricsPath ?? '/metrics',
-    claimsInformer: withUidIndex(options.claimsInformer, problems),
+    claimsInformer: options.claimsInformer,
     volumesInformer: options.volumesInformer,
     classesInformer: options.classesInformer,
     claimLabelSelector: options.claimLabelSelector,
@@ -363,22 +363,26 @@ export function resolveOptions(options: ProvisionControllerOptions): ResolvedOpt
   return Object.freeze(resolved);
 }
 
-/** An injected claim informer, given the `uid` index if it lacks it; a started one cannot take it. */
-function withUidIndex(
-  informer: SharedInformer<V1PersistentVolumeClaim> | undefined,
-  problems: string[],
-): SharedInformer<V1PersistentVolumeClaim> | undefined {
-  if (informer === undefined) return undefined;
+/**
+ * Gives an injected claim informer the `uid` index if it lacks it. This changes the caller's informer,
+ * so the controller calls it only once every other option has been accepted.
+ *
+ * @throws ConfigurationError when the informer lacks the index and has started (it cannot take one).
+ */
+export function ensureUidIndex(informer: SharedInformer<V1PersistentVolumeClaim>): void {
   try {
     informer.store.byIndex(uidIndex, '');
+    return;
   } catch {
-    try {
-      informer.addIndexers({ [uidIndex]: indexByUid });
-    } catch (err) {
-      problems.push(`claimsInformer has no "${uidIndex}" index and cannot take one: ${String(err)}`);
-    }
+    // No such index yet.
   }
-  return informer;
+  try {
+    informer.addIndexers({ [uidIndex]: indexByUid });
+  } catch (err) {
+    throw new ConfigurationError([
+      `claimsInformer has no "${uidIndex}" index and cannot take one: ${String(err)}`,
+    ]);
+  }
 }
 
 /** The three mutually exclusive save option groups (contract §7). */

@@ -1,7 +1,8 @@
 /**
  * The queue PV store (Go's `queueStore`, chosen by `createProvisionedPVLimiter`): one inline create;
  * on failure the PV is kept in memory and retried in the background forever, and the claim counts as
- * provisioned at once. The asset is never deleted. Unsaved PVs are lost on exit.
+ * provisioned at once. The asset is never deleted. Unsaved PVs are lost on exit. A PV name taken by
+ * another claim (`verifyExistingPV`) is never queued: it fails the claim like the blocking store.
  */
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
@@ -9,7 +10,7 @@ import type { Logger } from '../util/logger.ts';
 import type { RateLimiter } from '../workqueue/rate-limiters.ts';
 import { RateLimitingQueue } from '../workqueue/rate-limiting-queue.ts';
 import { runWorkers } from '../workqueue/worker-pool.ts';
-import { createVolume, type SaveConfig } from './blocking-volume-store.ts';
+import { createVolume, type SaveConfig, VolumeConflictError } from './blocking-volume-store.ts';
 import { toError } from './to-error.ts';
 import type { VolumeStore } from './volume-store.ts';
 
@@ -39,18 +40,13 @@ export class QueueVolumeStore implements VolumeStore {
     });
   }
 
-  /** Names of the PVs not saved yet. */
-  pending(): string[] {
-    return [...this.#unsaved.keys()];
-  }
-
-  /** How many times the save of `name` failed since it last succeeded. */
-  numRequeues(name: string): number {
-    return this.#queue.numRequeues(name);
-  }
-
+  /**
+   * Resolves whether or not the create succeeded, except on a {@link VolumeConflictError}: another
+   * claim's PV holds the name, which no retry can change, so the claim fails (and is retried
+   * rate-limited) instead.
+   */
   async storeVolume(
-    _claim: Readonly<V1PersistentVolumeClaim>,
+    claim: Readonly<V1PersistentVolumeClaim>,
     volume: V1PersistentVolume,
     logger: Logger,
   ): Promise<void> {
@@ -58,6 +54,10 @@ export class QueueVolumeStore implements VolumeStore {
     try {
       await this.#save(volume, logger);
     } catch (err) {
+      if (err instanceof VolumeConflictError) {
+        this.#config.recordEvent(claim, 'Warning', 'ProvisioningFailed', err.message);
+        throw err;
+      }
       logger.info({ PV: name, err }, 'Failed to save persistentvolume, retrying in the background');
       this.#unsaved.set(name, volume);
       this.#queue.addRateLimited(name);
@@ -83,12 +83,19 @@ export class QueueVolumeStore implements VolumeStore {
       this.#queue.forget(name);
       return;
     }
+    const { logger, recordEvent } = this.#config;
     try {
-      await this.#save(volume, this.#config.logger);
+      await this.#save(volume, logger);
     } catch (err) {
-      this.#config.logger.info({ PV: name, err: toError(err) }, 'Error saving volume, enqueued again');
-      this.#queue.addRateLimited(name);
-      return;
+      if (!(err instanceof VolumeConflictError)) {
+        logger.info({ PV: name, err: toError(err) }, 'Error saving volume, enqueued again');
+        this.#queue.addRateLimited(name);
+        return;
+      }
+      // The claim already counts as provisioned; retrying cannot free the name, so report and give up.
+      logger.error({ PV: name, err }, 'Persistentvolume name is taken by another claim, not saving it');
+      const claim = this.#claimOf(volume);
+      if (claim !== undefined) recordEvent(claim, 'Warning', 'ProvisioningFailed', err.message);
     }
     this.#unsaved.delete(name);
     this.#queue.forget(name);
@@ -96,9 +103,8 @@ export class QueueVolumeStore implements VolumeStore {
 
   async #save(volume: V1PersistentVolume, logger: Logger): Promise<void> {
     await createVolume(this.#config, volume, logger);
-    const claims = this.#config.claimsByUid(volume.spec?.claimRef?.uid ?? '');
-    const [claim] = claims;
-    if (claims.length === 1 && claim !== undefined) {
+    const claim = this.#claimOf(volume);
+    if (claim !== undefined) {
       this.#config.recordEvent(
         claim,
         'Normal',
@@ -106,5 +112,11 @@ export class QueueVolumeStore implements VolumeStore {
         `Successfully provisioned volume ${volume.metadata?.name ?? ''}`,
       );
     }
+  }
+
+  /** The cached claim `volume` is for, if exactly one claim has its claimRef UID (as Go). */
+  #claimOf(volume: V1PersistentVolume): V1PersistentVolumeClaim | undefined {
+    const claims = this.#config.claimsByUid(volume.spec?.claimRef?.uid ?? '');
+    return claims.length === 1 ? claims[0] : undefined;
   }
 }

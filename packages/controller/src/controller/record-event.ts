@@ -1,8 +1,6 @@
 /** The one thing the sync paths need from an event recorder; the controller adapts the real one. */
 import type { KubeObject } from '../client/resource-client.ts';
-
-/** Event type as the core Events API spells it. */
-export type EventType = 'Normal' | 'Warning';
+import type { EventType } from '../events/event-recorder.ts';
 
 /** Records an event about `object`. Fire-and-forget: writing happens in the background. */
 export type RecordEvent = (object: KubeObject, type: EventType, reason: string, message: string) => void;

@@ -25,11 +25,6 @@ export class SlowRetrySet {
     this.#entries.set(uid, { since: this.#clock.now(), storageClassUid });
   }
 
-  /** Whether claim `uid` is recorded (expired or not). */
-  has(uid: string): boolean {
-    return this.#entries.has(uid);
-  }
-
   /**
    * Milliseconds before claim `uid` may be retried against the class with `storageClassUid`; 0 when it
    * may be retried now. A different class UID means the class was re-created: the entry is dropped.
@@ -42,11 +37,6 @@ export class SlowRetrySet {
       return 0;
     }
     return Math.max(0, entry.since + this.#windowMs - this.#clock.now());
-  }
-
-  /** Forgets claim `uid`. */
-  delete(uid: string): void {
-    this.#entries.delete(uid);
   }
 
   /** Drops every entry whose window has elapsed. */

@@ -23,13 +23,14 @@ export interface EventRecorder {
    * never throws: the write happens in the background.
    */
   event(object: KubeObject, type: EventType, reason: string, message: string): void;
-  /** Events dropped because the queue was full. */
+  /** Events dropped because the queue was full, or because `close()` gave up on them. */
   readonly dropped: number;
   /** Resolves once every event recorded so far has been written or given up. */
   flush(): Promise<void>;
   /**
    * Stops accepting events and resolves once the queue is written. Pending retries are abandoned
-   * instead of waited for, so a graceful stop is not held up by an unreachable server.
+   * instead of waited for, and after `closeTimeoutMs` the write in flight is aborted and what is still
+   * queued is dropped (counted), so a stop is never held up for long by an unreachable server.
    */
   close(): Promise<void>;
 }
@@ -48,6 +49,8 @@ export interface EventRecorderOptions {
   random?: () => number;
   /** Events waiting to be written before new ones are dropped. Default 1000. */
   maxPending?: number;
+  /** How long `close()` keeps writing queued events before dropping them. Default 5 s. */
+  closeTimeoutMs?: number;
   /** If given, the counter `event_recorder_dropped_events_total` is registered here. */
   registry?: Registry;
 }
@@ -68,10 +71,13 @@ class QueuedEventRecorder implements EventRecorder {
   readonly #logger: Logger;
   readonly #random: () => number;
   readonly #maxPending: number;
+  readonly #closeTimeoutMs: number;
   readonly #droppedCounter: Counter | undefined;
   readonly #namer = new EventNamer();
   readonly #correlator: EventCorrelator;
   readonly #closing = new AbortController();
+  /** Aborted `closeTimeoutMs` after closing: every write still running or queued is given up. */
+  readonly #abandon = new AbortController();
   readonly #queue: CoreV1Event[] = [];
   #draining: Promise<void> | undefined;
   #dropped = 0;
@@ -88,6 +94,10 @@ class QueuedEventRecorder implements EventRecorder {
     this.#logger = options.logger ?? silentLogger;
     this.#random = options.random ?? Math.random;
     this.#maxPending = maxPending;
+    this.#closeTimeoutMs = options.closeTimeoutMs ?? 5_000;
+    if (!(this.#closeTimeoutMs >= 0)) {
+      throw new RangeError(`event recorder: closeTimeoutMs must be >= 0, got ${this.#closeTimeoutMs}`);
+    }
     this.#droppedCounter = options.registry && droppedCounter(options.registry);
     this.#correlator = new EventCorrelator({ clock: this.#clock, namer: this.#namer });
   }
@@ -118,8 +128,7 @@ class QueuedEventRecorder implements EventRecorder {
       return;
     }
     if (this.#queue.length >= this.#maxPending) {
-      this.#dropped++;
-      this.#droppedCounter?.inc();
+      this.#countDropped(1);
       this.#logger.warn(fields, 'Event queue is full, event dropped');
       return;
     }
@@ -131,9 +140,27 @@ class QueuedEventRecorder implements EventRecorder {
     while (this.#draining) await this.#draining;
   }
 
-  close(): Promise<void> {
+  async close(): Promise<void> {
+    if (this.#closing.signal.aborted) return this.flush();
     this.#closing.abort();
-    return this.flush();
+    const cancel = this.#clock.setTimer(() => {
+      this.#abandon.abort();
+      const remaining = this.#queue.splice(0).length;
+      if (remaining > 0) {
+        this.#countDropped(remaining);
+        this.#logger.warn({ events: remaining }, 'Event recorder closed before these events were written');
+      }
+    }, this.#closeTimeoutMs);
+    try {
+      await this.flush();
+    } finally {
+      cancel();
+    }
+  }
+
+  #countDropped(count: number): void {
+    this.#dropped += count;
+    this.#droppedCounter?.inc(count);
   }
 
   #makeEvent(
@@ -195,6 +222,11 @@ class QueuedEventRecorder implements EventRecorder {
     for (let attempt = 1; ; attempt++) {
       if (await this.#attempt(correlated)) return;
       const fields = { event: correlated.event.metadata.name, attempt };
+      if (this.#abandon.signal.aborted) {
+        this.#countDropped(1);
+        this.#logger.warn(fields, 'Event recorder closed before this event was written');
+        return;
+      }
       if (attempt >= maxAttempts) {
         this.#logger.error(fields, 'Unable to write event, retry limit exceeded');
         return;
@@ -212,13 +244,14 @@ class QueuedEventRecorder implements EventRecorder {
   /** One PATCH-or-CREATE; true when done (written, or rejected by the server), false to retry. */
   async #attempt({ event, patch, key }: CorrelatedEvent): Promise<boolean> {
     const namespace = event.metadata.namespace ?? 'default';
+    const options = { namespace, signal: this.#abandon.signal };
     let result = patch
-      ? await settle(this.#events.patch(event.metadata.name ?? '', patch, 'strategic', { namespace }))
+      ? await settle(this.#events.patch(event.metadata.name ?? '', patch, 'strategic', options))
       : undefined;
     if (result === undefined || ('error' in result && isNotFound(result.error))) {
       // The event may have expired on the server: create it afresh.
       const { resourceVersion: _, ...metadata } = event.metadata;
-      result = await settle(this.#events.create({ ...event, metadata }, { namespace }));
+      result = await settle(this.#events.create({ ...event, metadata }, options));
     }
     if ('written' in result) {
       this.#correlator.observeWritten(key, result.written);
@@ -272,7 +305,7 @@ function droppedCounter(registry: Registry): Counter {
   if (existing instanceof Counter) return existing;
   return new Counter({
     name: droppedMetric,
-    help: 'Events the recorder dropped because its queue of pending writes was full.',
+    help: 'Events the recorder dropped: its queue of pending writes was full, or it closed before writing them.',
     registers: [registry],
   });
 }

@@ -7,7 +7,7 @@
  * Objects without the field are stored as they are. An update sent from a trimmed object leaves the
  * server's managed fields unchanged: the API server keeps them when a request omits them.
  */
-import type { KubeObject, ResourceClient } from './resource-client.ts';
+import type { KubeObject, ResourceClient } from '../client/resource-client.ts';
 
 /** `client`, with `metadata.managedFields` removed from what `list` and `watch` deliver. */
 export function withoutManagedFields<T extends KubeObject>(client: ResourceClient<T>): ResourceClient<T> {
