@@ -1,12 +1,9 @@
 /**
- * Entry point: `PROVISIONER_NAME` and `ROOT` configure the provisioner, plus the shared flags of
- * `provisionerFlags` (`--kubeconfig`, `--kube-api-qps`, `--threadiness`, …; see `--help`).
- * `runProvisioner` handles SIGTERM (graceful stop), health probes on `HEALTH_PORT` and exit codes.
+ * Entry point: `PROVISIONER_NAME` and `ROOT` configure the provisioner; `--help` lists the shared flags
+ * (`--kubeconfig`, `--kube-api-qps`, `--threadiness`, …). `runProvisioner` handles SIGTERM (graceful
+ * stop), probes and metrics on `HEALTH_PORT`, and exit codes.
  */
-import { resolve } from 'node:path';
 import {
-  type Environment,
-  type ProvisionerCliOptions,
   parseFlags,
   provisionerFlags,
   readProvisionerFlags,
@@ -19,33 +16,25 @@ const flags = {
   'provisioner-name': {
     env: 'PROVISIONER_NAME',
     default: 'example.com/directory',
-    description: 'name in StorageClass.provisioner',
+    description: 'provisioner name',
   },
   root: { env: 'ROOT', default: '/var/lib/directory-provisioner', description: 'directory of the volumes' },
-  'health-port': { env: 'HEALTH_PORT', default: '8080', description: '/healthz, /readyz, /metrics; 0 = off' },
+  'health-port': { env: 'HEALTH_PORT', default: '8080', description: 'probes and metrics; 0 = off' },
   ...provisionerFlags,
 };
 
-interface Options extends ProvisionerCliOptions {
-  readonly provisionerName: string;
-  readonly root: string;
-  readonly healthPort: number;
-}
-
-function parse(argv: readonly string[], env: Environment): Options {
-  const parsed = parseFlags(flags, argv, env);
-  return {
-    provisionerName: parsed.required('provisioner-name'),
-    root: resolve(parsed.required('root')),
-    healthPort: parsed.integer('health-port', 0, 65535),
-    ...readProvisionerFlags(parsed),
-  };
-}
-
-await runProvisioner<Options>({
+await runProvisioner({
   name: 'directory-provisioner',
   usage: usageText('directory-provisioner', flags),
-  parse,
+  parse(argv, env) {
+    const parsed = parseFlags(flags, argv, env);
+    const options = { root: parsed.directory('root'), healthPort: parsed.integer('health-port', 0, 65535) };
+    return {
+      ...options,
+      provisionerName: parsed.required('provisioner-name'),
+      ...readProvisionerFlags(parsed),
+    };
+  },
   setup: (options) => ({
     controller: {
       provisionerName: options.provisionerName,

@@ -1,7 +1,7 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isIgnoredError, silentLogger } from '@kube-provisioner/controller';
+import { isIgnoredError, type Provisioner, silentLogger } from '@kube-provisioner/controller';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DirectoryProvisioner } from '../src/directory-provisioner.ts';
 
@@ -21,7 +21,8 @@ const options = (pvName: string) => ({
 
 describe('DirectoryProvisioner', () => {
   it('creates the directory and returns a PV carrying the claim and class fields, idempotently', async () => {
-    const provisioner = new DirectoryProvisioner(root);
+    // Called through the interface, with the context the controller passes.
+    const provisioner: Provisioner = new DirectoryProvisioner(root);
     await provisioner.provision(options('pvc-1'), context);
     const result = await provisioner.provision(options('pvc-1'), context);
     expect((await stat(join(root, 'pvc-1'))).isDirectory()).toBe(true);
@@ -39,7 +40,8 @@ describe('DirectoryProvisioner', () => {
   });
 
   it('removes the directory on delete and ignores volumes outside its root', async () => {
-    const provisioner = new DirectoryProvisioner(root);
+    // Called through the interface, with the context the controller passes.
+    const provisioner: Provisioner = new DirectoryProvisioner(root);
     const result = await provisioner.provision(options('pvc-2'), context);
     if (!('pv' in result)) throw result.error;
     await provisioner.delete(result.pv, context);

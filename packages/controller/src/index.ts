@@ -45,8 +45,11 @@ export { ConfigurationError, isConfigurationError } from './controller/options.t
 export { IgnoredError, InfeasibleError, isIgnoredError, isInfeasibleError } from './errors.ts';
 export type { Check, HealthServerOptions } from './http/health-server.ts';
 export { HealthServer } from './http/health-server.ts';
+export { persistentVolumeFor } from './persistent-volume.ts';
 export type { ProbeRegistry } from './provision-controller.ts';
 export { ProvisionController } from './provision-controller.ts';
+export type { ProvisionFailure } from './provision-failure.ts';
+export { provisionFailure } from './provision-failure.ts';
 export type {
   OperationContext,
   Provisioner,

@@ -53,6 +53,17 @@ describe('parseFlags', () => {
     }
   });
 
+  it('reads absolute directories other than /, normalised, and names the flag otherwise', () => {
+    const rootSpecs = { root: { env: 'ROOT', default: '/var/lib/volumes', description: 'volume root' } };
+    expect(parseFlags(rootSpecs, [], {}).directory('root')).toBe('/var/lib/volumes');
+    expect(parseFlags(rootSpecs, [], { ROOT: '/srv//data/../vol/' }).directory('root')).toBe('/srv/vol');
+    for (const value of ['relative/dir', '/', '//', '/srv/..']) {
+      expect(() => parseFlags(rootSpecs, [`--root=${value}`], {}).directory('root')).toThrow(
+        new UsageError(`--root must be an absolute path other than /, got ${JSON.stringify(value)}`),
+      );
+    }
+  });
+
   it('reads positive numbers, fractions included', () => {
     expect(parseFlags(specs, ['--qps', '0.5'], {}).positiveNumber('qps')).toBe(0.5);
     for (const value of ['0', '0.0', '-2', 'Infinity', '1e3']) {

@@ -2,7 +2,6 @@
  * Command-line surface of `kube-hostpath-provisioner`: every flag has an environment fallback so the
  * same image works from a DaemonSet (downward API env) and from a shell.
  */
-import { isAbsolute, resolve } from 'node:path';
 import {
   type Environment,
   type FlagSpecs,
@@ -79,10 +78,7 @@ export function parseCliOptions(argv: readonly string[], env: Environment): CliO
   if (mode !== 'per-node' && mode !== 'shared') {
     throw new UsageError(`--mode must be per-node or shared, got ${JSON.stringify(mode)}`);
   }
-  const root = parsed.string('root') ?? defaultRoot;
-  if (!isAbsolute(root) || resolve(root) === '/') {
-    throw new UsageError(`--root must be an absolute path other than /, got ${JSON.stringify(root)}`);
-  }
+  const root = parsed.directory('root');
   const nodeName = parsed.string('node-name');
   if (mode === 'per-node' && nodeName === undefined && !parsed.help) {
     throw new UsageError(
@@ -92,7 +88,7 @@ export function parseCliOptions(argv: readonly string[], env: Environment): CliO
   return {
     mode,
     provisionerName: parsed.string('provisioner-name') ?? defaultProvisionerName,
-    root: resolve(root),
+    root,
     nodeName,
     nodeAffinityKey: parsed.string('node-affinity-key') ?? defaultNodeAffinityKey,
     healthPort: parsed.integer('health-port', 0, 65535),

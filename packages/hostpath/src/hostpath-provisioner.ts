@@ -8,18 +8,17 @@ import {
   annSelectedNode,
   IgnoredError,
   InfeasibleError,
-  isIgnoredError,
-  isInfeasibleError,
   isNotFound,
   type OperationContext,
   type Provisioner,
   type ProvisionOptions,
   type ProvisionResult,
+  provisionFailure,
   type ResourceClient,
 } from '@kube-provisioner/controller';
 import {
   type FsOps,
-  isSafeFsError,
+  isPersistentRefusal,
   joinBasePath,
   type RelativeVolumePath,
   relativePathUnder,
@@ -131,7 +130,9 @@ export class HostPathProvisioner implements Provisioner {
         }),
       };
     } catch (err) {
-      return { error: provisionError(err), state: 'Finished' };
+      // Bad paths and permission refusals slow the retries down; ownership and symlink refusals
+      // stay plain errors with an event.
+      return provisionFailure(err, isPersistentRefusal);
     }
   }
 
@@ -269,16 +270,4 @@ export class HostPathProvisioner implements Provisioner {
     const outcome = await this.#root.deleteVolume(relative, { pvName: pv.metadata?.name ?? '' });
     context.logger.info({ path: relative, outcome }, 'volume directory removed');
   }
-}
-
-/**
- * Steers the controller: requests that cannot succeed as made (bad paths, permissions) become
- * infeasible, so retries slow down; ownership and symlink refusals stay plain errors with an event.
- */
-function provisionError(err: unknown): Error {
-  if (isIgnoredError(err) || isInfeasibleError(err)) return err as Error;
-  if (isSafeFsError(err) && (err.kind === 'invalid-path' || err.kind === 'permission')) {
-    return new InfeasibleError(err.message, { cause: err });
-  }
-  return err instanceof Error ? err : new Error(String(err));
 }

@@ -1,7 +1,8 @@
 /**
  * The PersistentVolume a hostpath provisioner returns, and the facts read back from it on delete.
  */
-import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
+import { type ProvisionOptions, persistentVolumeFor } from '@kube-provisioner/controller';
+import type { V1PersistentVolume } from '@kubernetes/client-node';
 import type { VolumeType } from './class-parameters.ts';
 
 /**
@@ -15,10 +16,7 @@ export const annProvisionerIdentity = 'hostPathProvisionerIdentity';
 export const defaultNodeAffinityKey = 'kubernetes.io/hostname';
 
 /** Everything {@link buildPersistentVolume} needs beyond the claim and class. */
-export interface VolumeShape {
-  readonly pvName: string;
-  readonly pvc: Readonly<V1PersistentVolumeClaim>;
-  readonly storageClass: Readonly<V1StorageClass>;
+export interface VolumeShape extends Pick<ProvisionOptions, 'pvName' | 'pvc' | 'storageClass'> {
   /** Absolute directory on the node. */
   readonly path: string;
   readonly volumeType: VolumeType;
@@ -33,40 +31,31 @@ export interface VolumeShape {
  * if it vanishes the mount must fail rather than silently start from an empty one.
  */
 export function buildPersistentVolume(shape: VolumeShape): V1PersistentVolume {
-  const { pvc, storageClass } = shape;
-  const storage = pvc.spec?.resources?.requests?.storage;
-  const pv: V1PersistentVolume = {
-    apiVersion: 'v1',
-    kind: 'PersistentVolume',
-    metadata: {
-      name: shape.pvName,
-      ...(shape.nodeName === undefined ? {} : { annotations: { [annProvisionerIdentity]: shape.nodeName } }),
-    },
-    spec: {
-      capacity: storage === undefined ? {} : { storage },
-      accessModes: [...(pvc.spec?.accessModes ?? [])],
-      persistentVolumeReclaimPolicy: storageClass.reclaimPolicy ?? 'Delete',
-      volumeMode: 'Filesystem',
-      ...(storageClass.mountOptions?.length ? { mountOptions: [...storageClass.mountOptions] } : {}),
+  const { nodeAffinity } = shape;
+  return persistentVolumeFor(
+    shape,
+    {
       ...(shape.volumeType === 'local'
         ? { local: { path: shape.path } }
         : { hostPath: { path: shape.path, type: 'Directory' } }),
+      ...(nodeAffinity === undefined
+        ? {}
+        : {
+            nodeAffinity: {
+              required: {
+                nodeSelectorTerms: [
+                  {
+                    matchExpressions: [
+                      { key: nodeAffinity.key, operator: 'In', values: [nodeAffinity.value] },
+                    ],
+                  },
+                ],
+              },
+            },
+          }),
     },
-  };
-  if (shape.nodeAffinity !== undefined && pv.spec !== undefined) {
-    pv.spec.nodeAffinity = {
-      required: {
-        nodeSelectorTerms: [
-          {
-            matchExpressions: [
-              { key: shape.nodeAffinity.key, operator: 'In', values: [shape.nodeAffinity.value] },
-            ],
-          },
-        ],
-      },
-    };
-  }
-  return pv;
+    shape.nodeName === undefined ? undefined : { [annProvisionerIdentity]: shape.nodeName },
+  );
 }
 
 /** The directory a PV points at (`hostPath` or `local`), or `undefined` for any other source. */

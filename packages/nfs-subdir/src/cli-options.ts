@@ -2,7 +2,7 @@
  * Command line of `nfs-client-provisioner` and `nfs-subdir-provisioner`: upstream's environment
  * variables, each also available as a flag (a flag wins; an empty variable counts as unset).
  */
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute } from 'node:path';
 import {
   type Environment,
   type FlagSpecs,
@@ -76,17 +76,12 @@ export function parseCliOptions(argv: readonly string[], env: Environment): NfsC
   if (!parsed.help && !isAbsolute(exportPath)) {
     throw new UsageError(`NFS_PATH must be an absolute path, got ${JSON.stringify(exportPath)}`);
   }
-  const mountRoot = parsed.string('mount-root') ?? defaultMountRoot;
-  if (!isAbsolute(mountRoot) || resolve(mountRoot) === '/') {
-    throw new UsageError(
-      `--mount-root must be an absolute path other than /, got ${JSON.stringify(mountRoot)}`,
-    );
-  }
+  const mountRoot = parsed.directory('mount-root');
   return {
     server,
     exportPath,
     provisionerName: parsed.required('provisioner-name'),
-    mountRoot: resolve(mountRoot),
+    mountRoot,
     leaderElection: parsed.goBoolean('leader-election'),
     leaseDurationMs: parsed.goDuration('leader-election-lease-duration'),
     renewDeadlineMs: parsed.goDuration('leader-election-renew-deadline'),

@@ -6,17 +6,17 @@
 import {
   annBetaStorageClass,
   InfeasibleError,
-  isIgnoredError,
-  isInfeasibleError,
   isNotFound,
   type OperationContext,
   type Provisioner,
   type ProvisionOptions,
   type ProvisionResult,
+  provisionFailure,
   type ResourceClient,
 } from '@kube-provisioner/controller';
 import {
   type FsOps,
+  isPersistentRefusal,
   isSafeFsError,
   joinBasePath,
   normalizeBasePath,
@@ -116,7 +116,9 @@ export class NfsProvisioner implements Provisioner {
         }),
       };
     } catch (err) {
-      return { error: provisionError(err), state: 'Finished' };
+      // Bad paths and permission refusals slow the retries down; ownership and symlink refusals
+      // stay plain errors with an event.
+      return provisionFailure(err, isPersistentRefusal);
     }
   }
 
@@ -249,17 +251,4 @@ export class NfsProvisioner implements Provisioner {
 /** The class a PV names: the beta annotation, as nfs-client read it, else `spec.storageClassName`. */
 function storageClassOf(pv: Readonly<V1PersistentVolume>): string {
   return pv.metadata?.annotations?.[annBetaStorageClass] || pv.spec?.storageClassName || '';
-}
-
-/**
- * Steers the controller: requests that cannot succeed as made (bad parameters or paths, permission
- * refusals under `root_squash`, R18) become infeasible so retries slow down; ownership and symlink
- * refusals stay plain errors with an event.
- */
-function provisionError(err: unknown): Error {
-  if (isIgnoredError(err) || isInfeasibleError(err)) return err as Error;
-  if (isSafeFsError(err) && (err.kind === 'invalid-path' || err.kind === 'permission')) {
-    return new InfeasibleError(err.message, { cause: err });
-  }
-  return err instanceof Error ? err : new Error(String(err));
 }

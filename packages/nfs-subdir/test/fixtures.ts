@@ -2,16 +2,16 @@
 import { mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ApiError, type OperationContext, type ProvisionOptions } from '@kube-provisioner/controller';
 import {
-  ApiError,
-  isInfeasibleError,
-  type OperationContext,
-  type ProvisionOptions,
-  type ProvisionResult,
-  silentLogger,
-} from '@kube-provisioner/controller';
+  type ClaimFixtureInit,
+  claimFixture,
+  operationContext,
+  provisionOptionsFor,
+  releasedVolumeFixture,
+  storageClassFixture,
+} from '@kube-provisioner/controller/testing';
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
-import { expect } from 'vitest';
 import type { NfsDialect } from '../src/class-parameters.ts';
 import {
   NfsProvisioner,
@@ -19,34 +19,21 @@ import {
   type StorageClassReader,
 } from '../src/nfs-provisioner.ts';
 
-export const context: OperationContext = { signal: new AbortController().signal, logger: silentLogger };
+export {
+  finishedFailure as failed,
+  provisionedVolume as provisioned,
+} from '@kube-provisioner/controller/testing';
+
+export const context: OperationContext = operationContext();
 
 export const server = 'nfs.example.com';
 export const provisionerName = 'k8s-sigs.io/nfs-subdir-external-provisioner';
 
-export interface ClaimInit {
-  namespace?: string;
-  name?: string;
-  uid?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-}
-
-let claimCounter = 0;
-
 /** A pending claim asking for 1Gi ReadWriteMany. */
-export function claim(init: ClaimInit = {}): V1PersistentVolumeClaim {
-  claimCounter += 1;
-  return {
-    metadata: {
-      namespace: init.namespace ?? 'team-a',
-      name: init.name ?? `data-${claimCounter}`,
-      uid: init.uid ?? `00000000-0000-4000-8000-${String(claimCounter).padStart(12, '0')}`,
-      ...(init.labels === undefined ? {} : { labels: init.labels }),
-      ...(init.annotations === undefined ? {} : { annotations: init.annotations }),
-    },
-    spec: { accessModes: ['ReadWriteMany'], resources: { requests: { storage: '1Gi' } } },
-  };
+export function claim(
+  init: Omit<ClaimFixtureInit, 'accessModes' | 'selectedNode'> = {},
+): V1PersistentVolumeClaim {
+  return claimFixture({ ...init, accessModes: ['ReadWriteMany'] });
 }
 
 /** A StorageClass named `nfs-client` (the upstream charts' default name). */
@@ -54,13 +41,10 @@ export function storageClass(
   parameters?: Record<string, string>,
   extra: Partial<V1StorageClass> = {},
 ): V1StorageClass {
-  return {
-    metadata: { name: 'nfs-client', uid: 'class-uid' },
-    provisioner: provisionerName,
+  return storageClassFixture('nfs-client', provisionerName, parameters, {
     reclaimPolicy: 'Delete',
-    ...(parameters === undefined ? {} : { parameters }),
     ...extra,
-  };
+  });
 }
 
 /** Provision options for `pvc` (PV name `pvc-<uid>`). */
@@ -68,34 +52,15 @@ export function provisionOptions(
   pvc: V1PersistentVolumeClaim,
   sc: V1StorageClass = storageClass(),
 ): ProvisionOptions {
-  return { pvc, storageClass: sc, pvName: `pvc-${pvc.metadata?.uid}`, selectedNodeName: '' };
-}
-
-/** The PV of a successful result; fails the test otherwise. */
-export function provisioned(result: ProvisionResult): V1PersistentVolume {
-  if ('error' in result) throw result.error;
-  return result.pv;
-}
-
-/** The error of a failed result, checked to be infeasible or not. */
-export function failed(result: ProvisionResult, infeasible: boolean): Error {
-  if (!('error' in result)) throw new Error(`expected a failure, got PV ${result.pv.metadata?.name}`);
-  expect(result.state).toBe('Finished');
-  expect(isInfeasibleError(result.error), result.error.message).toBe(infeasible);
-  return result.error;
+  return provisionOptionsFor(pvc, sc);
 }
 
 /** The PV as the API server holds it once saved by the controller and released by its claim. */
 export function released(pv: V1PersistentVolume, sc: V1StorageClass = storageClass()): V1PersistentVolume {
-  return {
-    ...pv,
-    metadata: {
-      ...pv.metadata,
-      annotations: { ...pv.metadata?.annotations, 'pv.kubernetes.io/provisioned-by': provisionerName },
-    },
-    spec: { ...pv.spec, storageClassName: sc.metadata?.name ?? '' },
-    status: { phase: 'Released' },
-  };
+  return releasedVolumeFixture(pv, {
+    provisioner: provisionerName,
+    storageClassName: sc.metadata?.name ?? '',
+  });
 }
 
 /** StorageClasses known to a fake API by name; unknown names answer 404 like the API server. */

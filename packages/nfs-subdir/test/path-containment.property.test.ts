@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: pathPattern placeholders are literal text, not JS templates
 import { lstat, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { hostileClaimText, hostilePathPattern } from '@kube-provisioner/safe-fs/testing';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -17,45 +18,6 @@ import {
   tree,
 } from './fixtures.ts';
 
-// Fragments an attacker would try, mixed with arbitrary (including non-BMP) text.
-const hostile = fc.oneof(
-  fc.constantFrom(
-    '',
-    '.',
-    '..',
-    '/',
-    '../',
-    '/..',
-    '..//..',
-    '\\..',
-    '\u0000',
-    '%2e%2e',
-    'ä/ö',
-    '🙂',
-    'victim',
-  ),
-  fc.string({ unit: 'grapheme', maxLength: 12 }),
-  fc.string({ unit: 'binary', maxLength: 12 }),
-  fc.string({ minLength: 240, maxLength: 300 }),
-);
-const value = fc.array(hostile, { minLength: 1, maxLength: 4 }).map((parts) => parts.join(''));
-const pattern = fc
-  .array(
-    fc.oneof(
-      fc.constantFrom(
-        '${.PVC.namespace}',
-        '${.PVC.name}',
-        '${.PV.name}',
-        '${.PVC.labels.app}',
-        '${.PVC.annotations.path}',
-        '${.PVC.annotations.missing}',
-      ),
-      fc.constantFrom('/', '-', '..', '.', 'x'),
-    ),
-    { minLength: 1, maxLength: 6 },
-  )
-  .map((parts) => parts.join(''));
-
 describe('path containment', () => {
   it('never creates anything outside the export, whatever the claim metadata and pattern', async () => {
     await using sandbox = await temporaryRoot();
@@ -66,11 +28,11 @@ describe('path containment', () => {
 
     await fc.assert(
       fc.asyncProperty(
-        value,
-        value,
-        value,
-        value,
-        pattern,
+        hostileClaimText,
+        hostileClaimText,
+        hostileClaimText,
+        hostileClaimText,
+        hostilePathPattern,
         async (namespace, name, label, annotation, template) => {
           const pvc = claim({ namespace, name, labels: { app: label }, annotations: { path: annotation } });
           const result = await provisioner.provision(
@@ -110,10 +72,10 @@ describe('path containment', () => {
     const before = await tree(sandbox.path);
     const pvPath = fc.oneof(
       fc.constant('/export/victim/victim'),
-      value.map((rest) => `/export/${rest}`),
-      value,
+      hostileClaimText.map((rest) => `/export/${rest}`),
+      hostileClaimText,
     );
-    const pvName = fc.oneof(fc.constant('pvc-attacker'), value);
+    const pvName = fc.oneof(fc.constant('pvc-attacker'), hostileClaimText);
 
     await fc.assert(
       fc.asyncProperty(pvPath, pvName, fc.constantFrom('delete', 'archive'), async (path, name, policy) => {

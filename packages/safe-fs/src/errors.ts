@@ -64,6 +64,15 @@ export function isSafeFsError(err: unknown): err is SafeFsError {
   );
 }
 
+/**
+ * Whether `err` is a {@link SafeFsError} that a prompt retry of the same request meets again: a
+ * refused path or pattern render (`invalid-path`), or a permission refusal (`permission`, which
+ * under `root_squash` does not heal quickly). Provisioners report these as infeasible.
+ */
+export function isPersistentRefusal(err: unknown): boolean {
+  return isSafeFsError(err) && (err.kind === 'invalid-path' || err.kind === 'permission');
+}
+
 const permissionCodes: ReadonlySet<string> = new Set(['EACCES', 'EPERM']);
 
 /**

@@ -1,6 +1,6 @@
 export { joinBasePath, normalizeBasePath, relativePathUnder } from './base-path.ts';
 export type { SafeFsErrorInit, SafeFsErrorKind } from './errors.ts';
-export { isPermissionError, isSafeFsError, SafeFsError } from './errors.ts';
+export { isPermissionError, isPersistentRefusal, isSafeFsError, SafeFsError } from './errors.ts';
 export type { FsOps } from './fs-ops.ts';
 export { nodeFsOps } from './fs-ops.ts';
 export type { OwnershipRecord, VolumeOwner } from './ownership-record.ts';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isPermissionError, isSafeFsError, SafeFsError } from '../src/index.ts';
+import type { SafeFsErrorKind } from '../src/index.ts';
+import { isPermissionError, isPersistentRefusal, isSafeFsError, SafeFsError } from '../src/index.ts';
 import { systemErrorOf } from './fixtures.ts';
 
 describe('isPermissionError', () => {
@@ -31,5 +32,26 @@ describe('isPermissionError', () => {
     });
     expect(isSafeFsError(foreign)).toBe(true);
     expect(isPermissionError(foreign)).toBe(true);
+  });
+});
+
+describe('isPersistentRefusal', () => {
+  const refusal = (kind: SafeFsErrorKind) =>
+    new SafeFsError({ kind, path: 'a', operation: 'mkdir', detail: 'x' });
+
+  it.each([
+    ['invalid-path', true],
+    ['permission', true],
+    ['symlink', false],
+    ['not-a-directory', false],
+    ['ownership', false],
+    ['io', false],
+  ] as const)('a SafeFsError of kind %s → %s', (kind, expected) => {
+    expect(isPersistentRefusal(refusal(kind))).toBe(expected);
+  });
+
+  it('holds only for SafeFsErrors, not raw system errors', () => {
+    expect(isPersistentRefusal(systemErrorOf('EACCES', -13, 'mkdir'))).toBe(false);
+    expect(isPersistentRefusal(undefined)).toBe(false);
   });
 });

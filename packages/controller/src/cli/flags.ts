@@ -4,6 +4,7 @@
  * read. Every flag takes a value (`--name value` or `--name=value`); a flag wins over its environment
  * variable, and an empty value counts as unset, so a manifest can blank a variable to get the default.
  */
+import { isAbsolute, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { hasBrand, markBranded } from '../util/brand.ts';
 import { goBooleanSpellings, parseGoBoolean, parseGoDuration } from './go-syntax.ts';
@@ -88,6 +89,18 @@ export class ParsedFlags<Name extends string> {
       );
     }
     return number;
+  }
+
+  /**
+   * An absolute directory other than `/`, normalised (`..`, doubled and trailing slashes resolved):
+   * a volume root that can never be the whole filesystem.
+   */
+  directory(name: Name): string {
+    const value = this.string(name);
+    if (value === undefined || !isAbsolute(value) || resolve(value) === '/') {
+      throw new UsageError(`--${name} must be an absolute path other than /, got ${JSON.stringify(value)}`);
+    }
+    return resolve(value);
   }
 
   /** A decimal number above zero, fractions allowed (`0.5`). */

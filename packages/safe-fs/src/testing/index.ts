@@ -1,0 +1,7 @@
+/**
+ * Test support for provisioners built on `@kube-provisioner/safe-fs`: fast-check arbitraries of
+ * hostile claim metadata and path patterns. Needs the optional peer dependency `fast-check`.
+ *
+ * @packageDocumentation
+ */
+export { hostileClaimText, hostilePathPattern } from './hostile-claim-text.ts';
