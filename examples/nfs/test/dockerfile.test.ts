@@ -37,7 +37,7 @@ function workspaceClosure(dir: string): string[] {
 describe('the NFS provisioner Dockerfile', () => {
   it('runs the nfs-subdir-provisioner bin as its entry point', () => {
     const bin = readManifest('nfs-subdir').bin?.['nfs-subdir-provisioner'];
-    expect(bin).toBeDefined();
+    expect(bin).toBe('./dist/cli.js');
     const entrypoint = finalStage.find((line) => line.startsWith('ENTRYPOINT '));
     expect(JSON.parse(entrypoint?.slice('ENTRYPOINT '.length) ?? '[]')).toEqual([
       'node',

@@ -44,13 +44,11 @@ describe('latencyCdfSvg', () => {
 
   it('draws a rising curve from 0 % to 100 % within the plot, thinned to at most 502 points', () => {
     const svg = latencyCdfSvg(sample, { title: 't', width: 600, height: 300 });
-    const points = /<polyline[^>]* points="([^"]+)"/
-      .exec(svg)?.[1]
-      ?.split(' ')
+    const list = (/<polyline[^>]* points="([^"]+)"/.exec(svg)?.[1] ?? '')
+      .split(' ')
       .map((pair) => pair.split(',').map(Number) as [number, number]);
-    expect(points).toBeDefined();
-    const list = points ?? [];
-    expect(list.length).toBeLessThanOrEqual(502);
+    // The origin, every second of the 1000 ranks (500 at most), and the final 100 % point.
+    expect(list).toHaveLength(502);
     // y grows downwards in SVG: a CDF's points go up (y decreases) as x increases.
     for (let index = 1; index < list.length; index++) {
       const [x0, y0] = list[index - 1] as [number, number];

@@ -1,12 +1,13 @@
 /** Objects, provisioners and a harness shared by the ProvisionController tests. */
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
-import { vi } from 'vitest';
+import { afterEach, vi } from 'vitest';
 import { resources } from '../src/client/resource-client.ts';
 import type { ProvisionControllerOptions } from '../src/controller/options.ts';
 import { ProvisionController } from '../src/provision-controller.ts';
 import type { OperationContext, Provisioner, ProvisionOptions, ProvisionResult } from '../src/provisioner.ts';
 import { FakeKubeApi } from '../src/testing/fake-api.ts';
+import { ManualClock } from '../src/testing/manual-clock.ts';
 import { silentLogger } from '../src/util/logger.ts';
 import { annDynamicallyProvisioned, annStorageProvisioner } from '../src/wire-names.ts';
 
@@ -122,6 +123,12 @@ export function volumeFor(options: ProvisionOptions): V1PersistentVolume {
   };
 }
 
+/** Options of a {@link Harness}: the controller's, the objects to seed and the fake API to use. */
+export type HarnessOptions = Partial<ProvisionControllerOptions> & {
+  objects?: readonly object[];
+  api?: FakeKubeApi;
+};
+
 /** A controller on a fake API, run without leader election until {@link Harness.stop}. */
 export class Harness {
   readonly api: FakeKubeApi;
@@ -130,9 +137,7 @@ export class Harness {
   readonly #stop = new AbortController();
   #done: Promise<void> | undefined;
 
-  constructor(
-    options: Partial<ProvisionControllerOptions> & { objects?: readonly object[]; api?: FakeKubeApi } = {},
-  ) {
+  constructor(options: HarnessOptions = {}) {
     this.api = options.api ?? new FakeKubeApi();
     this.provisioner = new TestProvisioner();
     for (const object of options.objects ?? []) seed(this.api, object);
@@ -172,6 +177,49 @@ export class Harness {
   /** Events written so far, as `reason: message`. */
   events(): string[] {
     return this.api.objects(resources.events).map((event) => `${event.reason}: ${event.message}`);
+  }
+}
+
+/** Makes harnesses that are stopped after each test. */
+export interface Harnesses {
+  /** A harness, not started yet (e.g. to add reactors first). */
+  create(options?: HarnessOptions): Harness;
+  /** A started harness. */
+  start(options?: HarnessOptions): Harness;
+}
+
+/** Stops the harnesses a file makes after each of its tests. Call once per file, outside tests. */
+export function useHarnesses(): Harnesses {
+  let made: Harness[] = [];
+  afterEach(async () => {
+    const stopping = made;
+    made = [];
+    await Promise.all(stopping.map((harness) => harness.stop()));
+  });
+  const create = (options: HarnessOptions = {}): Harness => {
+    const harness = new Harness(options);
+    made.push(harness);
+    return harness;
+  };
+  return { create, start: (options) => create(options).start() };
+}
+
+/** A harness whose controller and fake API run on a {@link ManualClock}. */
+export function manualHarness(options: HarnessOptions = {}): {
+  clock: ManualClock;
+  api: FakeKubeApi;
+  h: Harness;
+} {
+  const clock = new ManualClock(1_700_000_000_000);
+  const api = new FakeKubeApi({ clock });
+  return { clock, api, h: new Harness({ clock, api, ...options }) };
+}
+
+/** Advances the manual clock in small steps, letting async work run between them. */
+export async function pump(clock: ManualClock, ms: number, step = 100): Promise<void> {
+  for (let elapsed = 0; elapsed < ms; elapsed += step) {
+    clock.advance(step);
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
   }
 }
 

@@ -19,6 +19,23 @@ class EventSink {
       ? { ...call.event, metadata: { ...call.event.metadata, resourceVersion: String(this.calls.length) } }
       : ({ metadata: { name: call.name }, involvedObject: {} } as CoreV1Event);
 
+  /** The messages of the events created so far, in order. */
+  created(): (string | undefined)[] {
+    return this.calls.flatMap((call) => (call.verb === 'create' ? [call.event.message] : []));
+  }
+
+  /**
+   * Holds every write from now on until the test calls its release function: the returned array
+   * fills with one per write, in the order the writes arrive.
+   */
+  hold(): (() => void)[] {
+    const release: (() => void)[] = [];
+    const answer = this.answer;
+    this.answer = (call, signal) =>
+      new Promise<void>((resolve) => release.push(resolve)).then(() => answer(call, signal));
+    return release;
+  }
+
   client(): ResourceClient<CoreV1Event> {
     const unsupported = (): never => {
       throw new Error('not used by the recorder');
@@ -222,31 +239,29 @@ describe('EventRecorder retries', () => {
 
   it('writes events one at a time, in order', async () => {
     const sink = new EventSink();
-    let inFlight = 0;
-    let maxInFlight = 0;
-    const echo = sink.answer;
-    sink.answer = async (call) => {
-      inFlight++;
-      maxInFlight = Math.max(maxInFlight, inFlight);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      inFlight--;
-      return echo(call);
-    };
+    const release = sink.hold();
     const events = recorder(sink);
     for (const message of ['a', 'b', 'c']) events.event(claim, 'Normal', 'Provisioning', message);
-    await vi.advanceTimersByTimeAsync(1_000);
+    // Time passing does not start the next write; only the answer to the one in flight does.
+    for (const [answered, written] of [
+      [0, ['a']],
+      [1, ['a', 'b']],
+      [2, ['a', 'b', 'c']],
+    ] as const) {
+      await vi.advanceTimersByTimeAsync(60_000);
+      expect(sink.created()).toEqual(written);
+      expect(release).toHaveLength(answered + 1);
+      release[answered]?.();
+    }
     await events.flush();
-    expect(maxInFlight).toBe(1);
-    expect(sink.calls.map((c) => (c.verb === 'create' ? c.event.message : ''))).toEqual(['a', 'b', 'c']);
+    expect(sink.created()).toEqual(['a', 'b', 'c']);
   });
 });
 
 describe('EventRecorder bounds', () => {
   it('drops and counts events beyond maxPending while the server is slow', async () => {
     const sink = new EventSink();
-    const release: (() => void)[] = [];
-    const echo = sink.answer;
-    sink.answer = (call) => new Promise<void>((resolve) => release.push(resolve)).then(() => echo(call));
+    const release = sink.hold();
     const registry = new Registry();
     const events = recorder(sink, { maxPending: 2, registry });
 
@@ -264,11 +279,7 @@ describe('EventRecorder bounds', () => {
       await vi.advanceTimersByTimeAsync(0);
     }
     await events.flush();
-    expect(sink.calls.map((c) => (c.verb === 'create' ? c.event.message : ''))).toEqual([
-      'in flight',
-      'queued 1',
-      'queued 2',
-    ]);
+    expect(sink.created()).toEqual(['in flight', 'queued 1', 'queued 2']);
   });
 
   it('close() abandons pending retries, writes what is queued and ignores later events', async () => {
@@ -286,10 +297,7 @@ describe('EventRecorder bounds', () => {
     await events.close();
     events.event(claim, 'Normal', 'Provisioning', 'too late');
     await events.flush();
-    expect(sink.calls.map((c) => (c.verb === 'create' ? c.event.message : ''))).toEqual([
-      'unreachable',
-      'queued',
-    ]);
+    expect(sink.created()).toEqual(['unreachable', 'queued']);
   });
 
   it('close() gives up after closeTimeoutMs: aborts the write in flight and drops the queue, counted', async () => {

@@ -2,14 +2,14 @@
 // namespace's Leases while a separate client creates, updates and deletes 500 of them, and the
 // control plane expires the informer's resourceVersion (etcd compaction + kube-apiserver restart)
 // and drops every connection (a second restart) mid-stream.
-import type { ControlPlane } from '@kube-provisioner/testenv';
+import { type ControlPlane, stopWaiting, waitFor } from '@kube-provisioner/testenv';
 import type { V1Lease } from '@kubernetes/client-node';
 import { afterAll, expect, it } from 'vitest';
 import { isAlreadyExists, isApiError, isGone, isNotFound } from '../src/client/api-error.ts';
 import { type ResourceClient, resources } from '../src/client/resource-client.ts';
 import { SharedInformer } from '../src/informer/shared-informer.ts';
 import { isDeletedFinalStateUnknown } from '../src/informer/tombstone.ts';
-import { useE2eCluster, waitUntil } from './support/e2e-cluster.ts';
+import { useE2eCluster } from './support/e2e-cluster.ts';
 
 const { env, client } = useE2eCluster();
 
@@ -92,17 +92,18 @@ function isTransient(err: unknown): boolean {
  * this is a retry, because an earlier attempt whose answer was lost may have been applied.
  */
 async function persist(write: (isRetry: boolean) => Promise<unknown>): Promise<void> {
-  const deadline = Date.now() + 90_000;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await write(attempt > 0);
-      return;
-    } catch (err) {
-      if (!isTransient(err) || Date.now() > deadline) throw err;
-      // Spaces retries out; nothing waits on this to observe a state.
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
+  let attempts = 0;
+  await waitFor(
+    async () => {
+      try {
+        await write(attempts++ > 0);
+        return true;
+      } catch (err) {
+        throw isApiError(err) && !isTransient(err) ? stopWaiting(err) : err;
+      }
+    },
+    { timeoutMs: 90_000, intervalMs: 250, description: 'a write to go through' },
+  );
 }
 
 /** Lets the test hold the writers between two writes, to place a fault exactly. */
@@ -177,7 +178,7 @@ async function expireInformerVersion(
   informerVersion: () => string,
 ): Promise<void> {
   gate.close();
-  await waitUntil(() => gate.inFlight === 0, { timeoutMs: 30_000, description: 'writes in flight' });
+  await waitFor(() => gate.inFlight === 0, { timeoutMs: 30_000, description: 'writes in flight' });
   const namespace = await env.namespace('bystander');
   const bystanders = client().resource(resources.leases);
   for (let attempt = 0; ; attempt++) {
@@ -216,7 +217,7 @@ it('mirrors 500 concurrently changing objects exactly across a 410 Gone relist a
   const running = informer.run(stop.signal);
 
   try {
-    await waitUntil(informer.hasSynced, { timeoutMs: 30_000, description: 'the informer to sync' });
+    await waitFor(informer.hasSynced, { timeoutMs: 30_000, description: 'the informer to sync' });
 
     // Throttled, so the faults land while plenty of writes are still to come.
     const leases = client({ rateLimit: { qps: 100, burst: 20 } }).resource(resources.leases);
@@ -230,7 +231,7 @@ it('mirrors 500 concurrently changing objects exactly across a 410 Gone relist a
     const writesAfterRestarts: number[] = [];
     const faults = (async () => {
       const writes = (share: number) =>
-        waitUntil(() => gate.writes >= totalWrites * share, { timeoutMs: 90_000, description: 'writes' });
+        waitFor(() => gate.writes >= totalWrites * share, { timeoutMs: 90_000, description: 'writes' });
       await writes(1 / 4);
       await expireInformerVersion(controlPlane, gate, () => informer.lastSyncResourceVersion);
       await controlPlane.stopComponent('kube-apiserver');
@@ -256,7 +257,7 @@ it('mirrors 500 concurrently changing objects exactly across a 410 Gone relist a
     );
 
     // On a timeout the assertions below show the difference.
-    await waitUntil(
+    await waitFor(
       () =>
         sameMirror(mirrorOf(informer.store.list()), expected) &&
         sameMirror(replay(deliveries).mirror, expected),

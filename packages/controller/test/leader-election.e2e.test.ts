@@ -1,11 +1,12 @@
 // Lease leader election against the real API server at the provisioner's timings (15 s / 10 s /
 // 2 s): two candidates never lead at once, a gracefully stopped leader is replaced within 2 s, and a
 // crashed one within leaseDuration + retryPeriod.
+import { waitFor } from '@kube-provisioner/testenv';
 import type { V1Lease } from '@kubernetes/client-node';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ResourceClient, resources } from '../src/client/resource-client.ts';
 import { type LeaderElectionOutcome, LeaderElector } from '../src/leader-election/leader-elector.ts';
-import { useE2eCluster, waitUntil } from './support/e2e-cluster.ts';
+import { useE2eCluster } from './support/e2e-cluster.ts';
 
 const { env, client } = useE2eCluster();
 const leaseDurationMs = 15_000;
@@ -116,7 +117,7 @@ const timeOf = (time: unknown): number => new Date(String(time)).getTime();
 /** Resolves with the milliseconds from now until `c` leads. */
 async function leadsWithin(c: Candidate, timeoutMs: number): Promise<number> {
   const started = Date.now();
-  await waitUntil(() => c.elector.isLeader(), {
+  await waitFor(() => c.elector.isLeader(), {
     timeoutMs,
     intervalMs: 5,
     description: `${c.identity} to lead`,
@@ -133,7 +134,7 @@ describe('LeaderElector against kube-apiserver', () => {
     for (let handOver = 1; handOver <= 3; handOver++) {
       const successor = candidate('graceful', `successor-${handOver}`);
       // The successor is campaigning (its first attempt found the Lease held) before the stop.
-      await waitUntil(() => successor.elector.getLeader() === leader.identity, {
+      await waitFor(() => successor.elector.getLeader() === leader.identity, {
         timeoutMs: 30_000,
         description: `${successor.identity} to see ${leader.identity} lead`,
       });
@@ -154,13 +155,13 @@ describe('LeaderElector against kube-apiserver', () => {
     const crashed = candidate('crash', 'crashed');
     await leadsWithin(crashed, 30_000);
     const successor = candidate('crash', 'successor');
-    await waitUntil(() => successor.elector.getLeader() === 'crashed', {
+    await waitFor(() => successor.elector.getLeader() === 'crashed', {
       timeoutMs: 30_000,
       description: 'the successor to see the leader',
     });
     // Renewals go on while the successor waits, so it judges expiry by a renewal it saw.
     const leases = client().resource(resources.leases);
-    await waitUntil(
+    await waitFor(
       async () => {
         const { spec } = await leases.get('crash', { namespace });
         const renewedFor = timeOf(spec?.renewTime) - timeOf(spec?.acquireTime);

@@ -137,6 +137,26 @@ async function advance(ms: number, step = 100): Promise<void> {
   for (let done = 0; done < ms; done += step) await vi.advanceTimersByTimeAsync(Math.min(step, ms - done));
 }
 
+/** Leader work that, once aborted, takes `drainMs` to finish; `drained()` tells whether it has. */
+function drainingWork(drainMs: number): {
+  run: (signal: AbortSignal) => Promise<void>;
+  drained: () => boolean;
+} {
+  let drained = false;
+  return {
+    run: (signal) =>
+      new Promise<void>((resolve) => {
+        signal.addEventListener('abort', () =>
+          setTimeout(() => {
+            drained = true;
+            resolve();
+          }, drainMs),
+        );
+      }),
+    drained: () => drained,
+  };
+}
+
 const iso = (ms: number): string => new Date(ms).toISOString();
 const timeOf = (value: unknown): number => new Date(value as string).getTime();
 
@@ -436,19 +456,8 @@ describe('LeaderElector graceful stop', () => {
 
   it('keeps renewing until the leader work has drained, then releases', async () => {
     const store = new LeaseStore();
-    let drained = false;
-    const a = candidate(store, 'a', {
-      releaseOnCancel: true,
-      work: (signal) =>
-        new Promise<void>((resolve) => {
-          signal.addEventListener('abort', () =>
-            setTimeout(() => {
-              drained = true;
-              resolve();
-            }, 20_000),
-          );
-        }),
-    });
+    const work = drainingWork(20_000);
+    const a = candidate(store, 'a', { releaseOnCancel: true, work: work.run });
     const outcome = a.run();
     await advance(100);
     a.controller.abort();
@@ -461,7 +470,7 @@ describe('LeaderElector graceful stop', () => {
 
     await advance(1_100);
     await expect(outcome).resolves.toBe('cancelled');
-    expect(drained).toBe(true);
+    expect(work.drained()).toBe(true);
     expect(store.spec.holderIdentity).toBe('');
   });
 
@@ -477,19 +486,8 @@ describe('LeaderElector graceful stop', () => {
 
   it('on a lost round stops the work at once and releases only after it has drained', async () => {
     const store = new LeaseStore();
-    let drained = false;
-    const a = candidate(store, 'a', {
-      releaseOnCancel: true,
-      work: (signal) =>
-        new Promise<void>((resolve) => {
-          signal.addEventListener('abort', () =>
-            setTimeout(() => {
-              drained = true;
-              resolve();
-            }, 5_000),
-          );
-        }),
-    });
+    const work = drainingWork(5_000);
+    const a = candidate(store, 'a', { releaseOnCancel: true, work: work.run });
     let outcome: LeaderElectionOutcome | undefined;
     void a.run().then((o) => {
       outcome = o;
@@ -507,10 +505,10 @@ describe('LeaderElector graceful stop', () => {
     expect(store.spec.holderIdentity).toBe('a');
 
     await advance(4_500);
-    expect(drained).toBe(false);
+    expect(work.drained()).toBe(false);
     expect(store.spec.holderIdentity).toBe('a');
     await advance(500);
-    expect(drained).toBe(true);
+    expect(work.drained()).toBe(true);
     expect(outcome).toBe('lost');
     expect(store.spec.holderIdentity).toBe('');
     expect(a.stopped).toBe(1);
@@ -540,17 +538,18 @@ describe('LeaderElector with competing candidates', () => {
       await vi.advanceTimersByTimeAsync(100);
       expect(candidates.filter((c) => c.elector.isLeader()).length).toBeLessThanOrEqual(1);
     }
-    const leader = candidates.find((c) => c.elector.isLeader());
-    expect(leader).toBeDefined();
+    const leaders = candidates.filter((c) => c.elector.isLeader());
+    expect(leaders).toHaveLength(1);
+    const [leader] = leaders;
     leader?.controller.abort();
     // Without release, a successor takes over after leaseDuration plus at most one jittered retry.
     for (let t = 0; t < 15_000 + 4_400; t += 100) {
       await vi.advanceTimersByTimeAsync(100);
       expect(candidates.filter((c) => c.elector.isLeader()).length).toBeLessThanOrEqual(1);
     }
-    const successor = candidates.find((c) => c.elector.isLeader());
-    expect(successor).toBeDefined();
-    expect(successor).not.toBe(leader);
+    const successors = candidates.filter((c) => c.elector.isLeader());
+    expect(successors).toHaveLength(1);
+    expect(successors[0]).not.toBe(leader);
     expect(store.spec.leaseTransitions).toBe(1);
   });
 });

@@ -3,30 +3,21 @@
  * own, caches without managedFields, and first sights of objects never paced by the retry limiter.
  */
 import type { V1ManagedFieldsEntry } from '@kubernetes/client-node';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { defaultRateLimit, type RateLimit } from '../src/client/request-limiter.ts';
 import { type KubeApi, resources } from '../src/client/resource-client.ts';
 import { FakeKubeApi } from '../src/testing/fake-api.ts';
 import {
   dynamicallyProvisioned,
   eventually,
-  Harness,
   newClaim,
   newStorageClass,
   newVolume,
   provisionerName,
+  useHarnesses,
 } from './controller-fixtures.ts';
 
-let harness: Harness | undefined;
-afterEach(async () => {
-  await harness?.stop();
-  harness = undefined;
-});
-
-function start(options: ConstructorParameters<typeof Harness>[0]): Harness {
-  harness = new Harness(options).start();
-  return harness;
-}
+const { create, start } = useHarnesses();
 
 /** A fake API whose `withRateLimit` records the limit and the resources each throttled client serves. */
 function apiWithThrottles(): { api: FakeKubeApi; throttled: { limit: RateLimit; plurals: string[] }[] } {
@@ -55,13 +46,13 @@ describe('ProvisionController API budget', () => {
   it('writes events through a client of their own throttle, at eventRateLimit', () => {
     const { api, throttled } = apiWithThrottles();
     const eventRateLimit = { qps: 7, burst: 9 };
-    harness = new Harness({ api, eventRateLimit });
+    create({ api, eventRateLimit });
     expect(throttled).toEqual([{ limit: eventRateLimit, plurals: ['events'] }]);
   });
 
   it('gives the Lease a client of its own throttle too; events default to 20 QPS, burst 30', () => {
     const { api, throttled } = apiWithThrottles();
-    harness = new Harness({ api, leaderElection: true, leaderElectionNamespace: 'kube-system' });
+    create({ api, leaderElection: true, leaderElectionNamespace: 'kube-system' });
     expect(throttled).toEqual([
       { limit: { qps: 20, burst: 30 }, plurals: ['events'] },
       { limit: defaultRateLimit, plurals: ['leases'] },

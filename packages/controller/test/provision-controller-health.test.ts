@@ -8,13 +8,14 @@ import { ConfigurationError } from '../src/controller/options.ts';
 import type { Check } from '../src/http/health-server.ts';
 import { type ProbeRegistry, ProvisionController } from '../src/provision-controller.ts';
 import { FakeKubeApi } from '../src/testing/fake-api.ts';
-import { ManualClock } from '../src/testing/manual-clock.ts';
 import {
   eventually,
   Harness,
+  manualHarness,
   newClaim,
   newStorageClass,
   provisionerName,
+  pump,
   TestProvisioner,
 } from './controller-fixtures.ts';
 
@@ -77,12 +78,21 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** Advances the manual clock in small steps, letting async work run between them. */
-async function pump(clock: ManualClock, ms: number, step = 100): Promise<void> {
-  for (let elapsed = 0; elapsed < ms; elapsed += step) {
-    clock.advance(step);
-    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
-  }
+/** A leader on a manual clock with its checks registered, 2 s into its run: it holds the Lease. */
+async function runningLeader(): Promise<
+  ReturnType<typeof manualHarness> & { probes: Probes; liveness: Check | undefined }
+> {
+  const { clock, api, h } = manualHarness({
+    objects,
+    leaderElection: true,
+    leaderElectionNamespace: 'kube-system',
+  });
+  const probes = new Probes();
+  h.controller.registerChecks(probes);
+  const liveness = probes.health.get('leader-election');
+  h.start();
+  await pump(clock, 2_000);
+  return { clock, api, h, probes, liveness };
 }
 
 describe('ProvisionController built-in server (metricsPort)', () => {
@@ -200,20 +210,7 @@ describe('ProvisionController.registerChecks', () => {
   });
 
   it('fails liveness once the leader has gone leaseDuration + 20 s without renewing', async () => {
-    const clock = new ManualClock(1_700_000_000_000);
-    const api = new FakeKubeApi({ clock });
-    const h = new Harness({
-      objects,
-      api,
-      clock,
-      leaderElection: true,
-      leaderElectionNamespace: 'kube-system',
-    });
-    const probes = new Probes();
-    h.controller.registerChecks(probes);
-    const liveness = probes.health.get('leader-election');
-    h.start();
-    await pump(clock, 2_000);
+    const { clock, api, h, probes, liveness } = await runningLeader();
     expect(api.objects(resources.leases, 'kube-system')[0]?.spec?.holderIdentity).toBe(h.controller.identity);
     expect(await probes.outcome('readiness', 'provision-controller')).toBe('ok');
 
@@ -235,20 +232,7 @@ describe('ProvisionController.registerChecks', () => {
   });
 
   it('stays live while a renewal is slow but within the renew deadline', async () => {
-    const clock = new ManualClock(1_700_000_000_000);
-    const api = new FakeKubeApi({ clock });
-    const h = new Harness({
-      objects,
-      api,
-      clock,
-      leaderElection: true,
-      leaderElectionNamespace: 'kube-system',
-    });
-    const probes = new Probes();
-    h.controller.registerChecks(probes);
-    const liveness = probes.health.get('leader-election');
-    h.start();
-    await pump(clock, 2_000);
+    const { clock, api, h, liveness } = await runningLeader();
     const renewTime = (): number =>
       new Date(api.objects(resources.leases, 'kube-system')[0]?.spec?.renewTime ?? 0).getTime();
     const before = renewTime();

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { resources } from '../src/client/resource-client.ts';
 import { IgnoredError } from '../src/errors.ts';
 import { statusError } from '../src/testing/status-error.ts';
@@ -8,25 +8,17 @@ import {
   deleteCounts,
   dynamicallyProvisioned,
   eventually,
-  Harness,
+  type Harness,
   newClaim,
   newStorageClass,
   newVolume,
   processedItems,
   provisionCounts,
   provisionerName,
+  useHarnesses,
 } from './controller-fixtures.ts';
 
-let harness: Harness | undefined;
-afterEach(async () => {
-  await harness?.stop();
-  harness = undefined;
-});
-
-function start(options: ConstructorParameters<typeof Harness>[0]): Harness {
-  harness = new Harness(options).start();
-  return harness;
-}
+const { create, start } = useHarnesses();
 
 describe('TestController', () => {
   it('provision for claim-1 but not claim-2', async () => {
@@ -179,7 +171,7 @@ describe('TestController', () => {
   });
 
   it('try to provision for claim-1 but fail to save the pv object', async () => {
-    const h = new Harness({
+    const h = create({
       objects: [class1, claim1],
       createProvisionedPVRetryCount: 2,
       createProvisionedPVIntervalMs: 1,
@@ -187,7 +179,7 @@ describe('TestController', () => {
     h.api.prependReactor({ verb: 'create', resource: 'persistentvolumes' }, () => {
       throw new Error('fake error');
     });
-    harness = h.start();
+    h.start();
     await eventually(async () =>
       expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 1 }),
     );
@@ -202,11 +194,11 @@ describe('TestController', () => {
   });
 
   it('try to delete volume-1 but fail to delete the pv object', async () => {
-    const h = new Harness({ objects: [newVolume('volume-1', 'Released', 'Delete', ours)] });
+    const h = create({ objects: [newVolume('volume-1', 'Released', 'Delete', ours)] });
     h.api.prependReactor({ verb: 'delete', resource: 'persistentvolumes' }, () => {
       throw new Error('fake error');
     });
-    harness = h.start();
+    h.start();
     await eventually(async () =>
       expect(await deleteCounts(h.registry, '')).toEqual({ success: 0, failed: 1 }),
     );
@@ -246,14 +238,14 @@ describe('TestController', () => {
   });
 
   it("PV save backoff: provision a PV and fail to save it -> it's in the queue", async () => {
-    const h = new Harness({
+    const h = create({
       objects: [class1, claim1],
       createProvisionedPVLimiter: new ItemExponentialFailureRateLimiter(60_000, 60_000),
     });
     h.api.prependReactor({ verb: 'create', resource: 'persistentvolumes' }, () => {
       throw new Error('fake error');
     });
-    harness = h.start();
+    h.start();
     // The queue store counts the claim as provisioned at once and never deletes the asset.
     await eventually(async () =>
       expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 1, failed: 0 }),
@@ -263,7 +255,7 @@ describe('TestController', () => {
   });
 
   it("PV save backoff: provision a PV and fail to save it two times -> it's removed from the queue", async () => {
-    const h = new Harness({
+    const h = create({
       objects: [class1, claim1],
       createProvisionedPVLimiter: new ItemExponentialFailureRateLimiter(1, 1),
     });
@@ -273,7 +265,7 @@ describe('TestController', () => {
       if (failures <= 2) throw new Error('fake error');
       return undefined;
     });
-    harness = h.start();
+    h.start();
     await eventually(() => expect(names(h)).toEqual(['pvc-uid-1-1']));
     await eventually(() =>
       expect(h.events()).toContain('ProvisioningSucceeded: Successfully provisioned volume pvc-uid-1-1'),
@@ -385,14 +377,14 @@ describe('TestController', () => {
   });
 
   it('volume deletion succeeds but the pv deletion fails, the pv still exists', async () => {
-    const h = new Harness({
+    const h = create({
       objects: [newVolume('volume-1', 'Released', 'Delete', ours, { finalizers: [finalizerPV] })],
       addFinalizer: true,
     });
     h.api.prependReactor({ verb: 'delete', resource: 'persistentvolumes' }, () => {
       throw new Error('fake error');
     });
-    harness = h.start();
+    h.start();
     await eventually(async () =>
       expect(await deleteCounts(h.registry, '')).toEqual({ success: 0, failed: 1 }),
     );
@@ -445,11 +437,11 @@ describe('TestControllerSharedInformers', () => {
 
 describe('deletion guard, conflicts and preconditions', () => {
   it('keeps a released volume when shouldDelete says no', async () => {
-    const h = new Harness({
+    const h = create({
       objects: [newVolume('volume-1', 'Released', 'Delete', dynamicallyProvisioned(provisionerName))],
     });
     Object.assign(h.provisioner, { shouldDelete: () => false });
-    harness = h.start();
+    h.start();
     await eventually(async () =>
       expect(await processedItems(h.registry, 'volumes')).toBeGreaterThanOrEqual(1),
     );
@@ -474,7 +466,7 @@ describe('deletion guard, conflicts and preconditions', () => {
   ])(
     '%s store: refuses a PV save that hits AlreadyExists on a PV of another claim, without cleanup',
     async (_store, save) => {
-      const h = new Harness({
+      const h = create({
         objects: [
           newStorageClass('class-1', provisionerName),
           newClaim('claim-1', 'uid-1-1', 'class-1', provisionerName),
@@ -487,7 +479,7 @@ describe('deletion guard, conflicts and preconditions', () => {
       h.api.prependReactor({ verb: 'get', resource: 'persistentvolumes' }, () => ({
         result: { metadata: { name: 'pvc-uid-1-1' }, spec: { claimRef: { uid: 'someone-else' } } },
       }));
-      harness = h.start();
+      h.start();
       await eventually(async () =>
         expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 1 }),
       );

@@ -82,9 +82,12 @@ describe('deploy manifests', () => {
   it.each(['DaemonSet', 'Deployment'])(
     'ship a %s with health probes and a tight security context',
     (kind) => {
-      const [workload] = byKind(kind);
-      expect(workload).toBeDefined();
-      const spec = podSpec(workload as Manifest);
+      const workloads = byKind(kind);
+      // One of each, the shipped ServiceAccount's namespace (an array matches only at its length).
+      expect(workloads).toMatchObject([
+        { metadata: { name: 'hostpath-provisioner', namespace: 'kube-provisioner-hostpath' } },
+      ]);
+      const spec = podSpec(workloads[0] as Manifest);
       const [container] = spec.containers;
       expect(container?.livenessProbe.httpGet.path).toBe('/healthz');
       expect(container?.readinessProbe.httpGet.path).toBe('/readyz');

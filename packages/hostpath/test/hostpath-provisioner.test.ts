@@ -88,7 +88,13 @@ describe('per-node provisioning', () => {
     const pv = provisioned(await perNode(root.path).provision(options, context));
     expect(pv.spec?.local).toEqual({ path: join(root.path, options.pvName) });
     expect(pv.spec?.hostPath).toBeUndefined();
-    expect(pv.spec?.nodeAffinity).toBeDefined();
+    expect(pv.spec?.nodeAffinity).toEqual({
+      required: {
+        nodeSelectorTerms: [
+          { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-a'] }] },
+        ],
+      },
+    });
   });
 
   it('returns a local PV when the claim asks and the class allows it', async () => {

@@ -4,18 +4,22 @@
  * under the shipped RBAC through a ServiceAccount kubeconfig. Two fake Nodes, one per-node process
  * each (own temporary root), then a shared-mode process with leader election.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import {
+  applyManifests,
+  type RunningProgram,
+  startProgram,
+  waitFor,
+  workspaceBinCommand,
+} from '@kube-provisioner/testenv';
 import { uniqueName, useTestEnv } from '@kube-provisioner/testenv/testing';
 import {
-  ApiException,
   AuthorizationV1Api,
   CoreV1Api,
   type KubernetesObject,
-  KubernetesObjectApi,
   loadAllYaml,
   StorageV1Api,
   type V1PersistentVolume,
@@ -30,77 +34,30 @@ const core = env.kubeConfig.makeApiClient(CoreV1Api);
 const storage = env.kubeConfig.makeApiClient(StorageV1Api);
 const packageDir = join(import.meta.dirname, '..');
 const systemNamespace = 'kube-provisioner-hostpath';
-
-/** Polls `check` until it returns a value (not `undefined`/`false`) or the deadline passes. */
-async function eventually<T>(
-  description: string,
-  check: () => Promise<T | undefined | false>,
-  timeoutMs = 90_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${description}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
-
-async function applyShippedRbac(): Promise<void> {
-  const objects = env.kubeConfig.makeApiClient(KubernetesObjectApi);
-  const manifests = loadAllYaml(
-    await readFile(join(packageDir, 'deploy', 'rbac.yaml'), 'utf8'),
-  ) as KubernetesObject[];
-  for (const manifest of manifests) {
-    try {
-      await objects.create(manifest);
-    } catch (err) {
-      if (!(err instanceof ApiException && err.code === 409)) throw err;
-    }
-  }
-}
+const timeoutMs = 90_000;
 
 interface RunningProvisioner {
+  /** Its own temporary `--root`. */
   readonly root: string;
-  readonly output: () => string;
-  stop(): Promise<number | null>;
+  readonly program: RunningProgram;
 }
 
 const running: RunningProvisioner[] = [];
 
 async function startProvisioner(args: string[], kubeconfigPath: string): Promise<RunningProvisioner> {
   const root = await mkdtemp(join(tmpdir(), 'hostpath-e2e-'));
-  let output = '';
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ['--conditions=@kube-provisioner/source', join(packageDir, 'src', 'cli.ts'), ...args, '--root', root],
-    {
-      env: {
-        PATH: process.env.PATH ?? '',
-        KUBECONFIG: kubeconfigPath,
-        HEALTH_PORT: '0',
-        POD_NAMESPACE: systemNamespace,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+  const cli = workspaceBinCommand(packageDir, 'kube-hostpath-provisioner');
+  const program = await startProgram({
+    command: cli.command,
+    args: [...cli.args, ...args, '--root', root],
+    env: {
+      PATH: process.env.PATH ?? '',
+      KUBECONFIG: kubeconfigPath,
+      HEALTH_PORT: '0',
+      POD_NAMESPACE: systemNamespace,
     },
-  );
-  child.stdout?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
   });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const provisioner: RunningProvisioner = {
-    root,
-    output: () => output,
-    async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM');
-      const code = await exited;
-      await rm(root, { recursive: true, force: true });
-      return code;
-    },
-  };
+  const provisioner = { root, program };
   running.push(provisioner);
   return provisioner;
 }
@@ -117,21 +74,27 @@ function claimBody(
 }
 
 async function boundVolumes(namespace: string, count: number): Promise<V1PersistentVolume[]> {
-  return eventually(`${count} bound claims in ${namespace}`, async () => {
-    const claims = await core.listNamespacedPersistentVolumeClaim({ namespace });
-    const bound = claims.items.filter((claim) => claim.status?.phase === 'Bound');
-    if (bound.length < count) return undefined;
-    return Promise.all(
-      bound.map((claim) => core.readPersistentVolume({ name: claim.spec?.volumeName ?? '' })),
-    );
-  });
+  return waitFor(
+    async () => {
+      const claims = await core.listNamespacedPersistentVolumeClaim({ namespace });
+      const bound = claims.items.filter((claim) => claim.status?.phase === 'Bound');
+      if (bound.length < count) return undefined;
+      return Promise.all(
+        bound.map((claim) => core.readPersistentVolume({ name: claim.spec?.volumeName ?? '' })),
+      );
+    },
+    { timeoutMs, description: `${count} bound claims in ${namespace}` },
+  );
 }
 
 async function volumesGone(names: readonly string[]): Promise<void> {
-  await eventually('the volumes to be deleted', async () => {
-    const volumes = await core.listPersistentVolume();
-    return !volumes.items.some((pv) => names.includes(pv.metadata?.name ?? ''));
-  });
+  await waitFor(
+    async () => {
+      const volumes = await core.listPersistentVolume();
+      return !volumes.items.some((pv) => names.includes(pv.metadata?.name ?? ''));
+    },
+    { timeoutMs, description: 'the volumes to be deleted' },
+  );
 }
 
 async function deleteAll(namespace: string): Promise<void> {
@@ -140,15 +103,21 @@ async function deleteAll(namespace: string): Promise<void> {
 }
 
 function expectNoForbidden(provisioner: RunningProvisioner): void {
-  expect(provisioner.output()).not.toMatch(/forbidden|"statusCode":403/i);
+  expect(provisioner.program.output()).not.toMatch(/forbidden|"statusCode":403/i);
 }
 
 beforeAll(async () => {
-  await applyShippedRbac();
+  const rbac = await readFile(join(packageDir, 'deploy', 'rbac.yaml'), 'utf8');
+  await applyManifests(env.kubeConfig, loadAllYaml(rbac) as KubernetesObject[]);
 });
 
 afterAll(async () => {
-  await Promise.all(running.map((provisioner) => provisioner.stop()));
+  await Promise.all(
+    running.map(async ({ root, program }) => {
+      await program.stop();
+      await rm(root, { recursive: true, force: true });
+    }),
+  );
 });
 
 describe('shipped RBAC', () => {
@@ -312,12 +281,15 @@ describe('shared mode', () => {
       expect(pv.spec?.hostPath?.path).toBe(join(instance.root, namespace, pv.spec?.claimRef?.name ?? ''));
       expect(existsSync(pv.spec?.hostPath?.path ?? '')).toBe(true);
     }
-    const event = await eventually('a ProvisioningFailed event for the typo', async () => {
-      const events = await core.listNamespacedEvent({ namespace });
-      return events.items.find(
-        (item) => item.reason === 'ProvisioningFailed' && item.involvedObject.name === 'typo',
-      );
-    });
+    const event = await waitFor(
+      async () => {
+        const events = await core.listNamespacedEvent({ namespace });
+        return events.items.find(
+          (item) => item.reason === 'ProvisioningFailed' && item.involvedObject.name === 'typo',
+        );
+      },
+      { timeoutMs, description: 'a ProvisioningFailed event for the typo' },
+    );
     expect(event.message).toContain('unknown parameter "pathPatern"');
 
     await deleteAll(namespace);

@@ -6,82 +6,34 @@
  * written to its `server:path` must land in exactly the directory the provisioner created.
  */
 import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import {
-  applyManifests,
   bindClaim,
   deleteClaimAndVolume,
   type NfsProvisionerUnderTest,
   reachVolumeOverNfs,
-  renderKustomization,
-  startNfsProvisioner,
   workspaceBinCommand,
 } from '@kube-provisioner/testenv';
-import { nfsToolsAvailable, uniqueName, useTestEnv } from '@kube-provisioner/testenv/testing';
-import { StorageV1Api, type V1PersistentVolume } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nfsToolsAvailable, useNfsProvisioners, useTestEnv } from '@kube-provisioner/testenv/testing';
+import type { V1PersistentVolume } from '@kubernetes/client-node';
+import { beforeAll, describe, expect, it } from 'vitest';
 
 const env = useTestEnv();
-const storage = env.kubeConfig.makeApiClient(StorageV1Api);
 const packageDir = join(import.meta.dirname, '..');
-const exampleDeployDir = join(packageDir, '..', '..', 'examples', 'nfs', 'deploy');
-const provisionerNamespace = 'nfs-provisioner';
-const timeoutMs = 90_000;
+const provisioners = useNfsProvisioners(env, {
+  command: workspaceBinCommand(packageDir, 'nfs-subdir-provisioner'),
+  deployDir: join(packageDir, '..', '..', 'examples', 'nfs', 'deploy'),
+  prefix: 'nfs-subdir',
+  // The Lease watch is an optional speed-up the example Role deliberately does not grant.
+  expectedDenials: /Cannot watch the lease/u,
+});
+const { storageClass, entries } = provisioners;
 
 type Deployment = NfsProvisionerUnderTest;
 
-/** The example's RBAC (not its Deployment or StorageClass), then a ServiceAccount kubeconfig. */
-async function exampleCredentials(): Promise<string> {
-  const objects = await renderKustomization(exampleDeployDir);
-  const rbacKinds = [
-    'Namespace',
-    'ServiceAccount',
-    'ClusterRole',
-    'ClusterRoleBinding',
-    'Role',
-    'RoleBinding',
-  ];
-  await applyManifests(
-    env.kubeConfig,
-    objects.filter((object) => rbacKinds.includes(object.kind ?? '')),
-  );
-  const account = objects.find((object) => object.kind === 'ServiceAccount')?.metadata?.name ?? '';
-  return (await env.serviceAccountKubeconfig({ namespace: provisionerNamespace, name: account }))
-    .kubeconfigPath;
-}
-
-const deployments: Deployment[] = [];
-
-/** A ganesha export and a provisioner for it, with `NFS_PATH` spelled as given. */
-async function deploy(kubeconfigPath: string, exportPath: string, nfsPath = exportPath): Promise<Deployment> {
-  const deployment = await startNfsProvisioner({
-    command: workspaceBinCommand(packageDir, 'nfs-subdir-provisioner'),
-    provisionerName: `e2e.kube-provisioner.io/${uniqueName('nfs-subdir')}`,
-    kubeconfigPath,
-    namespace: provisionerNamespace,
-    exportPath,
-    nfsPath,
-  });
-  deployments.push(deployment);
-  return deployment;
-}
-
-async function storageClass(deployment: Deployment, parameters: Record<string, string>): Promise<string> {
-  const name = uniqueName('nfs-subdir');
-  await storage.createStorageClass({
-    body: {
-      metadata: { name },
-      provisioner: deployment.provisionerName,
-      parameters,
-      reclaimPolicy: 'Delete',
-    },
-  });
-  return name;
-}
-
 function boundVolume(namespace: string, name: string, storageClassName: string): Promise<V1PersistentVolume> {
-  return bindClaim(env.kubeConfig, { namespace, name, storageClassName, timeoutMs });
+  return bindClaim(env.kubeConfig, { namespace, name, storageClassName });
 }
 
 function reachOverNfs(deployment: Deployment, pv: V1PersistentVolume): Promise<string> {
@@ -89,34 +41,14 @@ function reachOverNfs(deployment: Deployment, pv: V1PersistentVolume): Promise<s
 }
 
 function deleteClaim(pv: V1PersistentVolume): Promise<void> {
-  return deleteClaimAndVolume(env.kubeConfig, pv, timeoutMs);
-}
-
-/** Visible entries of a directory on the export (the provisioner's bookkeeping files start with a dot). */
-async function entries(deployment: Deployment, relative: string): Promise<string[]> {
-  const names = await readdir(join(deployment.server.exportDir, relative)).catch(() => []);
-  return names.filter((name) => !name.startsWith('.')).sort();
+  return deleteClaimAndVolume(env.kubeConfig, pv);
 }
 
 describe.skipIf(!nfsToolsAvailable())('nfs-subdir-provisioner against nfs-ganesha', () => {
-  let kubeconfigPath: string;
   let main: Deployment;
 
   beforeAll(async () => {
-    kubeconfigPath = await exampleCredentials();
-    main = await deploy(kubeconfigPath, '/export');
-  });
-
-  afterAll(async () => {
-    for (const deployment of deployments) {
-      expect(await deployment.stop()).toBe(0);
-      // The Lease watch is an optional speed-up the example Role deliberately does not grant.
-      const denied = deployment.program
-        .output()
-        .split('\n')
-        .filter((line) => /forbidden|"statusCode":403/iu.test(line));
-      expect(denied.filter((line) => !line.includes('Cannot watch the lease'))).toEqual([]);
-    }
+    main = await provisioners.deploy('/export');
   });
 
   it('binds a claim to a PV whose server:path is exactly the created directory', async () => {
@@ -215,7 +147,7 @@ describe.skipIf(!nfsToolsAvailable())('nfs-subdir-provisioner against nfs-ganesh
     ['/', '/'],
     ['/export/', '/export'],
   ])('works with NFS_PATH=%s', async (nfsPath, exportPath) => {
-    const deployment = await deploy(kubeconfigPath, exportPath, nfsPath);
+    const deployment = await provisioners.deploy(exportPath, nfsPath);
     const namespace = await env.namespace('subdir');
     const className = await storageClass(deployment, {
       pathPattern: '${.PVC.namespace}/${.PVC.name}',

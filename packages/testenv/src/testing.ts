@@ -1,17 +1,22 @@
 /**
  * Test-side helpers for end-to-end tests run with the kube-testenv vitest global setup: the cluster's
  * KubeConfig, namespaces and fake Nodes that are deleted after the file's tests, ServiceAccount
- * kubeconfigs, and the control plane's fault hooks.
+ * kubeconfigs, the control plane's fault hooks and NFS provisioners under test; and, for unit tests,
+ * running a CLI to completion.
  */
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiException, CoreV1Api, KubeConfig, type V1Node } from '@kubernetes/client-node';
+import { ApiException, CoreV1Api, KubeConfig, StorageV1Api, type V1Node } from '@kubernetes/client-node';
 import { afterAll, inject } from 'vitest';
 import { attachControlPlane, type ControlPlane } from './control-plane.ts';
 import { createFakeNode, type FakeNodeOptions } from './fake-node.ts';
+import { applyManifests, renderKustomization } from './manifests.ts';
+import { type NfsProvisionerUnderTest, startNfsProvisioner } from './nfs-provisioner-process.ts';
 import { missingNfsPackages, NfsToolsMissingError } from './nfs-tools.ts';
+import type { ProgramCommand } from './program-process.ts';
 import {
   mintServiceAccountKubeconfig,
   type ServiceAccountKubeconfig,
@@ -135,4 +140,143 @@ export function nfsToolsAvailable(env: NodeJS.ProcessEnv = process.env): boolean
   if (env.CI === 'true') throw error;
   console.warn(`skipping NFS end-to-end tests: ${error.message}`);
   return false;
+}
+
+/** Options of {@link useNfsProvisioners}. */
+export interface NfsProvisionersOptions {
+  /** The provisioner CLI, e.g. from `workspaceBinCommand`. */
+  readonly command: ProgramCommand;
+  /**
+   * A kustomization with the deployment's RBAC: its Namespace, ServiceAccount, roles and bindings are
+   * applied (nothing else), and the provisioners run as that ServiceAccount, in its namespace.
+   */
+  readonly deployDir: string;
+  /** Prefix of the provisioner and StorageClass names. */
+  readonly prefix: string;
+  /** Output lines that may mention a denial, because the RBAC deliberately does not grant it. */
+  readonly expectedDenials?: RegExp;
+}
+
+/** NFS provisioners under test for one file, each on its own nfs-ganesha export. */
+export interface NfsProvisioners {
+  /**
+   * Starts an export at `exportPath` and a provisioner (unique name) for it whose `NFS_PATH` is
+   * spelled `nfsPath`. After the file's tests each is stopped; the file fails if one exits non-zero or
+   * logged a denial other than {@link NfsProvisionersOptions.expectedDenials}.
+   */
+  deploy(exportPath: string, nfsPath?: string): Promise<NfsProvisionerUnderTest>;
+  /** Creates a StorageClass (reclaim policy Delete) for `deployment`; resolves with its name. */
+  storageClass(deployment: NfsProvisionerUnderTest, parameters?: Record<string, string>): Promise<string>;
+  /**
+   * The sorted entries of a directory on the export, relative to its root, without the dot files
+   * that hold the provisioner's bookkeeping; empty if the directory does not exist.
+   */
+  entries(deployment: NfsProvisionerUnderTest, relative?: string): Promise<string[]>;
+}
+
+const rbacKinds = new Set([
+  'Namespace',
+  'ServiceAccount',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'Role',
+  'RoleBinding',
+]);
+
+/**
+ * Runs NFS provisioners the way their deployment does, under its RBAC. Call once per file, outside
+ * tests; the RBAC is applied at the first {@link NfsProvisioners.deploy}.
+ */
+export function useNfsProvisioners(env: TestEnv, options: NfsProvisionersOptions): NfsProvisioners {
+  const storage = env.kubeConfig.makeApiClient(StorageV1Api);
+  const deployments: NfsProvisionerUnderTest[] = [];
+  let credentials: Promise<{ kubeconfigPath: string; namespace: string }> | undefined;
+  const deploymentCredentials = async (): Promise<{ kubeconfigPath: string; namespace: string }> => {
+    const objects = await renderKustomization(options.deployDir);
+    await applyManifests(
+      env.kubeConfig,
+      objects.filter((object) => rbacKinds.has(object.kind ?? '')),
+    );
+    const account = objects.find((object) => object.kind === 'ServiceAccount')?.metadata;
+    if (!account?.name || !account.namespace)
+      throw new Error(`${options.deployDir} has no namespaced ServiceAccount`);
+    const { kubeconfigPath } = await env.serviceAccountKubeconfig({
+      namespace: account.namespace,
+      name: account.name,
+    });
+    return { kubeconfigPath, namespace: account.namespace };
+  };
+
+  afterAll(async () => {
+    const problems: string[] = [];
+    for (const deployment of deployments) {
+      const code = await deployment.stop();
+      if (code !== 0) problems.push(`${deployment.provisionerName} exited with ${code}`);
+      const denied = deployment.program
+        .output()
+        .split('\n')
+        .filter((line) => /forbidden|"statusCode":403/iu.test(line) && !options.expectedDenials?.test(line));
+      problems.push(...denied.map((line) => `${deployment.provisionerName} was denied: ${line}`));
+    }
+    if (problems.length > 0) throw new Error(problems.join('\n'));
+  });
+
+  return {
+    async deploy(exportPath, nfsPath = exportPath) {
+      credentials ??= deploymentCredentials();
+      const { kubeconfigPath, namespace } = await credentials;
+      const deployment = await startNfsProvisioner({
+        command: options.command,
+        provisionerName: `e2e.kube-provisioner.io/${uniqueName(options.prefix)}`,
+        kubeconfigPath,
+        namespace,
+        exportPath,
+        nfsPath,
+      });
+      deployments.push(deployment);
+      return deployment;
+    },
+    async storageClass(deployment, parameters = {}) {
+      const name = uniqueName(options.prefix);
+      await storage.createStorageClass({
+        body: {
+          metadata: { name },
+          provisioner: deployment.provisionerName,
+          parameters,
+          reclaimPolicy: 'Delete',
+        },
+      });
+      return name;
+    },
+    async entries(deployment, relative = '') {
+      const names = await readdir(join(deployment.server.exportDir, relative)).catch(() => []);
+      return names.filter((name) => !name.startsWith('.')).sort();
+    },
+  };
+}
+
+/** What a program run by {@link runProgram} did. */
+export interface ProgramRun {
+  /** Exit code; `null` if a signal ended it, e.g. the timeout's. */
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Runs a program to completion with nothing in its environment but `PATH` and `env`, so no
+ * configuration leaks in from the test's own; killed after `timeoutMs`.
+ */
+export function runProgram(
+  program: ProgramCommand,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+  timeoutMs = 20_000,
+): ProgramRun {
+  const result = spawnSync(program.command, [...program.args, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    encoding: 'utf8',
+    timeout: timeoutMs,
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }

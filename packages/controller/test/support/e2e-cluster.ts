@@ -1,7 +1,6 @@
 /**
  * What every end-to-end test file of this package needs from the real control plane: the testenv
- * handle, {@link KubeApiClient}s on its admin kubeconfig (closed after the file), and waiting for a
- * condition with a deadline instead of sleeping.
+ * handle and {@link KubeApiClient}s on its admin kubeconfig (closed after the file).
  */
 import { type TestEnv, useTestEnv } from '@kube-provisioner/testenv/testing';
 import { afterAll } from 'vitest';
@@ -30,28 +29,4 @@ export function useE2eCluster(): E2eCluster {
       return client;
     },
   };
-}
-
-/**
- * Polls `condition` every `intervalMs` until it returns true, rejecting with `description` once
- * `timeoutMs` has passed. Errors thrown by `condition` count as "not yet".
- */
-export async function waitUntil(
-  condition: () => boolean | Promise<boolean>,
-  options: { timeoutMs: number; description: string; intervalMs?: number },
-): Promise<void> {
-  const deadline = Date.now() + options.timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      if (await condition()) return;
-    } catch (err) {
-      lastError = err;
-    }
-    if (Date.now() >= deadline) {
-      const because = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
-      throw new Error(`timed out after ${options.timeoutMs} ms waiting for ${options.description}${because}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 50));
-  }
 }
