@@ -2,6 +2,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
+import { afterEach, beforeEach } from 'vitest';
+import { ManualClock } from '../src/testing/manual-clock.ts';
 
 export interface RecordedRequest {
   method: string;
@@ -73,4 +75,35 @@ export function sendJson(
 
 export function status(code: number, reason: string, message: string): Record<string, unknown> {
   return { kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, message };
+}
+
+/** A loopback server and a manual clock, fresh for each test of the calling file. */
+export interface LoopbackApiContext {
+  readonly server: LoopbackServer;
+  readonly clock: ManualClock;
+}
+
+/** Starts a loopback server and a manual clock before each test and closes the server after it. */
+export function useLoopbackApi(): LoopbackApiContext {
+  let server: LoopbackServer | undefined;
+  let clock: ManualClock | undefined;
+  beforeEach(async () => {
+    server = await startLoopbackServer();
+    clock = new ManualClock(1_000_000);
+  });
+  afterEach(async () => {
+    await server?.close();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('useLoopbackApi: used outside a test');
+    return value;
+  };
+  return {
+    get server() {
+      return started(server);
+    },
+    get clock() {
+      return started(clock);
+    },
+  };
 }

@@ -4,23 +4,14 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { isGone } from '../src/client/api-error.ts';
 import { createKubeApi, type KubeApiOptions } from '../src/client/kube-api.ts';
 import { resources, type WatchEvent } from '../src/client/resource-client.ts';
-import { ManualClock } from '../src/testing/manual-clock.ts';
-import { type LoopbackServer, sendJson, startLoopbackServer, status } from './kube-api-server.ts';
+import { sendJson, status, useLoopbackApi } from './kube-api-server.ts';
 
-let server: LoopbackServer;
-let clock: ManualClock;
-
-beforeEach(async () => {
-  server = await startLoopbackServer();
-  clock = new ManualClock(1_000_000);
-});
-
-afterEach(async () => {
-  await server.close();
-});
+const env = useLoopbackApi();
 
 function pvs(options: KubeApiOptions = {}) {
-  return createKubeApi(server.kubeConfig, { clock, ...options }).resource(resources.persistentVolumes);
+  return createKubeApi(env.server.kubeConfig, { clock: env.clock, ...options }).resource(
+    resources.persistentVolumes,
+  );
 }
 
 function writeEvent(res: ServerResponse, type: string, object: unknown): void {
@@ -40,7 +31,7 @@ const pv = (name: string, rv: string) => ({
 
 describe('KubeApi watch', () => {
   it('streams deserialised events, bookmarks and ERROR events in order, then resolves on close', async () => {
-    server.handle((_req, res) => {
+    env.server.handle((_req, res) => {
       startStream(res);
       writeEvent(res, 'ADDED', pv('a', '11'));
       // One event split across writes, and two in one write.
@@ -62,7 +53,7 @@ describe('KubeApi watch', () => {
       },
       (event) => events.push(event),
     );
-    expect(Object.fromEntries(server.requests[0]?.query ?? [])).toEqual({
+    expect(Object.fromEntries(env.server.requests[0]?.query ?? [])).toEqual({
       watch: 'true',
       resourceVersion: '10',
       allowWatchBookmarks: 'true',
@@ -85,12 +76,14 @@ describe('KubeApi watch', () => {
   });
 
   it('rejects with an ApiError when the watch request fails with 410', async () => {
-    server.handle((_req, res) => sendJson(res, 410, status(410, 'Expired', 'too old resource version: 1')));
+    env.server.handle((_req, res) =>
+      sendJson(res, 410, status(410, 'Expired', 'too old resource version: 1')),
+    );
     await expect(pvs().watch({ resourceVersion: '1' }, () => {})).rejects.toSatisfy(isGone);
   });
 
   it('rejects when the server cannot be reached', async () => {
-    await server.close();
+    await env.server.close();
     const error = await pvs()
       .watch({}, () => {})
       .catch((err: unknown) => err);
@@ -99,7 +92,7 @@ describe('KubeApi watch', () => {
   });
 
   it('resolves when the caller aborts', async () => {
-    server.handle((_req, res) => {
+    env.server.handle((_req, res) => {
       startStream(res);
       writeEvent(res, 'ADDED', pv('a', '11'));
     });
@@ -114,7 +107,7 @@ describe('KubeApi watch', () => {
   });
 
   it('treats a connection lost mid-stream as a normal end of the watch', async () => {
-    server.handle((_req, res, req) => {
+    env.server.handle((_req, res, req) => {
       startStream(res);
       writeEvent(res, 'ADDED', pv('a', '11'));
       setImmediate(() => req.socket.destroy());
@@ -126,24 +119,24 @@ describe('KubeApi watch', () => {
 
   it('closes a silent watch after timeoutSeconds plus 30 s of inactivity, and every chunk resets the guard', async () => {
     let response: ServerResponse | undefined;
-    server.handle((_req, res) => {
+    env.server.handle((_req, res) => {
       startStream(res);
       response = res;
     });
     const events: string[] = [];
     const watching = pvs().watch({ timeoutSeconds: 60 }, (event) => events.push(event.type));
     await vi.waitFor(() => expect(response).toBeDefined(), { timeout: 2000, interval: 5 });
-    clock.advance(80_000);
+    env.clock.advance(80_000);
     if (response) writeEvent(response, 'ADDED', pv('a', '11'));
     await vi.waitFor(() => expect(events).toEqual(['ADDED']), { timeout: 2000, interval: 5 });
-    clock.advance(89_999);
-    expect(clock.pendingTimers()).toBe(1);
-    clock.advance(1);
+    env.clock.advance(89_999);
+    expect(env.clock.pendingTimers()).toBe(1);
+    env.clock.advance(1);
     await expect(watching).resolves.toBeUndefined();
   });
 
   it('rejects with the handler error when the event handler throws', async () => {
-    server.handle((_req, res) => {
+    env.server.handle((_req, res) => {
       startStream(res);
       writeEvent(res, 'ADDED', pv('a', '11'));
     });
@@ -156,7 +149,7 @@ describe('KubeApi watch', () => {
   });
 
   it('rejects on an undecodable line', async () => {
-    server.handle((_req, res) => {
+    env.server.handle((_req, res) => {
       startStream(res);
       res.end('{not json\n');
     });
@@ -164,20 +157,20 @@ describe('KubeApi watch', () => {
   });
 
   it('is throttled by the client limiter', async () => {
-    server.handle((_req, res) => {
+    env.server.handle((_req, res) => {
       startStream(res);
       res.end();
     });
     const client = pvs({ rateLimit: { qps: 1, burst: 1 } });
     await client.watch({}, () => {});
     const second = client.watch({}, () => {});
-    await vi.waitFor(() => expect(clock.nextTimerAt()).toBe(clock.now() + 1000), {
+    await vi.waitFor(() => expect(env.clock.nextTimerAt()).toBe(env.clock.now() + 1000), {
       timeout: 2000,
       interval: 5,
     });
-    expect(server.requests).toHaveLength(1);
-    clock.advance(1000);
+    expect(env.server.requests).toHaveLength(1);
+    env.clock.advance(1000);
     await second;
-    expect(server.requests).toHaveLength(2);
+    expect(env.server.requests).toHaveLength(2);
   });
 });

@@ -9,23 +9,12 @@ import {
 } from '../src/client/api-error.ts';
 import { createKubeApi, type KubeApiOptions } from '../src/client/kube-api.ts';
 import { resources } from '../src/client/resource-client.ts';
-import { ManualClock } from '../src/testing/manual-clock.ts';
-import { type LoopbackServer, sendJson, startLoopbackServer, status } from './kube-api-server.ts';
+import { sendJson, status, useLoopbackApi } from './kube-api-server.ts';
 
-let server: LoopbackServer;
-let clock: ManualClock;
-
-beforeEach(async () => {
-  server = await startLoopbackServer();
-  clock = new ManualClock(1_000_000);
-});
-
-afterEach(async () => {
-  await server.close();
-});
+const env = useLoopbackApi();
 
 function api(options: KubeApiOptions = {}) {
-  return createKubeApi(server.kubeConfig, { clock, requestTimeoutMs: 0, ...options });
+  return createKubeApi(env.server.kubeConfig, { clock: env.clock, requestTimeoutMs: 0, ...options });
 }
 
 const pvJson = {
@@ -36,25 +25,25 @@ const pvJson = {
 };
 
 function waitForRequests(count: number): Promise<void> {
-  return vi.waitFor(() => expect(server.requests).toHaveLength(count), { timeout: 2000, interval: 5 });
+  return vi.waitFor(() => expect(env.server.requests).toHaveLength(count), { timeout: 2000, interval: 5 });
 }
 
 function waitForTimers(count: number): Promise<void> {
-  return vi.waitFor(() => expect(clock.pendingTimers()).toBe(count), { timeout: 2000, interval: 5 });
+  return vi.waitFor(() => expect(env.clock.pendingTimers()).toBe(count), { timeout: 2000, interval: 5 });
 }
 
 describe('createKubeApi: paths, verbs and bodies', () => {
   it('gets a cluster-scoped object as a model with Date timestamps, authenticated', async () => {
-    server.handle((_req, res) => sendJson(res, 200, pvJson));
+    env.server.handle((_req, res) => sendJson(res, 200, pvJson));
     const pv = await api().resource(resources.persistentVolumes).get('pv-1');
-    expect(server.requests[0]).toMatchObject({ method: 'GET', path: '/api/v1/persistentvolumes/pv-1' });
-    expect(server.requests[0]?.headers.authorization).toBe('Bearer secret-token');
+    expect(env.server.requests[0]).toMatchObject({ method: 'GET', path: '/api/v1/persistentvolumes/pv-1' });
+    expect(env.server.requests[0]?.headers.authorization).toBe('Bearer secret-token');
     expect(pv.metadata?.creationTimestamp).toBeInstanceOf(Date);
     expect(pv.spec?.capacity).toEqual({ storage: '1Gi' });
   });
 
   it('lists a grouped resource with selectors, paging and resourceVersion in the query', async () => {
-    server.handle((_req, res) =>
+    env.server.handle((_req, res) =>
       sendJson(res, 200, {
         kind: 'StorageClassList',
         metadata: { resourceVersion: '42', continue: 'next' },
@@ -68,7 +57,7 @@ describe('createKubeApi: paths, verbs and bodies', () => {
       continue: 'c1',
       resourceVersion: '0',
     });
-    const request = server.requests[0];
+    const request = env.server.requests[0];
     expect(request?.path).toBe('/apis/storage.k8s.io/v1/storageclasses');
     expect(Object.fromEntries(request?.query ?? [])).toEqual({
       labelSelector: 'a=b',
@@ -82,20 +71,20 @@ describe('createKubeApi: paths, verbs and bodies', () => {
   });
 
   it('lists a namespaced resource across all namespaces when no namespace is given', async () => {
-    server.handle((_req, res) => sendJson(res, 200, { metadata: { resourceVersion: '1' }, items: [] }));
+    env.server.handle((_req, res) => sendJson(res, 200, { metadata: { resourceVersion: '1' }, items: [] }));
     await api().resource(resources.persistentVolumeClaims).list();
     await api().resource(resources.persistentVolumeClaims).list({ namespace: 'ns1' });
-    expect(server.requests.map((r) => r.path)).toEqual([
+    expect(env.server.requests.map((r) => r.path)).toEqual([
       '/api/v1/persistentvolumeclaims',
       '/api/v1/namespaces/ns1/persistentvolumeclaims',
     ]);
   });
 
   it('creates in the object namespace and sends apiVersion and kind', async () => {
-    server.handle((req, res) => sendJson(res, 201, JSON.parse(req.body)));
+    env.server.handle((req, res) => sendJson(res, 201, JSON.parse(req.body)));
     const claim: V1PersistentVolumeClaim = { metadata: { name: 'c', namespace: 'ns1' }, spec: {} };
     await api().resource(resources.persistentVolumeClaims).create(claim);
-    const request = server.requests[0];
+    const request = env.server.requests[0];
     expect(request).toMatchObject({ method: 'POST', path: '/api/v1/namespaces/ns1/persistentvolumeclaims' });
     expect(request?.headers['content-type']).toBe('application/json');
     expect(JSON.parse(request?.body ?? '')).toMatchObject({
@@ -106,41 +95,44 @@ describe('createKubeApi: paths, verbs and bodies', () => {
   });
 
   it('updates with PUT on the item path and serialises Dates', async () => {
-    server.handle((req, res) => sendJson(res, 200, JSON.parse(req.body)));
+    env.server.handle((req, res) => sendJson(res, 200, JSON.parse(req.body)));
     const pv: V1PersistentVolume = {
       metadata: { name: 'pv-1', resourceVersion: '7', creationTimestamp: new Date('2024-05-01T10:00:00Z') },
     };
     const saved = await api().resource(resources.persistentVolumes).update(pv);
-    expect(server.requests[0]).toMatchObject({ method: 'PUT', path: '/api/v1/persistentvolumes/pv-1' });
-    expect(JSON.parse(server.requests[0]?.body ?? '').metadata.creationTimestamp).toBe(
+    expect(env.server.requests[0]).toMatchObject({ method: 'PUT', path: '/api/v1/persistentvolumes/pv-1' });
+    expect(JSON.parse(env.server.requests[0]?.body ?? '').metadata.creationTimestamp).toBe(
       '2024-05-01T10:00:00.000Z',
     );
     expect(saved.metadata?.creationTimestamp).toEqual(new Date('2024-05-01T10:00:00Z'));
   });
 
   it('sends the content type of each patch type', async () => {
-    server.handle((_req, res) => sendJson(res, 200, pvJson));
+    env.server.handle((_req, res) => sendJson(res, 200, pvJson));
     const client = api().resource(resources.persistentVolumes);
     await client.patch('pv-1', { metadata: { annotations: { a: 'b' } } }, 'merge');
     await client.patch('pv-1', { metadata: { finalizers: ['f'] } }, 'strategic');
     await client.patch('pv-1', [{ op: 'remove', path: '/metadata/finalizers/0' }], 'json');
-    expect(server.requests.map((r) => [r.method, r.headers['content-type']])).toEqual([
+    expect(env.server.requests.map((r) => [r.method, r.headers['content-type']])).toEqual([
       ['PATCH', 'application/merge-patch+json'],
       ['PATCH', 'application/strategic-merge-patch+json'],
       ['PATCH', 'application/json-patch+json'],
     ]);
-    expect(JSON.parse(server.requests[2]?.body ?? '')).toEqual([
+    expect(JSON.parse(env.server.requests[2]?.body ?? '')).toEqual([
       { op: 'remove', path: '/metadata/finalizers/0' },
     ]);
   });
 
   it('deletes with DeleteOptions carrying the preconditions', async () => {
-    server.handle((_req, res) => sendJson(res, 200, { kind: 'Status', status: 'Success' }));
+    env.server.handle((_req, res) => sendJson(res, 200, { kind: 'Status', status: 'Success' }));
     await api()
       .resource(resources.persistentVolumes)
       .delete('pv-1', { preconditions: { uid: 'u1' }, propagationPolicy: 'Background' });
-    expect(server.requests[0]).toMatchObject({ method: 'DELETE', path: '/api/v1/persistentvolumes/pv-1' });
-    expect(JSON.parse(server.requests[0]?.body ?? '')).toEqual({
+    expect(env.server.requests[0]).toMatchObject({
+      method: 'DELETE',
+      path: '/api/v1/persistentvolumes/pv-1',
+    });
+    expect(JSON.parse(env.server.requests[0]?.body ?? '')).toEqual({
       kind: 'DeleteOptions',
       apiVersion: 'v1',
       preconditions: { uid: 'u1' },
@@ -150,13 +142,13 @@ describe('createKubeApi: paths, verbs and bodies', () => {
 
   it('rejects a namespaced call without a namespace before sending anything', async () => {
     await expect(api().resource(resources.persistentVolumeClaims).get('c')).rejects.toThrow(/namespace/);
-    expect(server.requests).toHaveLength(0);
+    expect(env.server.requests).toHaveLength(0);
   });
 });
 
 describe('createKubeApi: errors', () => {
   it('maps a Status body to an ApiError whose reason tells AlreadyExists from Conflict', async () => {
-    server.handle((req, res) =>
+    env.server.handle((req, res) =>
       req.method === 'POST'
         ? sendJson(res, 409, status(409, 'AlreadyExists', 'persistentvolumes "pv-1" already exists'))
         : sendJson(res, 409, status(409, 'Conflict', 'the object has been modified')),
@@ -170,7 +162,7 @@ describe('createKubeApi: errors', () => {
   });
 
   it('maps a non-Status body to an ApiError with the HTTP code', async () => {
-    server.handle((_req, res) => {
+    env.server.handle((_req, res) => {
       res.writeHead(404, { 'content-type': 'text/plain' });
       res.end('page not found');
     });
@@ -183,8 +175,8 @@ describe('createKubeApi: errors', () => {
   });
 
   it('retries a 429 after its Retry-After, for writes too', async () => {
-    server.handle((_req, res) =>
-      server.requests.length === 1
+    env.server.handle((_req, res) =>
+      env.server.requests.length === 1
         ? sendJson(res, 429, status(429, 'TooManyRequests', 'slow down'), { 'retry-after': '3' })
         : sendJson(res, 201, pvJson),
     );
@@ -192,58 +184,58 @@ describe('createKubeApi: errors', () => {
       .resource(resources.persistentVolumes)
       .create({ metadata: { name: 'pv-1' } });
     await waitForTimers(1);
-    expect(clock.nextTimerAt()).toBe(clock.now() + 3000);
-    clock.advance(2999);
-    expect(server.requests).toHaveLength(1);
-    clock.advance(1);
+    expect(env.clock.nextTimerAt()).toBe(env.clock.now() + 3000);
+    env.clock.advance(2999);
+    expect(env.server.requests).toHaveLength(1);
+    env.clock.advance(1);
     await expect(created).resolves.toMatchObject({ metadata: { name: 'pv-1' } });
-    expect(server.requests).toHaveLength(2);
+    expect(env.server.requests).toHaveLength(2);
   });
 
   it('gives up on 429 after maxRetries', async () => {
-    server.handle((_req, res) =>
+    env.server.handle((_req, res) =>
       sendJson(res, 429, status(429, 'TooManyRequests', 'no'), { 'retry-after': '1' }),
     );
     const got = api({ retry: { maxRetries: 1 } })
       .resource(resources.nodes)
       .get('n');
     await waitForTimers(1);
-    clock.advance(1000);
+    env.clock.advance(1000);
     await expect(got).rejects.toSatisfy(isTooManyRequests);
-    expect(server.requests).toHaveLength(2);
+    expect(env.server.requests).toHaveLength(2);
   });
 
   it('retries a read after a connection reset, with backoff', async () => {
-    server.handle((_req, res, req) =>
-      server.requests.length === 1 ? req.socket.destroy() : sendJson(res, 200, pvJson),
+    env.server.handle((_req, res, req) =>
+      env.server.requests.length === 1 ? req.socket.destroy() : sendJson(res, 200, pvJson),
     );
     const got = api().resource(resources.persistentVolumes).get('pv-1');
     await waitForTimers(1);
-    expect(clock.nextTimerAt()).toBe(clock.now() + 500);
-    clock.advance(500);
+    expect(env.clock.nextTimerAt()).toBe(env.clock.now() + 500);
+    env.clock.advance(500);
     await expect(got).resolves.toMatchObject({ metadata: { name: 'pv-1' } });
-    expect(server.requests).toHaveLength(2);
+    expect(env.server.requests).toHaveLength(2);
   });
 
   it('does not retry a write after a connection reset', async () => {
-    server.handle((_req, _res, req) => req.socket.destroy());
+    env.server.handle((_req, _res, req) => req.socket.destroy());
     const created = api()
       .resource(resources.persistentVolumes)
       .create({ metadata: { name: 'pv-1' } });
     await expect(created).rejects.toThrow();
-    expect(server.requests).toHaveLength(1);
+    expect(env.server.requests).toHaveLength(1);
   });
 
   it('fails a call that outlives the request timeout, retries included', async () => {
-    server.handle(() => {});
+    env.server.handle(() => {});
     const got = api({ requestTimeoutMs: 30_000 }).resource(resources.nodes).get('n');
     await waitForRequests(1);
-    clock.advance(30_000);
+    env.clock.advance(30_000);
     await expect(got).rejects.toMatchObject({ name: 'TimeoutError' });
   });
 
   it('rejects with the abort reason when the caller aborts', async () => {
-    server.handle(() => {});
+    env.server.handle(() => {});
     const controller = new AbortController();
     const got = api().resource(resources.nodes).get('n', { signal: controller.signal });
     await waitForRequests(1);
@@ -255,30 +247,30 @@ describe('createKubeApi: errors', () => {
 
 describe('createKubeApi: rate limiting', () => {
   it('throttles calls beyond the burst to the QPS', async () => {
-    server.handle((_req, res) => sendJson(res, 200, pvJson));
+    env.server.handle((_req, res) => sendJson(res, 200, pvJson));
     const client = api({ rateLimit: { qps: 2, burst: 2 } }).resource(resources.persistentVolumes);
     const calls = [client.get('a'), client.get('b'), client.get('c')];
     await waitForRequests(2);
     await waitForTimers(1);
-    expect(clock.nextTimerAt()).toBe(clock.now() + 500);
-    clock.advance(500);
+    expect(env.clock.nextTimerAt()).toBe(env.clock.now() + 500);
+    env.clock.advance(500);
     await Promise.all(calls);
-    expect(server.requests.map((r) => r.path.split('/').pop())).toEqual(['a', 'b', 'c']);
+    expect(env.server.requests.map((r) => r.path.split('/').pop())).toEqual(['a', 'b', 'c']);
   });
 
   it('gives withRateLimit clients their own limiter', async () => {
-    server.handle((_req, res) => sendJson(res, 200, pvJson));
+    env.server.handle((_req, res) => sendJson(res, 200, pvJson));
     const main = api({ rateLimit: { qps: 1, burst: 1 } });
     const lease = main.withRateLimit({ qps: 1, burst: 1 });
     await main.resource(resources.persistentVolumes).get('a');
     const throttled = main.resource(resources.persistentVolumes).get('b');
     await lease.resource(resources.leases).get('l', { namespace: 'kube-system' });
-    expect(server.requests.map((r) => r.path)).toEqual([
+    expect(env.server.requests.map((r) => r.path)).toEqual([
       '/api/v1/persistentvolumes/a',
       '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/l',
     ]);
-    clock.advance(1000);
+    env.clock.advance(1000);
     await throttled;
-    expect(server.requests).toHaveLength(3);
+    expect(env.server.requests).toHaveLength(3);
   });
 });
