@@ -1,7 +1,8 @@
 /**
- * Names for archived volume directories. An archive stays in the volume's own parent, so the relative
- * layout is kept as is (`ns1/data` → `ns1/archived-data-pvc-…`), and the plain top-level case of
- * nfs-client (`<ns>-<pvc>-<pv>` → `archived-<ns>-<pvc>-<pv>`) is unchanged.
+ * Names for archived volume directories: upstream's `archived-<leaf>` unless it is taken. An archive
+ * stays in the volume's own parent, so the relative layout is kept as is (`ns1/data` →
+ * `ns1/archived-data`, or `ns1/archived-data-pvc-…` beside an earlier archive), and nfs-client's
+ * top-level `<ns>-<pvc>-<pv>` → `archived-<ns>-<pvc>-<pv>` is unchanged.
  */
 
 import { maxLeafBytes } from './marker-names.ts';
@@ -20,15 +21,18 @@ function truncateToBytes(text: string, bytes: number): string {
 
 /**
  * The `attempt`-th candidate name (1-based) for archiving volume directory `leaf` of PV `pvName`:
- * `archived-<leaf>` when the leaf already contains the PV name, else `archived-<leaf>-<pvName>`, so
- * names are unique per PV; `-<attempt>` is appended from the second attempt on. A long leaf is
- * shortened (never the PV name) so the name and its ownership record fit the 255-byte limit.
+ * first upstream's `archived-<leaf>`; when that is taken, `archived-<leaf>-<pvName>` (or
+ * `archived-<leaf>-2` when the leaf already contains the PV name), then numbered variants. A long
+ * leaf is shortened (never the PV name) so the name and its ownership record fit the 255-byte limit.
  */
 export function archiveCandidate(leaf: string, pvName: string, attempt: number): string {
-  const counter = attempt > 1 ? `-${attempt}` : '';
-  const plain = `archived-${leaf}${counter}`;
-  if (leaf.includes(pvName) && Buffer.byteLength(plain) <= maxLeafBytes) return plain;
-  const suffix = `-${pvName}${counter}`;
+  const plain = `archived-${leaf}`;
+  const plainFits = Buffer.byteLength(plain) <= maxLeafBytes;
+  if (plainFits && attempt === 1) return plain;
+  const numbered = `${plain}-${attempt}`;
+  if (leaf.includes(pvName) && Buffer.byteLength(numbered) <= maxLeafBytes) return numbered;
+  const rank = plainFits ? attempt - 1 : attempt;
+  const suffix = `-${pvName}${rank > 1 ? `-${rank}` : ''}`;
   const room = maxLeafBytes - Buffer.byteLength(`archived-${suffix}`);
   return `archived-${truncateToBytes(leaf, room)}${suffix}`;
 }

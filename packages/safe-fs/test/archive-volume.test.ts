@@ -25,7 +25,7 @@ describe('archiveVolume', () => {
     ]);
   });
 
-  it('archives same-named leaves of different namespaces and a re-created claim side by side (R6)', async () => {
+  it("archives same-named leaves side by side, under upstream's archived-<leaf> unless it is taken (R6)", async () => {
     const base = await tempDir();
     const root = new VolumeRoot(base);
     const claims = [
@@ -42,11 +42,7 @@ describe('archiveVolume', () => {
       archived.push(result.archivedPath);
     }
 
-    expect(archived).toEqual([
-      'ns1/archived-data-pvc-u1',
-      'ns2/archived-data-pvc-u2',
-      'ns1/archived-data-pvc-u3',
-    ]);
+    expect(archived).toEqual(['ns1/archived-data', 'ns2/archived-data', 'ns1/archived-data-pvc-u3']);
     for (const [index, { owner }] of claims.entries()) {
       expect(await readFile(join(base, archived[index] ?? '', 'owner'), 'utf8')).toBe(owner.claimUid);
     }
@@ -56,12 +52,14 @@ describe('archiveVolume', () => {
     const base = await tempDir();
     const root = new VolumeRoot(base);
     await root.createVolume(path('data'), { owner: ownerOf('ns', 'data', 'u1'), mode: 0o777 });
+    await mkdir(join(base, 'archived-data'));
     await mkdir(join(base, 'archived-data-pvc-u1'));
     await writeFile(join(base, '.archived-data-pvc-u1-2.kube-provisioner.json'), 'foreign');
 
     const result = await root.archiveVolume(path('data'), { pvName: 'pvc-u1' });
 
     expect(result).toEqual({ outcome: 'archived', archivedPath: 'archived-data-pvc-u1-3' });
+    expect(await readdir(join(base, 'archived-data'))).toEqual([]);
     expect(await readdir(join(base, 'archived-data-pvc-u1'))).toEqual([]);
     expect(await readFile(join(base, '.archived-data-pvc-u1-2.kube-provisioner.json'), 'utf8')).toBe(
       'foreign',
