@@ -12,7 +12,7 @@ describe.skipIf(!nfsToolsAvailable())('the NFS demo', () => {
     expect(result.viaNfs).toBe(true);
     expect(result.volume.server).toBe('127.0.0.1');
     expect(result.volume.path).toBe(`/export/${result.volumeDir}`);
-    expect(result.archiveDir).toMatch(/^demo-[a-z0-9]+\/archived-data-pvc-/u);
+    expect(result.archiveDir).toMatch(/^demo-[a-z0-9]+\/archived-data$/u);
     expect(result.archivedContent).toMatch(/^written at .* by the kube-provisioner demo\n$/u);
     const narrative = lines.join('\n');
     expect(narrative).toMatch(/1\. Start the NFS server[\s\S]*done in/u);

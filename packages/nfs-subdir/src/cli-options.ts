@@ -29,6 +29,8 @@ export interface NfsCliOptions extends ProvisionerCliOptions {
   readonly retryPeriodMs: number;
   /** Port of `/metrics`, `/healthz` and `/readyz`; 0 disables the server. */
   readonly metricsPort: number;
+  /** Delete nested volumes of the upstream programs when their class says so (default: archive them). */
+  readonly deleteUnrecordedNested: boolean;
 }
 
 const flags = {
@@ -55,6 +57,11 @@ const flags = {
     env: 'METRICS_PORT',
     default: '8080',
     description: 'port of /metrics, /healthz and /readyz; 0 = off',
+  },
+  'delete-unrecorded-nested': {
+    env: 'DELETE_UNRECORDED_NESTED',
+    default: 'false',
+    description: 'delete, not archive, nested upstream volumes whose class says delete (Go boolean)',
   },
   ...provisionerFlags,
 } satisfies FlagSpecs;
@@ -87,6 +94,7 @@ export function parseCliOptions(argv: readonly string[], env: Environment): NfsC
     renewDeadlineMs: parsed.goDuration('leader-election-renew-deadline'),
     retryPeriodMs: parsed.goDuration('leader-election-retry-period'),
     metricsPort: parsed.integer('metrics-port', 0, 65535),
+    deleteUnrecordedNested: parsed.goBoolean('delete-unrecorded-nested'),
     ...readProvisionerFlags(parsed),
   };
 }

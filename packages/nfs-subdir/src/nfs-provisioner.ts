@@ -4,9 +4,7 @@
  * derived from a claim or a PV can leave the export or follow a link planted in it.
  */
 import {
-  annBetaStorageClass,
   InfeasibleError,
-  isNotFound,
   type OperationContext,
   type Provisioner,
   type ProvisionOptions,
@@ -14,6 +12,7 @@ import {
   provisionFailure,
   type ResourceClient,
 } from '@kube-provisioner/controller';
+import type { EventRecorder } from '@kube-provisioner/controller/events';
 import {
   type FsOps,
   isPersistentRefusal,
@@ -27,14 +26,10 @@ import {
   VolumeRoot,
 } from '@kube-provisioner/safe-fs';
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
-import {
-  type ClassParameters,
-  legacyDeletePolicy,
-  type NfsDialect,
-  parseClassParameters,
-} from './class-parameters.ts';
-import { type DeletePolicy, recordedDeletePolicy } from './delete-policy.ts';
+import { type ClassParameters, type NfsDialect, parseClassParameters } from './class-parameters.ts';
+import { annOnDelete } from './delete-policy.ts';
 import { buildPersistentVolume } from './persistent-volume.ts';
+import { volumeDeletePolicy } from './volume-delete-policy.ts';
 
 /** Reads StorageClasses (`storageclasses` `get`); a `ResourceClient<V1StorageClass>` fits. */
 export type StorageClassReader = Pick<ResourceClient<V1StorageClass>, 'get'>;
@@ -57,6 +52,23 @@ export interface NfsProvisionerOptions {
   readonly classes: StorageClassReader;
   /** System calls on the mount root; tests inject failures here. Default: the real ones. */
   readonly fs?: FsOps | undefined;
+  /**
+   * Delete nested volumes of the upstream programs (no ownership record) when their class says
+   * delete. Default false: they are archived, as v4.0.2 never deleted them (`--delete-unrecorded-nested`).
+   */
+  readonly deleteUnrecordedNested?: boolean | undefined;
+  /** Where warnings about volumes are recorded as Events (a controller `EventRecorder` fits). */
+  readonly events?: VolumeEventSink | undefined;
+}
+
+/** Records an Event about a PV. */
+export type VolumeEventSink = Pick<EventRecorder, 'event'>;
+
+/** Event reason when an unrecorded nested volume is archived although its class says delete. */
+export const reasonArchivedNotDeleted = 'VolumeArchivedNotDeleted';
+
+function unrecordedNestedArchived(path: string, archivedPath: string): string {
+  return `archived ${path} as ${archivedPath} instead of deleting it: the volume was made by nfs-subdir-external-provisioner with a nested pathPattern, which v4.0.2 never deleted, so its data is kept; to delete such volumes, start the provisioner with --delete-unrecorded-nested=true (DELETE_UNRECORDED_NESTED=true), or annotate the PV with ${annOnDelete}=delete before deleting its claim`;
 }
 
 // Upstream's mode: every claim's workload, whatever its UID, can write its directory.
@@ -70,6 +82,8 @@ export class NfsProvisioner implements Provisioner {
   readonly #provisionerName: string;
   readonly #root: VolumeRoot;
   readonly #classes: StorageClassReader;
+  readonly #deleteUnrecordedNested: boolean;
+  readonly #events: VolumeEventSink | undefined;
 
   /** @throws Error when the server or provisioner name is empty, or a path is not absolute. */
   constructor(options: NfsProvisionerOptions) {
@@ -81,6 +95,8 @@ export class NfsProvisioner implements Provisioner {
     this.#provisionerName = options.provisionerName;
     this.#root = new VolumeRoot(options.mountRoot ?? defaultMountRoot, { fs: options.fs });
     this.#classes = options.classes;
+    this.#deleteUnrecordedNested = options.deleteUnrecordedNested ?? false;
+    this.#events = options.events;
   }
 
   async provision(options: ProvisionOptions, context: OperationContext): Promise<ProvisionResult> {
@@ -123,7 +139,7 @@ export class NfsProvisioner implements Provisioner {
   }
 
   async delete(pv: Readonly<V1PersistentVolume>, context: OperationContext): Promise<void> {
-    const policy = await this.#deletePolicy(pv, context);
+    const { policy, source } = await volumeDeletePolicy(pv, this.#dialect, this.#classes, context);
     const pvName = pv.metadata?.name ?? '';
     if (policy === 'retain') {
       await this.#release(pv, pvName, context);
@@ -131,20 +147,35 @@ export class NfsProvisioner implements Provisioner {
     }
     const relative = this.#pathOf(pv);
     context.signal.throwIfAborted();
-    if (policy === 'delete') {
+    const keep = policy === 'delete' && source === 'legacy' && (await this.#isUnrecordedNested(relative));
+    if (policy === 'delete' && !keep) {
       const outcome = await this.#root.deleteVolume(relative, { pvName });
       context.logger.info({ path: relative, outcome }, 'volume directory deleted');
       return;
     }
     const result = await this.#root.archiveVolume(relative, { pvName });
-    context.logger.info(
-      {
-        path: relative,
-        outcome: result.outcome,
-        ...(result.outcome === 'archived' ? { to: result.archivedPath } : {}),
-      },
-      'volume directory archived',
-    );
+    const to = result.outcome === 'archived' ? result.archivedPath : undefined;
+    context.logger.info({ path: relative, outcome: result.outcome, to }, 'volume directory archived');
+    if (keep && to !== undefined) {
+      const message = unrecordedNestedArchived(relative, to);
+      context.logger.warn({ path: relative, to }, message);
+      this.#events?.event(
+        { apiVersion: 'v1', kind: 'PersistentVolume', ...pv },
+        'Warning',
+        reasonArchivedNotDeleted,
+        message,
+      );
+    }
+  }
+
+  /**
+   * Whether `relative` is a nested volume without an ownership record, which only the upstream
+   * programs make: v4.0.2 looked for it at the export's top level, never found it and kept it, so
+   * deleting it now would destroy data that survived before the switch (unless the operator opted in).
+   */
+  async #isUnrecordedNested(relative: RelativeVolumePath): Promise<boolean> {
+    if (this.#deleteUnrecordedNested || !relative.includes('/')) return false;
+    return (await this.#root.readOwner(relative)) === undefined;
   }
 
   /**
@@ -209,46 +240,4 @@ export class NfsProvisioner implements Provisioner {
     }
     return relativePathUnder(this.#exportPath, nfs.path);
   }
-
-  /**
-   * The policy recorded at provision time; for PVs of the upstream programs, which record none, the
-   * one upstream would read from the live StorageClass.
-   */
-  async #deletePolicy(pv: Readonly<V1PersistentVolume>, context: OperationContext): Promise<DeletePolicy> {
-    const recorded = recordedDeletePolicy(pv);
-    if (recorded === 'invalid') {
-      context.logger.warn(
-        { policy: 'archive' },
-        'unknown recorded delete policy; archiving to keep the data',
-      );
-      return 'archive';
-    }
-    if (recorded !== undefined) return recorded;
-    const className = storageClassOf(pv);
-    if (className === '') {
-      throw new Error(
-        'the volume records no delete policy and names no StorageClass to read one from; annotate it with the policy to apply',
-      );
-    }
-    let storageClass: V1StorageClass;
-    try {
-      storageClass = await this.#classes.get(className, { signal: context.signal });
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-      throw new Error(
-        `the volume records no delete policy (made by an upstream provisioner) and its StorageClass ${JSON.stringify(className)} no longer exists; re-create the class or annotate the volume with the policy to apply`,
-        { cause: err },
-      );
-    }
-    const { policy, problem } = legacyDeletePolicy(this.#dialect, storageClass.parameters);
-    if (problem !== undefined) {
-      context.logger.warn({ StorageClass: className, policy }, `${problem}; archiving to keep the data`);
-    }
-    return policy;
-  }
-}
-
-/** The class a PV names: the beta annotation, as nfs-client read it, else `spec.storageClassName`. */
-function storageClassOf(pv: Readonly<V1PersistentVolume>): string {
-  return pv.metadata?.annotations?.[annBetaStorageClass] || pv.spec?.storageClassName || '';
 }

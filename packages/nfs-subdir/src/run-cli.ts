@@ -7,6 +7,7 @@
 import { stat } from 'node:fs/promises';
 import { resources } from '@kube-provisioner/controller';
 import { runProvisioner } from '@kube-provisioner/controller/cli';
+import { createEventRecorder } from '@kube-provisioner/controller/events';
 import type { NfsDialect } from './class-parameters.ts';
 import { type NfsCliOptions, parseCliOptions, usage } from './cli-options.ts';
 import { NfsProvisioner } from './nfs-provisioner.ts';
@@ -31,7 +32,7 @@ export function runNfsProvisionerCli(cli: NfsCli): Promise<void> {
     parse: parseCliOptions,
     // An unmounted or vanished export can neither create nor delete anything: refuse to start…
     preflight: (options) => checkMountRoot(options.mountRoot),
-    setup: (options, api) => ({
+    setup: (options, api, logger) => ({
       controller: {
         provisionerName: options.provisionerName,
         provisioner: new NfsProvisioner({
@@ -41,6 +42,13 @@ export function runNfsProvisionerCli(cli: NfsCli): Promise<void> {
           mountRoot: options.mountRoot,
           provisionerName: options.provisionerName,
           classes: api.resource(resources.storageClasses),
+          deleteUnrecordedNested: options.deleteUnrecordedNested,
+          // Best effort, like every Event: its timers do not hold the process at exit.
+          events: createEventRecorder({
+            events: api.resource(resources.events),
+            component: options.provisionerName,
+            logger,
+          }),
         }),
         leaderElection: options.leaderElection,
         leaseDurationMs: options.leaseDurationMs,

@@ -17,6 +17,7 @@ describe('parseCliOptions', () => {
       renewDeadlineMs: 10_000,
       retryPeriodMs: 2_000,
       metricsPort: 8080,
+      deleteUnrecordedNested: false,
       claimLabelSelector: undefined,
       kubeApiRateLimit: { qps: 50, burst: 100 },
       threadiness: 4,
@@ -46,6 +47,7 @@ describe('parseCliOptions', () => {
       NFS_MOUNT_ROOT: '/mnt/nfs/',
       METRICS_PORT: '0',
       VERBOSITY: '4',
+      DELETE_UNRECORDED_NESTED: 'true',
     });
     expect(options).toMatchObject({
       kubeconfig: '/k/config',
@@ -54,6 +56,7 @@ describe('parseCliOptions', () => {
       mountRoot: '/mnt/nfs',
       metricsPort: 0,
       verbosity: 4,
+      deleteUnrecordedNested: true,
     });
   });
 

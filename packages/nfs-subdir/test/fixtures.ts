@@ -17,6 +17,7 @@ import {
   NfsProvisioner,
   type NfsProvisionerOptions,
   type StorageClassReader,
+  type VolumeEventSink,
 } from '../src/nfs-provisioner.ts';
 
 export {
@@ -77,6 +78,19 @@ export function classReader(...classes: V1StorageClass[]): StorageClassReader & 
     },
   };
   return reader;
+}
+
+/** An event sink remembering what was recorded, by object name. */
+export function eventSink(): VolumeEventSink & {
+  recorded: Array<{ name: string | undefined; type: string; reason: string; message: string }>;
+} {
+  const recorded: Array<{ name: string | undefined; type: string; reason: string; message: string }> = [];
+  return {
+    recorded,
+    event(object, type, reason, message) {
+      recorded.push({ name: object.metadata?.name, type, reason, message });
+    },
+  };
 }
 
 /** A provisioner for `dialect` on `mountRoot` exporting `/export` from {@link server}. */

@@ -1,6 +1,6 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: pathPattern placeholders are literal text, not JS templates
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { nodeFsOps } from '@kube-provisioner/safe-fs';
 import { describe, expect, it } from 'vitest';
@@ -327,10 +327,13 @@ describe('delete', () => {
     const recreated = await archive('team-a');
     const other = await archive('team-b');
 
+    expect(first).not.toBe(recreated);
     expect((await readdir(join(root.path, 'team-a'))).filter((name) => !name.startsWith('.')).sort()).toEqual(
-      [`archived-data-${first}`, `archived-data-${recreated}`].sort(),
+      ['archived-data', `archived-data-${recreated}`].sort(),
     );
-    expect(await readdir(join(root.path, 'team-b'))).toContain(`archived-data-${other}`);
+    expect(await readFile(join(root.path, 'team-a', 'archived-data', 'file'), 'utf8')).toBe(first);
+    expect(await readdir(join(root.path, 'team-b'))).toContain('archived-data');
+    expect(await readFile(join(root.path, 'team-b', 'archived-data', 'file'), 'utf8')).toBe(other);
   });
 
   it.each([

@@ -9,9 +9,11 @@ import { join } from 'node:path';
 import type { V1PersistentVolume, V1StorageClass } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { NfsDialect } from '../src/class-parameters.ts';
+import { annOnDelete } from '../src/delete-policy.ts';
 import {
   classReader,
   context,
+  eventSink,
   nfsProvisioner,
   server,
   storageClass,
@@ -117,9 +119,8 @@ describe.each(['nfs-client', 'nfs-subdir'] as const)(
 
 describe('nfs-subdir dialect, upstream pathPattern layouts', () => {
   it.each([
-    [{ onDelete: 'delete' }, false],
-    [{ onDelete: 'retain' }, true],
-    [{ onDelete: 'Delete', archiveOnDelete: 'false' }, false],
+    [{ onDelete: 'retain' }, ['data.txt']],
+    [{ onDelete: 'Delete' }, undefined],
   ])('applies %j to a nested directory that v4.0.2 never found (R3)', async (parameters, kept) => {
     await using root = await temporaryRoot();
     await upstreamDirectory(root.path, 'team-a/db');
@@ -128,11 +129,69 @@ describe('nfs-subdir dialect, upstream pathPattern layouts', () => {
       classes: classReader(classNamed('nfs-client', parameters)),
     });
     await provisioner.delete(upstreamPv('/export/team-a/db', 'nfs-client', false), context);
-    expect(existsSync(join(root.path, 'team-a', 'db'))).toBe(kept);
+    expect(existsSync(join(root.path, 'team-a', 'db'))).toBe(kept !== undefined);
     // The same-named top-level directory v4.0.2 would have hit is untouched, and so is the
     // parent upstream created (it is not ours to remove).
     expect(await readdir(join(root.path, 'db'))).toEqual(['data.txt']);
     expect(existsSync(join(root.path, 'team-a'))).toBe(true);
+  });
+
+  it.each([
+    { onDelete: 'delete' },
+    { archiveOnDelete: 'false' },
+    { onDelete: 'Delete', archiveOnDelete: 'false' },
+  ])(
+    'archives, not deletes, a nested upstream volume whose class %j says delete, as v4.0.2 kept it',
+    async (parameters) => {
+      await using root = await temporaryRoot();
+      await upstreamDirectory(root.path, 'team-a/db');
+      const events = eventSink();
+      const provisioner = nfsProvisioner('nfs-subdir', root.path, {
+        classes: classReader(classNamed('nfs-client', parameters)),
+        events,
+      });
+      await provisioner.delete(upstreamPv('/export/team-a/db', 'nfs-client', false), context);
+
+      expect(await readdir(join(root.path, 'team-a'))).toEqual(['archived-db']);
+      expect(await readFile(join(root.path, 'team-a', 'archived-db', 'data.txt'), 'utf8')).toBe('payload');
+      expect(events.recorded).toEqual([
+        {
+          name: pvName,
+          type: 'Warning',
+          reason: 'VolumeArchivedNotDeleted',
+          message: expect.stringContaining(
+            'archived team-a/db as team-a/archived-db instead of deleting it: the volume was made by nfs-subdir-external-provisioner with a nested pathPattern, which v4.0.2 never deleted',
+          ),
+        },
+      ]);
+      expect(events.recorded[0]?.message).toContain('--delete-unrecorded-nested=true');
+    },
+  );
+
+  it('deletes a nested upstream volume when the operator opted in', async () => {
+    await using root = await temporaryRoot();
+    await upstreamDirectory(root.path, 'team-a/db');
+    const events = eventSink();
+    const provisioner = nfsProvisioner('nfs-subdir', root.path, {
+      classes: classReader(classNamed('nfs-client', { onDelete: 'delete' })),
+      deleteUnrecordedNested: true,
+      events,
+    });
+    await provisioner.delete(upstreamPv('/export/team-a/db', 'nfs-client', false), context);
+    expect(await readdir(join(root.path, 'team-a'))).toEqual([]);
+    expect(events.recorded).toEqual([]);
+  });
+
+  it('deletes a nested upstream volume whose PV the operator annotated with the delete policy', async () => {
+    await using root = await temporaryRoot();
+    await upstreamDirectory(root.path, 'team-a/db');
+    const provisioner = nfsProvisioner('nfs-subdir', root.path, {
+      classes: classReader(classNamed('nfs-client', { onDelete: 'delete' })),
+    });
+    const pv = upstreamPv('/export/team-a/db', 'nfs-client', false);
+    const annotated = { ...pv, metadata: { ...pv.metadata, annotations: { [annOnDelete]: 'delete' } } };
+    await provisioner.delete(annotated, context);
+    expect(await readdir(join(root.path, 'team-a'))).toEqual([]);
   });
 
   it('archives a nested directory beside itself, keeping the layout', async () => {
@@ -142,7 +201,7 @@ describe('nfs-subdir dialect, upstream pathPattern layouts', () => {
       classes: classReader(classNamed('nfs-client')),
     });
     await provisioner.delete(upstreamPv('/export/team-a/db', 'nfs-client', false), context);
-    expect(await readdir(join(root.path, 'team-a'))).toEqual([`archived-db-${pvName}`]);
+    expect(await readdir(join(root.path, 'team-a'))).toEqual(['archived-db']);
   });
 
   it('refuses a v4.0.2 PV of an empty render, which points at the whole export', async () => {
