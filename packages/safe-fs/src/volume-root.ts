@@ -44,6 +44,12 @@ export interface CreateVolumeOptions {
    * a record naming this very PV. Another claim's live volume is never taken over.
    */
   readonly adopt?: boolean | undefined;
+  /**
+   * The caller vouches that `path` can only be rendered for claims of `owner.namespace` (e.g. a flat
+   * pattern starting with the namespace), so unrecorded data there counts as that namespace's, as it
+   * does below a first path segment equal to the namespace.
+   */
+  readonly pathOfNamespace?: boolean | undefined;
 }
 
 /**
@@ -602,7 +608,7 @@ async function checkAdoption(
   const { namespace, pvName } = options.owner;
   const sameNamespace =
     record === undefined
-      ? path.includes('/') && path.split('/')[0] === namespace
+      ? options.pathOfNamespace === true || (path.includes('/') && path.split('/')[0] === namespace)
       : record.namespace === namespace;
   if (!sameNamespace) {
     throw ownershipError(

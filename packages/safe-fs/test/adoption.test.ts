@@ -52,6 +52,23 @@ describe('adopting existing data (R7)', () => {
     }
   });
 
+  it("adopts a flat unrecorded path when the caller vouches it is the namespace's, holding nothing of ours", async () => {
+    const base = await tempDir();
+    await mkdir(join(base, 'ns1-data'));
+    await writeFile(join(base, 'ns1-data/file'), 'kept');
+    const root = new VolumeRoot(base);
+    const owner = ownerOf('ns1', 'data', 'u1');
+    const options = { owner, mode: 0o777, adopt: true, pathOfNamespace: true };
+
+    expect(await root.createVolume(path('ns1-data'), options)).toBe('adopted');
+    expect(await readFile(join(base, 'ns1-data/file'), 'utf8')).toBe('kept');
+
+    await mkdir(join(base, 'ns1-host'));
+    await root.createVolume(path('ns1-host/inner'), { owner: ownerOf('ns1', 'inner', 'u2'), mode: 0o777 });
+    const err = await rejection(root.createVolume(path('ns1-host'), options));
+    expect(err.message).toContain('holds volumes or bookkeeping of this provisioner');
+  });
+
   it('refuses recorded data of another namespace without naming it', async () => {
     const base = await tempDir();
     const root = new VolumeRoot(base);
