@@ -14,6 +14,8 @@ import {
 } from '@kube-provisioner/controller';
 import type { EventRecorder } from '@kube-provisioner/controller/events';
 import {
+  type CreateVolumeOptions,
+  type CreateVolumeOutcome,
   type FsOps,
   isPersistentRefusal,
   isSafeFsError,
@@ -29,6 +31,7 @@ import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from
 import { type ClassParameters, type NfsDialect, parseClassParameters } from './class-parameters.ts';
 import { annOnDelete } from './delete-policy.ts';
 import { buildPersistentVolume } from './persistent-volume.ts';
+import { isStaleRecord, type OwnerLookup, releasedStaleDataMessage } from './stale-record.ts';
 import { volumeDeletePolicy } from './volume-delete-policy.ts';
 
 /** Reads StorageClasses (`storageclasses` `get`); a `ResourceClient<V1StorageClass>` fits. */
@@ -57,12 +60,32 @@ export interface NfsProvisionerOptions {
    * delete. Default false: they are archived, as v4.0.2 never deleted them (`--delete-unrecorded-nested`).
    */
   readonly deleteUnrecordedNested?: boolean | undefined;
-  /** Where warnings about volumes are recorded as Events (a controller `EventRecorder` fits). */
+  /** Where notes about volumes and claims are recorded as Events (a controller `EventRecorder` fits). */
   readonly events?: VolumeEventSink | undefined;
+  /**
+   * Reads claims and PVs, to tell a stale ownership record (its claim and PV are gone) from a live
+   * one. Without it every recorded directory of another claim is refused.
+   */
+  readonly owners?: OwnerLookup | undefined;
 }
 
-/** Records an Event about a PV. */
+/** Records an Event about a PV or a claim. */
 export type VolumeEventSink = Pick<EventRecorder, 'event'>;
+
+/** Event reason when a claim takes over an existing directory (`adoptExisting`). */
+export const reasonAdopted = 'VolumeAdopted';
+
+/**
+ * Whether every render of `pattern` starts with the claim's namespace, so a directory it renders can
+ * only be that namespace's (flat `${.PVC.namespace}-${.PVC.name}` included, as the issue asks; see
+ * the package README for the residual `a` + `b-c` / `a-b` + `c` ambiguity).
+ */
+function startsWithNamespace(pattern: string | undefined): boolean {
+  return pattern?.startsWith(namespacePlaceholder) === true;
+}
+
+// biome-ignore lint/suspicious/noTemplateCurlyInString: a pathPattern placeholder, not a JS template
+const namespacePlaceholder = '${.PVC.namespace}';
 
 /** Event reason when an unrecorded nested volume is archived although its class says delete. */
 export const reasonArchivedNotDeleted = 'VolumeArchivedNotDeleted';
@@ -84,6 +107,7 @@ export class NfsProvisioner implements Provisioner {
   readonly #classes: StorageClassReader;
   readonly #deleteUnrecordedNested: boolean;
   readonly #events: VolumeEventSink | undefined;
+  readonly #owners: OwnerLookup | undefined;
 
   /** @throws Error when the server or provisioner name is empty, or a path is not absolute. */
   constructor(options: NfsProvisionerOptions) {
@@ -97,6 +121,7 @@ export class NfsProvisioner implements Provisioner {
     this.#classes = options.classes;
     this.#deleteUnrecordedNested = options.deleteUnrecordedNested ?? false;
     this.#events = options.events;
+    this.#owners = options.owners;
   }
 
   async provision(options: ProvisionOptions, context: OperationContext): Promise<ProvisionResult> {
@@ -108,17 +133,32 @@ export class NfsProvisioner implements Provisioner {
       }
       const relative = this.#volumePath(parameters, pvc, pvName);
       context.signal.throwIfAborted();
-      const outcome = await this.#root.createVolume(relative, {
-        owner: {
-          claimUid: pvc.metadata?.uid ?? '',
-          namespace: pvc.metadata?.namespace ?? '',
-          claimName: pvc.metadata?.name ?? '',
-          pvName,
-          provisioner: this.#provisionerName,
+      const outcome = await this.#createVolume(
+        relative,
+        {
+          owner: {
+            claimUid: pvc.metadata?.uid ?? '',
+            namespace: pvc.metadata?.namespace ?? '',
+            claimName: pvc.metadata?.name ?? '',
+            pvName,
+            provisioner: this.#provisionerName,
+          },
+          mode: directoryMode,
+          adopt: parameters.adoptExisting,
+          pathOfNamespace: startsWithNamespace(parameters.pathPattern),
         },
-        mode: directoryMode,
-        adopt: parameters.adoptExisting,
-      });
+        context,
+      );
+      if (outcome === 'adopted') {
+        const message = `adopted the existing directory ${relative} with its data (StorageClass parameter adoptExisting)`;
+        context.logger.info({ path: relative }, message);
+        this.#events?.event(
+          { apiVersion: 'v1', kind: 'PersistentVolumeClaim', ...pvc },
+          'Normal',
+          reasonAdopted,
+          message,
+        );
+      }
       context.logger.info({ path: relative, outcome }, 'volume directory ready');
       const path = joinBasePath(this.#exportPath, relative);
       return {
@@ -176,6 +216,47 @@ export class NfsProvisioner implements Provisioner {
   async #isUnrecordedNested(relative: RelativeVolumePath): Promise<boolean> {
     if (this.#deleteUnrecordedNested || !relative.includes('/')) return false;
     return (await this.#root.readOwner(relative)) === undefined;
+  }
+
+  /**
+   * Creates (or reuses, or adopts) the volume directory. A refusal because of a stale record (its
+   * claim and PV are gone, typically after a rollback) releases that record and tries once more.
+   */
+  async #createVolume(
+    relative: RelativeVolumePath,
+    options: CreateVolumeOptions,
+    context: OperationContext,
+  ): Promise<CreateVolumeOutcome> {
+    try {
+      return await this.#root.createVolume(relative, options);
+    } catch (err) {
+      if (!isSafeFsError(err) || err.kind !== 'ownership') throw err;
+      if (!(await this.#releaseStaleRecord(relative, options.owner.claimUid, context))) throw err;
+    }
+    try {
+      return await this.#root.createVolume(relative, options);
+    } catch (err) {
+      if (!isSafeFsError(err) || err.kind !== 'ownership') throw err;
+      throw new Error(releasedStaleDataMessage(relative), { cause: err });
+    }
+  }
+
+  /** Releases the record of `relative` when it is stale; returns whether it did. */
+  async #releaseStaleRecord(
+    relative: RelativeVolumePath,
+    claimUid: string,
+    context: OperationContext,
+  ): Promise<boolean> {
+    if (this.#owners === undefined) return false;
+    const record = await this.#root.readOwner(relative);
+    if (record === undefined || record.releasedAt !== undefined || record.claimUid === claimUid) return false;
+    if (!(await isStaleRecord(record, this.#owners, context.signal))) return false;
+    const outcome = await this.#root.releaseVolume(relative, { pvName: record.pvName });
+    context.logger.warn(
+      { path: relative, outcome },
+      'released a stale ownership record: neither the claim nor the PV it names exists any more',
+    );
+    return true;
   }
 
   /**

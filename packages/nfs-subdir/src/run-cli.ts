@@ -43,6 +43,10 @@ export function runNfsProvisionerCli(cli: NfsCli): Promise<void> {
           provisionerName: options.provisionerName,
           classes: api.resource(resources.storageClasses),
           deleteUnrecordedNested: options.deleteUnrecordedNested,
+          owners: {
+            claims: api.resource(resources.persistentVolumeClaims),
+            volumes: api.resource(resources.persistentVolumes),
+          },
           // Best effort, like every Event: its timers do not hold the process at exit.
           events: createEventRecorder({
             events: api.resource(resources.events),

@@ -19,6 +19,7 @@ import {
   type StorageClassReader,
   type VolumeEventSink,
 } from '../src/nfs-provisioner.ts';
+import type { OwnerLookup } from '../src/stale-record.ts';
 
 export {
   finishedFailure as failed,
@@ -78,6 +79,32 @@ export function classReader(...classes: V1StorageClass[]): StorageClassReader & 
     },
   };
   return reader;
+}
+
+/** Claims and PVs known to a fake API; anything else answers 404 like the API server. */
+export function ownerLookup(
+  claims: readonly V1PersistentVolumeClaim[] = [],
+  volumes: readonly V1PersistentVolume[] = [],
+): OwnerLookup {
+  const notFound = (what: string): ApiError => new ApiError(404, `${what} not found`, { reason: 'NotFound' });
+  return {
+    claims: {
+      async get(name, options) {
+        const found = claims.find(
+          (c) => c.metadata?.name === name && c.metadata.namespace === options?.namespace,
+        );
+        if (found === undefined) throw notFound(`persistentvolumeclaims "${name}"`);
+        return found;
+      },
+    },
+    volumes: {
+      async get(name) {
+        const found = volumes.find((v) => v.metadata?.name === name);
+        if (found === undefined) throw notFound(`persistentvolumes "${name}"`);
+        return found;
+      },
+    },
+  };
 }
 
 /** An event sink remembering what was recorded, by object name. */
