@@ -34,6 +34,8 @@ export interface CreateVolumeOptions {
   readonly owner: VolumeOwner;
   /** Permission bits (up to `0o7777`, so setgid works) set explicitly on every directory created. */
   readonly mode: number;
+  /** Permission bits of the parent directories created; default `mode`. */
+  readonly parentMode?: number | undefined;
   /** Owner set on every directory created; unchanged when absent. */
   readonly uid?: number | undefined;
   readonly gid?: number | undefined;
@@ -100,8 +102,10 @@ function ownershipError(path: string, detail: string): SafeFsError {
 }
 
 function checkCreateOptions(options: CreateVolumeOptions): void {
-  const { mode, uid, gid, owner } = options;
-  if (!Number.isInteger(mode) || mode < 0 || mode > 0o7777) throw new RangeError(`invalid mode ${mode}`);
+  const { mode, parentMode = mode, uid, gid, owner } = options;
+  for (const bits of [mode, parentMode]) {
+    if (!Number.isInteger(bits) || bits < 0 || bits > 0o7777) throw new RangeError(`invalid mode ${bits}`);
+  }
   for (const id of [uid, gid]) {
     if (id !== undefined && (!Number.isInteger(id) || id < 0)) throw new RangeError(`invalid uid/gid ${id}`);
   }
@@ -348,7 +352,12 @@ export class VolumeRoot {
     if (existing !== undefined) return existing;
     let child: DirectoryHandle;
     try {
-      child = await this.#makeDirectory(dir, name, options, undo);
+      child = await this.#makeDirectory(
+        dir,
+        name,
+        { ...options, mode: options.parentMode ?? options.mode },
+        undo,
+      );
     } catch (err) {
       // Another provision created it between our open and mkdir: use theirs, it is not ours to mark.
       const raced = errnoCode(err) === 'EEXIST' ? await openExistingParent(dir, name) : undefined;

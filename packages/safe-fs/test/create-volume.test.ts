@@ -50,6 +50,21 @@ describe('createVolume', () => {
     expect(record.claimUid).toBe('u1');
   });
 
+  it('gives created parents parentMode and the volume mode, rejecting an invalid parentMode', async () => {
+    const base = await tempDir();
+    const root = new VolumeRoot(base);
+    const owner = ownerOf('ns1', 'data', 'u1');
+
+    await root.createVolume(path('ns1/team/data'), { owner, mode: 0o777, parentMode: 0o755 });
+
+    expect(await modeOf(join(base, 'ns1'))).toBe(0o755);
+    expect(await modeOf(join(base, 'ns1/team'))).toBe(0o755);
+    expect(await modeOf(join(base, 'ns1/team/data'))).toBe(0o777);
+    await expect(root.createVolume(path('x/y'), { owner, mode: 0o777, parentMode: 0o10000 })).rejects.toThrow(
+      'invalid mode 4096',
+    );
+  });
+
   it('applies 0777 explicitly, whatever the umask would allow', async () => {
     const base = await tempDir();
     const previous = process.umask(0o077);
