@@ -1,0 +1,168 @@
+/**
+ * Replays the upstream matrix (`scripts/upstream-matrix.ts`) on this provisioner and compares what it
+ * observes with upstream's fixtures (`test/fixtures/upstream/<version>.json`). Two phases per case:
+ * `replay`, ours provisions and deletes; `takeover`, upstream's provisioned layout and PV (no record,
+ * no recorded policy) are deleted by ours, as after an image swap. Every difference must be listed,
+ * with its reason, in `test/fixtures/upstream/allowed-differences.json`, and every listed one must
+ * still occur.
+ */
+import { readFileSync } from 'node:fs';
+import { chmod, lstat, mkdir, readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { V1PersistentVolume } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import {
+  type CaseObservation,
+  type ObservedEntry,
+  probeFile,
+  pvPlaceholder,
+  type UpstreamCase,
+  type UpstreamFixture,
+  upstreamMatrix,
+} from '../scripts/upstream-matrix.ts';
+import {
+  claim,
+  classReader,
+  context,
+  nfsProvisioner,
+  provisioned,
+  provisionOptions,
+  released,
+  server,
+  storageClass,
+  temporaryRoot,
+} from './fixtures.ts';
+
+type Phase = 'replay' | 'takeover';
+type Step = 'pvPath' | 'provisioned' | 'deleted';
+
+/** One listed difference: what ours observes instead of upstream, and why that is accepted. */
+interface AllowedDifference {
+  readonly upstream: string;
+  readonly case: string;
+  readonly phase: Phase;
+  readonly step: Step;
+  readonly ours: string | readonly ObservedEntry[];
+  readonly reason: string;
+}
+
+const fixtureDir = join(import.meta.dirname, 'fixtures', 'upstream');
+const readJson = <T>(name: string): T => JSON.parse(readFileSync(join(fixtureDir, name), 'utf8')) as T;
+const fixtures = ['v4.0.2', 'master'].map((version) => readJson<UpstreamFixture>(`${version}.json`));
+const allowed = readJson<{ differences: AllowedDifference[] }>('allowed-differences.json').differences;
+
+// The ownership records and parent markers are ours alone; they are compared nowhere else.
+const isBookkeeping = (name: string): boolean => name.startsWith('.') && name.includes('.kube-provisioner');
+
+async function observe(root: string, pvName: string): Promise<ObservedEntry[]> {
+  const entries: ObservedEntry[] = [];
+  for (const path of await readdir(root, { recursive: true })) {
+    if (path.split('/').some(isBookkeeping)) continue;
+    const stats = await lstat(join(root, path));
+    entries.push({
+      path: path.replaceAll(pvName, pvPlaceholder),
+      type: stats.isDirectory() ? 'directory' : 'file',
+      mode: `0${(stats.mode & 0o7777).toString(8)}`,
+    });
+  }
+  return entries.sort((a, b) => a.path.localeCompare(b.path));
+}
+
+function classOf(c: UpstreamCase) {
+  return storageClass({ ...c.parameters }, { metadata: { name: `nfs-${c.name}` } });
+}
+
+function claimOf(c: UpstreamCase) {
+  return claim({ namespace: c.namespace, name: c.name, labels: c.labels, annotations: c.annotations });
+}
+
+async function writeProbe(root: string, relative: string): Promise<void> {
+  const file = join(root, relative, probeFile);
+  await writeFile(file, 'probe\n');
+  await chmod(file, 0o644);
+}
+
+/** Ours provisions and deletes the case. */
+async function replay(c: UpstreamCase): Promise<Omit<CaseObservation, 'case'>> {
+  await using root = await temporaryRoot();
+  const sc = classOf(c);
+  const provisioner = nfsProvisioner('nfs-subdir', root.path, { classes: classReader(sc) });
+  const options = provisionOptions(claimOf(c), sc);
+  const pv = provisioned(await provisioner.provision(options, context));
+  const relative = (pv.spec?.nfs?.path ?? '').replace(/^\/export\/?/u, '') || '.';
+  await writeProbe(root.path, relative);
+  const after = await observe(root.path, options.pvName);
+  await provisioner.delete(released(pv, sc), context);
+  return {
+    pvPath: relative.replaceAll(options.pvName, pvPlaceholder),
+    provisioned: after,
+    deleted: await observe(root.path, options.pvName),
+  };
+}
+
+/** Upstream's provisioned layout and PV, deleted by ours. */
+async function takeover(c: UpstreamCase, upstream: CaseObservation): Promise<readonly ObservedEntry[]> {
+  await using root = await temporaryRoot();
+  const pvName = `pvc-upstream-${c.name}`;
+  for (const entry of upstream.provisioned) {
+    const path = join(root.path, entry.path.replaceAll(pvPlaceholder, pvName));
+    if (entry.type === 'directory') await mkdir(path);
+    else await writeFile(path, 'probe\n');
+    await chmod(path, Number.parseInt(entry.mode, 8));
+  }
+  const sc = classOf(c);
+  const relative = upstream.pvPath.replaceAll(pvPlaceholder, pvName);
+  const pv: V1PersistentVolume = {
+    metadata: { name: pvName, annotations: { 'pv.kubernetes.io/provisioned-by': 'upstream' } },
+    spec: {
+      nfs: { server, path: relative === '.' ? '/export' : `/export/${relative}` },
+      storageClassName: sc.metadata?.name ?? '',
+      claimRef: { namespace: c.namespace, name: c.name, uid: 'gone' },
+    },
+    status: { phase: 'Released' },
+  };
+  await nfsProvisioner('nfs-subdir', root.path, { classes: classReader(sc) }).delete(pv, context);
+  return observe(root.path, pvName);
+}
+
+function check(
+  upstream: UpstreamFixture,
+  c: UpstreamCase,
+  phase: Phase,
+  step: Step,
+  ours: unknown,
+  theirs: unknown,
+): void {
+  const listed = allowed.filter(
+    (d) => d.upstream === upstream.upstream && d.case === c.name && d.phase === phase && d.step === step,
+  );
+  const where = `${upstream.upstream} ${c.name} ${phase} ${step}`;
+  if (listed.length === 0) {
+    expect(ours, `${where}: unlisted difference from upstream`).toEqual(theirs);
+    return;
+  }
+  expect(theirs, `${where}: listed difference no longer occurs; remove it`).not.toEqual(ours);
+  expect(ours, `${where}: differs from the listed difference`).toEqual(listed[0]?.ours);
+}
+
+describe.each(fixtures)('upstream $upstream ($source fixtures)', (upstream) => {
+  it.each(upstreamMatrix)('$name: provisions and deletes as upstream, or as listed', async (c) => {
+    const theirs = upstream.observations.find((o) => o.case === c.name);
+    if (theirs === undefined) throw new Error(`fixture ${upstream.upstream} lacks case ${c.name}`);
+    const ours = await replay(c);
+    check(upstream, c, 'replay', 'pvPath', ours.pvPath, theirs.pvPath);
+    check(upstream, c, 'replay', 'provisioned', ours.provisioned, theirs.provisioned);
+    check(upstream, c, 'replay', 'deleted', ours.deleted, theirs.deleted);
+    check(upstream, c, 'takeover', 'deleted', await takeover(c, theirs), theirs.deleted);
+  });
+});
+
+it('lists each allowed difference once, with a reason, for a case and fixture that exist', () => {
+  const keys = allowed.map((d) => `${d.upstream} ${d.case} ${d.phase} ${d.step}`);
+  expect(new Set(keys).size).toBe(keys.length);
+  for (const d of allowed) {
+    expect(d.reason.length, keys.join()).toBeGreaterThan(20);
+    expect(fixtures.map((f) => f.upstream)).toContain(d.upstream);
+    expect(upstreamMatrix.map((c) => c.name)).toContain(d.case);
+  }
+});
