@@ -1,0 +1,211 @@
+/**
+ * Records upstream nfs-subdir-external-provisioner over the matrix of `upstream-matrix.ts` into a
+ * fixture (`test/fixtures/upstream/<label>.json`) that `test/upstream-replay.test.ts` replays on ours.
+ * No upstream code is part of this repository: the script builds upstream from a checkout you give it.
+ *
+ *   git clone https://github.com/kubernetes-sigs/nfs-subdir-external-provisioner /tmp/upstream
+ *   git -C /tmp/upstream checkout v4.0.2        # or master
+ *   node packages/testenv/src/cli.ts exec -- npm exec -- node --conditions=@kube-provisioner/source \
+ *     packages/nfs-subdir/scripts/record-upstream.ts --checkout /tmp/upstream --label v4.0.2
+ *
+ * It runs as upstream's pod would: the environment `NFS_SERVER`, `NFS_PATH`, `PROVISIONER_NAME`, a
+ * ServiceAccount kubeconfig bound by upstream's own `deploy/rbac.yaml`, and the export mounted at
+ * upstream's hardcoded `/persistentvolumes` (a bind mount in a private mount namespace, `unshare -m`:
+ * run as root). Go modules come from the Go module proxy (`vendor/` is used when present).
+ */
+import { execFile } from 'node:child_process';
+import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative as relativePath } from 'node:path';
+import { parseArgs, promisify } from 'node:util';
+import {
+  applyManifests,
+  deleteClaimAndVolume,
+  mintServiceAccountKubeconfig,
+  startProgram,
+  waitFor,
+} from '@kube-provisioner/testenv';
+import {
+  CoreV1Api,
+  KubeConfig,
+  type KubernetesObject,
+  loadAllYaml,
+  StorageV1Api,
+  type V1PersistentVolume,
+} from '@kubernetes/client-node';
+import {
+  type CaseObservation,
+  type ObservedEntry,
+  probeFile,
+  pvPlaceholder,
+  type UpstreamCase,
+  type UpstreamFixture,
+  upstreamMatrix,
+} from './upstream-matrix.ts';
+
+const run = promisify(execFile);
+const mountPath = '/persistentvolumes';
+const nfsPath = '/export';
+const namespace = 'nfs-upstream';
+
+const { values } = parseArgs({
+  options: { checkout: { type: 'string' }, label: { type: 'string' }, out: { type: 'string' } },
+});
+if (values.checkout === undefined || values.label === undefined) {
+  process.stderr.write(
+    'usage: record-upstream.ts --checkout <upstream source dir> --label <v4.0.2|master> [--out <file>]\n',
+  );
+  process.exit(2);
+}
+const { checkout, label } = values;
+const out = values.out ?? join(import.meta.dirname, '..', 'test', 'fixtures', 'upstream', `${label}.json`);
+const kubeconfigPath = process.env.TESTENV_KUBECONFIG;
+if (kubeconfigPath === undefined) {
+  process.stderr.write(
+    'TESTENV_KUBECONFIG is not set: run under `node packages/testenv/src/cli.ts exec --`\n',
+  );
+  process.exit(2);
+}
+
+async function build(work: string): Promise<string> {
+  const binary = join(work, 'nfs-subdir-external-provisioner');
+  const vendored = await lstat(join(checkout, 'vendor')).then(
+    () => true,
+    () => false,
+  );
+  await run(
+    'go',
+    ['build', ...(vendored ? ['-mod=vendor'] : []), '-o', binary, './cmd/nfs-subdir-external-provisioner'],
+    {
+      cwd: checkout,
+      env: { ...process.env, CGO_ENABLED: '0' },
+      maxBuffer: 64 << 20,
+    },
+  );
+  return binary;
+}
+
+/** Upstream's `deploy/rbac.yaml`, moved into our namespace. */
+async function upstreamRbac(): Promise<KubernetesObject[]> {
+  const objects = loadAllYaml(
+    await readFile(join(checkout, 'deploy', 'rbac.yaml'), 'utf8'),
+  ) as KubernetesObject[];
+  const text = JSON.stringify(objects).replaceAll('"namespace":"default"', `"namespace":"${namespace}"`);
+  return [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }, ...JSON.parse(text)];
+}
+
+async function snapshot(root: string): Promise<Map<string, ObservedEntry>> {
+  const entries = new Map<string, ObservedEntry>();
+  for (const path of await readdir(root, { recursive: true })) {
+    const stats = await lstat(join(root, path));
+    const mode = `0${(stats.mode & 0o7777).toString(8)}`;
+    entries.set(path, { path, type: stats.isDirectory() ? 'directory' : 'file', mode });
+  }
+  return entries;
+}
+
+/** Entries new or changed since `before`, with the PV name replaced. */
+function added(before: Map<string, ObservedEntry>, after: Map<string, ObservedEntry>, pvName: string) {
+  return [...after.values()]
+    .filter((entry) => JSON.stringify(before.get(entry.path)) !== JSON.stringify(entry))
+    .map((entry) => ({ ...entry, path: entry.path.replaceAll(pvName, pvPlaceholder) }))
+    .sort((a, b) => a.path.localeCompare(b.path));
+}
+
+async function recordCase(admin: KubeConfig, exportDir: string, provisioner: string, c: UpstreamCase) {
+  const core = admin.makeApiClient(CoreV1Api);
+  const className = `nfs-${c.name}`;
+  await core.createNamespace({ body: { metadata: { name: c.namespace } } });
+  await admin.makeApiClient(StorageV1Api).createStorageClass({
+    body: {
+      metadata: { name: className },
+      provisioner,
+      reclaimPolicy: 'Delete',
+      parameters: { ...c.parameters },
+    },
+  });
+  const before = await snapshot(exportDir);
+  await core.createNamespacedPersistentVolumeClaim({
+    namespace: c.namespace,
+    body: {
+      metadata: { name: c.name, labels: { ...c.labels }, annotations: { ...c.annotations } },
+      spec: {
+        storageClassName: className,
+        accessModes: ['ReadWriteMany'],
+        resources: { requests: { storage: '1Gi' } },
+      },
+    },
+  });
+  const pv: V1PersistentVolume = await waitFor(
+    async () => {
+      const claim = await core.readNamespacedPersistentVolumeClaim({ namespace: c.namespace, name: c.name });
+      const name = claim.status?.phase === 'Bound' ? claim.spec?.volumeName : undefined;
+      return name === undefined ? undefined : core.readPersistentVolume({ name });
+    },
+    { timeoutMs: 90_000, description: `claim ${c.namespace}/${c.name} to be Bound` },
+  );
+  const pvName = pv.metadata?.name ?? '';
+  const relative = relativePath(nfsPath, pv.spec?.nfs?.path ?? '') || '.';
+  const probe = join(exportDir, relative, probeFile);
+  await writeFile(probe, 'probe\n');
+  await chmod(probe, 0o644);
+  const provisioned = added(before, await snapshot(exportDir), pvName);
+  await deleteClaimAndVolume(admin, pv);
+  const after = await snapshot(exportDir);
+  const deleted = added(before, after, pvName);
+  return { case: c.name, pvPath: relative.replaceAll(pvName, pvPlaceholder), provisioned, deleted };
+}
+
+const work = await mkdtemp(join(tmpdir(), 'record-upstream-'));
+const exportDir = join(work, 'export');
+await mkdir(exportDir);
+await mkdir(mountPath, { recursive: true });
+const binary = await build(work);
+const admin = new KubeConfig();
+admin.loadFromFile(kubeconfigPath);
+await applyManifests(admin, await upstreamRbac());
+const account = await mintServiceAccountKubeconfig(
+  admin,
+  { namespace, name: 'nfs-client-provisioner' },
+  join(work, 'kubeconfig'),
+);
+const provisionerName = `upstream.example.com/nfs-${label.replaceAll('.', '-')}`;
+const upstream = await startProgram({
+  command: 'unshare',
+  args: [
+    '--mount',
+    '--propagation',
+    'private',
+    'sh',
+    '-c',
+    `mount --bind "$0" ${mountPath} && exec "$1"`,
+    exportDir,
+    binary,
+  ],
+  env: {
+    PATH: process.env.PATH,
+    NFS_SERVER: '127.0.0.1',
+    NFS_PATH: nfsPath,
+    PROVISIONER_NAME: provisionerName,
+    KUBECONFIG: account.kubeconfigPath,
+    POD_NAMESPACE: namespace,
+  },
+  onOutput: (text) => process.stderr.write(text),
+});
+const observations: CaseObservation[] = [];
+try {
+  for (const c of upstreamMatrix) observations.push(await recordCase(admin, exportDir, provisionerName, c));
+} finally {
+  await upstream.stop();
+}
+const { stdout: commit } = await run('git', ['-C', checkout, 'rev-parse', 'HEAD']).catch(() => ({
+  stdout: 'unknown',
+}));
+const fixture: UpstreamFixture = {
+  upstream: label,
+  source: 'recorded',
+  provenance: `recorded by scripts/record-upstream.ts from ${label} at ${commit.trim()} on ${new Date().toISOString()}`,
+  observations,
+};
+await writeFile(out, `${JSON.stringify(fixture, null, 2)}\n`);
+process.stdout.write(`wrote ${out}\n`);
