@@ -12,9 +12,15 @@
  * ServiceAccount kubeconfig bound by upstream's own `deploy/rbac.yaml`, and the export mounted at
  * upstream's hardcoded `/persistentvolumes` (a bind mount in a private mount namespace, `unshare -m`:
  * run as root). Go modules come from the Go module proxy (`vendor/` is used when present).
+ *
+ * v4.0.2's module graph names `vbom.ml/util` (through k8s.io/kubectl), which the proxy no longer
+ * serves (403). The provisioner never imports it, so an empty stand-in satisfies the graph:
+ * `mkdir /tmp/vbom && echo 'module vbom.ml/util' > /tmp/vbom/go.mod`, then add
+ * `--replace vbom.ml/util=/tmp/vbom`. Replacements go into a copy of go.mod (`-modfile`); the
+ * checkout is not modified.
  */
 import { execFile } from 'node:child_process';
-import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, lstat, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative as relativePath } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
@@ -49,11 +55,16 @@ const nfsPath = '/export';
 const namespace = 'nfs-upstream';
 
 const { values } = parseArgs({
-  options: { checkout: { type: 'string' }, label: { type: 'string' }, out: { type: 'string' } },
+  options: {
+    checkout: { type: 'string' },
+    label: { type: 'string' },
+    out: { type: 'string' },
+    replace: { type: 'string', multiple: true, default: [] },
+  },
 });
 if (values.checkout === undefined || values.label === undefined) {
   process.stderr.write(
-    'usage: record-upstream.ts --checkout <upstream source dir> --label <v4.0.2|master> [--out <file>]\n',
+    'usage: record-upstream.ts --checkout <upstream source dir> --label <v4.0.2|master> [--out <file>] [--replace <module>=<dir>]...\n',
   );
   process.exit(2);
 }
@@ -73,15 +84,19 @@ async function build(work: string): Promise<string> {
     () => true,
     () => false,
   );
-  await run(
-    'go',
-    ['build', ...(vendored ? ['-mod=vendor'] : []), '-o', binary, './cmd/nfs-subdir-external-provisioner'],
-    {
-      cwd: checkout,
-      env: { ...process.env, CGO_ENABLED: '0' },
-      maxBuffer: 64 << 20,
-    },
-  );
+  const modFlags: string[] = vendored ? ['-mod=vendor'] : [];
+  if (values.replace.length > 0) {
+    const modfile = join(work, 'go.mod');
+    const replaces = values.replace.map((pair) => `replace ${pair.replace('=', ' => ')}\n`).join('');
+    await writeFile(modfile, `${await readFile(join(checkout, 'go.mod'), 'utf8')}\n${replaces}`);
+    await copyFile(join(checkout, 'go.sum'), join(work, 'go.sum'));
+    modFlags.push(`-modfile=${modfile}`, '-mod=mod');
+  }
+  await run('go', ['build', ...modFlags, '-o', binary, './cmd/nfs-subdir-external-provisioner'], {
+    cwd: checkout,
+    env: { ...process.env, CGO_ENABLED: '0' },
+    maxBuffer: 64 << 20,
+  });
   return binary;
 }
 
