@@ -28,7 +28,8 @@ import type {
   WatchOptions,
 } from './resource-client.ts';
 import { defaultRetryPolicy, isTransientNetworkError, type RetryPolicy } from './retry.ts';
-import { ConnectionPool, type HttpRequest, Transport, type TransportSettings } from './transport.ts';
+import { ClusterConnection } from './cluster-connection.ts';
+import { type HttpRequest, Transport, type TransportSettings } from './transport.ts';
 
 /** Options of {@link createKubeApi}. */
 export interface KubeApiOptions {
@@ -79,22 +80,25 @@ interface ClientSettings extends TransportSettings {
 export function createKubeApi(kubeConfig: KubeConfig, options: KubeApiOptions = {}): KubeApiClient {
   const clock = options.clock ?? realClock;
   const settings: ClientSettings = {
-    kubeConfig,
     clock,
     retry: { ...defaultRetryPolicy, ...options.retry },
     requestTimeoutMs: options.requestTimeoutMs ?? defaultRequestTimeoutMs,
     userAgent: options.userAgent ?? 'kube-provisioner',
     watchInactivityTimeoutMs: options.watchInactivityTimeoutMs,
   };
-  return makeClient(settings, new ConnectionPool(), options.rateLimit ?? defaultRateLimit);
+  return makeClient(settings, new ClusterConnection(kubeConfig), options.rateLimit ?? defaultRateLimit);
 }
 
-function makeClient(settings: ClientSettings, pool: ConnectionPool, rateLimit: RateLimit): KubeApiClient {
-  const transport = new Transport(settings, pool, new RequestLimiter(rateLimit, settings.clock));
+function makeClient(
+  settings: ClientSettings,
+  connection: ClusterConnection,
+  rateLimit: RateLimit,
+): KubeApiClient {
+  const transport = new Transport(settings, connection, new RequestLimiter(rateLimit, settings.clock));
   return {
     resource: (descriptor) => new HttpResourceClient(descriptor, transport, settings),
-    withRateLimit: (limit) => makeClient(settings, pool, limit),
-    close: () => pool.close(),
+    withRateLimit: (limit) => makeClient(settings, connection, limit),
+    close: () => connection.close(),
   };
 }
 
