@@ -17,8 +17,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createKubeApi, type KubeApiClient, resources } from '@kube-provisioner/controller';
 import { KubeConfig, type V1PersistentVolume } from '@kubernetes/client-node';
-import { forEachConcurrently } from './concurrency.ts';
 import { median } from './compare-table.ts';
+import { forEachConcurrently } from './concurrency.ts';
 
 type CreateKubeApi = typeof createKubeApi;
 
@@ -59,7 +59,10 @@ const volume: V1PersistentVolume = {
   },
 };
 
-async function round(api: KubeApiClient, requests: number): Promise<{ perSecond: number; cpuUsPerRequest: number }> {
+async function round(
+  api: KubeApiClient,
+  requests: number,
+): Promise<{ perSecond: number; cpuUsPerRequest: number }> {
   const volumes = api.resource(resources.persistentVolumes);
   await volumes.create({ ...volume, metadata: { ...volume.metadata, name: 'warm-up' } });
   const names = Array.from({ length: requests }, (_, i) => `pv-${i}`);
@@ -86,15 +89,42 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'client-overhead-'));
   const key = join(dir, 'key.pem');
   const cert = join(dir, 'cert.pem');
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-    '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', cert,
-  ], { stdio: 'ignore' });
-  const server = spawn(process.execPath, ['-e', serverSource, key, cert], { stdio: ['ignore', 'pipe', 'inherit'] });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+    ],
+    { stdio: 'ignore' },
+  );
+  const server = spawn(process.execPath, ['-e', serverSource, key, cert], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const [line] = (await once(server.stdout, 'data')) as [Buffer];
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromOptions({
-    clusters: [{ name: 'c', server: `https://127.0.0.1:${line.toString().trim()}`, caData: readFileSync(cert).toString('base64') }],
+    clusters: [
+      {
+        name: 'c',
+        server: `https://127.0.0.1:${line.toString().trim()}`,
+        caData: readFileSync(cert).toString('base64'),
+      },
+    ],
     users: [{ name: 'u', token: 'bench-token' }],
     contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
     currentContext: 'c',
@@ -113,7 +143,9 @@ async function main(): Promise<void> {
         const result = await round(api, requests);
         await api.close();
         results.set(name, [...(results.get(name) ?? []), result]);
-        process.stderr.write(`round ${index + 1} ${name}: ${result.perSecond.toFixed(0)} req/s, ${result.cpuUsPerRequest.toFixed(0)} µs CPU/request\n`);
+        process.stderr.write(
+          `round ${index + 1} ${name}: ${result.perSecond.toFixed(0)} req/s, ${result.cpuUsPerRequest.toFixed(0)} µs CPU/request\n`,
+        );
       }
     }
   } finally {
