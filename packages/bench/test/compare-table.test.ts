@@ -79,6 +79,7 @@ describe('compareTable', () => {
     // Our idle RSS is 80 and 40 MiB: median 60. Our start-up 2 and 1 s: median 1.5 = Go's 1 + 0.5.
     expect(rows.find((row) => row[0] === 'RSS idle after caches synced')?.[4]).toBe('ours ≤ 70 MiB ✔');
     expect(rows.find((row) => row[0] === 'start → caches synced')?.[4]).toBe('≤ Go + 0.5 s ✔');
-    expect(rows.find((row) => row[0] === 'burst: annotated → PV p99')?.[4]).toBe('ours ≤ 500 ms ✘');
+    // Our p99 is 600 and 300 ms: median 450.
+    expect(rows.find((row) => row[0] === 'burst: annotated → PV p99')?.[4]).toBe('ours ≤ 500 ms ✔');
   });
 });
