@@ -34,7 +34,8 @@ export class ClusterConnection {
   #headers: Promise<Readonly<Record<string, string>>> | undefined;
   #headersAt = 0;
 
-  constructor(kubeConfig: KubeConfig, now: () => number = () => performance.now()) {
+  /** `now` is the millisecond clock of the header cache. */
+  constructor(kubeConfig: KubeConfig, now: () => number) {
     this.#kubeConfig = kubeConfig;
     this.#now = now;
   }

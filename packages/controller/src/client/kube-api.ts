@@ -10,6 +10,7 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Clock, realClock } from '../util/clock.ts';
+import { ClusterConnection } from './cluster-connection.ts';
 import { readLines } from './line-stream.ts';
 import { decodeObject, decodeStatus, encodeObject } from './model-codec.ts';
 import { defaultRateLimit, type RateLimit, RequestLimiter } from './request-limiter.ts';
@@ -28,7 +29,6 @@ import type {
   WatchOptions,
 } from './resource-client.ts';
 import { defaultRetryPolicy, isTransientNetworkError, type RetryPolicy } from './retry.ts';
-import { ClusterConnection } from './cluster-connection.ts';
 import { type HttpRequest, Transport, type TransportSettings } from './transport.ts';
 
 /** Options of {@link createKubeApi}. */
@@ -86,7 +86,8 @@ export function createKubeApi(kubeConfig: KubeConfig, options: KubeApiOptions = 
     userAgent: options.userAgent ?? 'kube-provisioner',
     watchInactivityTimeoutMs: options.watchInactivityTimeoutMs,
   };
-  return makeClient(settings, new ClusterConnection(kubeConfig), options.rateLimit ?? defaultRateLimit);
+  const connection = new ClusterConnection(kubeConfig, () => clock.now());
+  return makeClient(settings, connection, options.rateLimit ?? defaultRateLimit);
 }
 
 function makeClient(

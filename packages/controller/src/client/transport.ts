@@ -75,12 +75,20 @@ export class Transport {
           }, requestTimeoutMs)
         : undefined;
     try {
+      let reauthenticated = false;
       for (let attempt = 0; ; attempt++) {
         try {
           await this.#limiter.wait(controller.signal);
           const response = await this.#send(request, controller.signal);
           const body = await response.body.text();
           if (response.statusCode < 300) return { status: response.statusCode, body };
+          // The cached credentials may have expired (a rotated or exec token): the server did not act,
+          // so one immediate retry with freshly resolved ones is safe for every verb, as in client-go.
+          if (response.statusCode === 401 && !reauthenticated) {
+            reauthenticated = true;
+            attempt--;
+            continue;
+          }
           throw apiErrorFromResponse(response.statusCode, flatHeaders(response.headers), body);
         } catch (err) {
           if (controller.signal.aborted) throw controller.signal.reason;
