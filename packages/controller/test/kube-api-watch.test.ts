@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { isGone } from '../src/client/api-error.ts';
 import { createKubeApi, type KubeApiOptions } from '../src/client/kube-api.ts';
 import { resources, type WatchEvent } from '../src/client/resource-client.ts';
