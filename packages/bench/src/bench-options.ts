@@ -5,23 +5,33 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
 /** The scenarios, in the order they run. */
-export const scenarioNames = ['burst', 'ceiling', 'delete', 'scale'] as const;
+export const scenarioNames = ['burst', 'ceiling', 'delete', 'scale', 'compare', 'go-defaults'] as const;
 
 /** One scenario. */
 export type ScenarioName = (typeof scenarioNames)[number];
 
 /** Validated options of one bench run. */
 export interface BenchOptions {
-  /** Scenarios to run, in run order. `ceiling` and `delete` imply `burst`, whose volumes they use. */
+  /**
+   * Scenarios to run, in run order. `ceiling` and `delete` imply `burst`, whose volumes they use;
+   * `go-defaults` (the Go reference at client-go's 5 QPS) implies `compare`, whose table shows it.
+   */
   readonly scenarios: readonly ScenarioName[];
   /** Claims per scenario (N). */
   readonly claims: number;
+  /** Rounds of the compare scenario; each runs Go and ours, alternating which goes first. */
+  readonly rounds: number;
+  /** Client QPS and burst both provisioners get in the compare scenario. */
+  readonly compareQps: number;
+  readonly compareBurst: number;
   /** Pre-existing foreign PV/PVC pairs of the scale scenario (M). */
   readonly existingPairs: number;
   /** JSON results file. */
   readonly out: string;
   /** SVG latency chart, beside the JSON file unless given. */
   readonly chart: string;
+  /** SVG of the compare scenario's latency over time: the `--out` path with `-timeline.svg`. */
+  readonly timelineChart: string;
   /** Directory for the provisioner's V8 CPU profile of the burst; none when undefined. */
   readonly cpuProfileDir: string | undefined;
   /** Extra flags of every provisioner started, e.g. `--kube-api-qps=100`. */
@@ -36,9 +46,12 @@ export function benchUsage(): string {
   return [
     'Usage: npm run bench -- [flags]',
     '',
-    `  --scenario <names>   comma-separated: ${scenarioNames.join(', ')} or all (default burst,ceiling,delete)`,
+    `  --scenario <names>   comma-separated: ${scenarioNames.join(', ')} or all (default burst,ceiling,delete,compare)`,
     '  --claims <N>         claims per scenario (default 1000)',
     '  --existing <M>       foreign bound PV/PVC pairs for the scale scenario (default 10000)',
+    '  --rounds <R>         compare: rounds, alternating Go and ours (default 2)',
+    '  --compare-qps <Q>    compare: client QPS of both provisioners (default 1000)',
+    '  --compare-burst <B>  compare: client burst of both provisioners (default 1000)',
     '  --out <file.json>    results (default bench-results.json)',
     '  --chart <file.svg>   latency chart (default: the --out path with .svg)',
     '  --cpu-prof <dir>     write a V8 CPU profile of the provisioner during the burst',
@@ -71,6 +84,9 @@ export function parseBenchOptions(argv: readonly string[], cwd: string): BenchOp
         scenario: { type: 'string' },
         claims: { type: 'string' },
         existing: { type: 'string' },
+        rounds: { type: 'string' },
+        'compare-qps': { type: 'string' },
+        'compare-burst': { type: 'string' },
         out: { type: 'string' },
         chart: { type: 'string' },
         'cpu-prof': { type: 'string' },
@@ -90,11 +106,15 @@ export function parseBenchOptions(argv: readonly string[], cwd: string): BenchOp
   const chart = text('chart');
   const cpuProfileDir = text('cpu-prof');
   return {
-    scenarios: parseScenarios(text('scenario') ?? 'burst,ceiling,delete'),
+    scenarios: parseScenarios(text('scenario') ?? 'burst,ceiling,delete,compare'),
+    rounds: positiveInteger('rounds', text('rounds') ?? '2'),
+    compareQps: positiveInteger('compare-qps', text('compare-qps') ?? '1000'),
+    compareBurst: positiveInteger('compare-burst', text('compare-burst') ?? '1000'),
     claims: positiveInteger('claims', text('claims') ?? '1000'),
     existingPairs: positiveInteger('existing', text('existing') ?? '10000'),
     out,
     chart: chart === undefined ? out.replace(/(\.json)?$/, '.svg') : resolve(cwd, chart),
+    timelineChart: out.replace(/(\.json)?$/, '-timeline.svg'),
     cpuProfileDir: cpuProfileDir === undefined ? undefined : resolve(cwd, cpuProfileDir),
     provisionerArgs: list(values['provisioner-arg']),
     nodeFlags: list(values['node-flag']),
@@ -117,6 +137,7 @@ function parseScenarios(list: string): ScenarioName[] {
     }
   }
   if (asked.has('ceiling') || asked.has('delete')) asked.add('burst');
+  if (asked.has('go-defaults')) asked.add('compare');
   return scenarioNames.filter((name) => asked.has(name));
 }
 

@@ -36,6 +36,12 @@ export interface TimelineCounts {
   readonly volumesDeleted: number;
 }
 
+/** One claim's latency and the moment (`performance.now()`) it started. */
+export interface LatencyPoint {
+  readonly at: Instant;
+  readonly latencyMs: number;
+}
+
 /** A watch event as the timeline needs it. */
 export type TimelineEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -140,6 +146,18 @@ export class ClaimTimeline {
       if (start !== undefined && record.volumeAdded !== undefined) latencies.push(record.volumeAdded - start);
     }
     return latencies;
+  }
+
+  /** Per claim with both: when it was seen (`from`), and how long until its PV; ordered by that moment. */
+  latencyPoints(from: 'added' | 'annotated' = 'added'): LatencyPoint[] {
+    const points: LatencyPoint[] = [];
+    for (const record of this.#claims.values()) {
+      const start = record[from];
+      if (start !== undefined && record.volumeAdded !== undefined) {
+        points.push({ at: start, latencyMs: record.volumeAdded - start });
+      }
+    }
+    return points.sort((a, b) => a.at - b.at);
   }
 
   /** Resolves once `predicate` holds for the counts; rejects when `signal` aborts first. */

@@ -9,11 +9,15 @@ import { openBenchCluster } from './bench-cluster.ts';
 import { type BenchOptions, BenchUsageError, benchUsage, parseBenchOptions } from './bench-options.ts';
 import { runBurst } from './burst.ts';
 import { runCeiling } from './ceiling.ts';
+import { runCompare } from './compare.ts';
+import { compareTable } from './compare-table.ts';
 import { runDelete } from './deletion.ts';
+import { ensureBenchGo } from './go-build.ts';
 import { latencyCdfSvg } from './latency-chart.ts';
+import { latencyTimelineSvg } from './latency-timeline-chart.ts';
 import { startProvisioner } from './provisioner-process.ts';
 import type { BenchReport, ScenarioResults } from './report.ts';
-import { renderReport, renderTable, scenarioTables } from './results-table.ts';
+import { renderGrid, renderReport, renderTable, scenarioTables } from './results-table.ts';
 import { createRunContext, type RunContext } from './run-context.ts';
 import { describeEnvironment, finishEnvironment } from './run-environment.ts';
 import { runScale } from './scale.ts';
@@ -95,6 +99,33 @@ async function run(options: BenchOptions): Promise<void> {
       printTables({ scale });
       results = { ...results, scale };
     }
+    if (options.scenarios.includes('compare')) {
+      const goBinary = await ensureBenchGo(log);
+      const compare = await runCompare(context, {
+        claims: options.claims,
+        rounds: options.rounds,
+        qps: options.compareQps,
+        burst: options.compareBurst,
+        goBinary,
+        provisionerArgs: options.provisionerArgs,
+        nodeFlags: options.nodeFlags,
+        goDefaults: options.scenarios.includes('go-defaults'),
+        log,
+      });
+      results = { ...results, compare: compare.result };
+      process.stderr.write(`\n${renderGrid(compareTable(compare.result))}\n\n`);
+      const title = `annotated → PV over time, ${options.claims} claims at once, QPS ${options.compareQps} (round 1)`;
+      await writeOutput(
+        options.timelineChart,
+        latencyTimelineSvg(
+          [
+            { name: 'Go library v13', color: '#1f5fbf', points: compare.latencyPoints.go },
+            { name: 'ours', color: '#d9480f', points: compare.latencyPoints.ours },
+          ],
+          title,
+        ),
+      );
+    }
     const report: BenchReport = {
       ...finishEnvironment(environment),
       provisioner_flags: [...options.nodeFlags, ...options.provisionerArgs],
@@ -103,6 +134,7 @@ async function run(options: BenchOptions): Promise<void> {
     await writeOutput(options.out, `${JSON.stringify(report, null, 2)}\n`);
     process.stdout.write(`${renderReport(report)}\n\nresults: ${options.out}\n`);
     if (results.burst !== undefined) process.stdout.write(`latency chart: ${options.chart}\n`);
+    if (results.compare !== undefined) process.stdout.write(`latency timeline: ${options.timelineChart}\n`);
   } finally {
     await context?.close();
     await cluster.close();

@@ -1,6 +1,7 @@
 /**
- * The shipped `kube-hostpath-provisioner` CLI as a child process, so its memory and CPU are its own
- * and can be read from procfs, and its start-up is the real one.
+ * A provisioner as a child process, so its memory and CPU are its own and can be read from procfs,
+ * and its start-up is the real one: ours (the shipped `kube-hostpath-provisioner` CLI) or the Go
+ * reference (`bench-go provisioner`, the Go library v13 in the shape of its hostpath example).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -10,8 +11,13 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { type ProcessSample, sampleProcess } from './proc-stats.ts';
 
+/** Which provisioner: ours, or the Go reference built by {@link ensureBenchGo}. */
+export type Implementation = { readonly name: 'ours' } | { readonly name: 'go'; readonly binary: string };
+
 /** Options of {@link startProvisioner}. */
 export interface ProvisionerProcessOptions {
+  /** Default ours. */
+  readonly implementation?: Implementation;
   readonly kubeconfigPath: string;
   readonly root: string;
   readonly provisionerName: string;
@@ -19,7 +25,7 @@ export interface ProvisionerProcessOptions {
   readonly leaseNamespace: string;
   /** Extra CLI flags. */
   readonly extraArgs?: readonly string[];
-  /** Extra Node.js flags, e.g. `--cpu-prof`. */
+  /** Extra Node.js flags, e.g. `--cpu-prof`; ours only. */
   readonly nodeFlags?: readonly string[];
   /** How long start-up may take. Default 120 s. */
   readonly readyTimeoutMs?: number;
@@ -31,14 +37,14 @@ export interface ProvisionerProcess {
   readonly spawnedAt: number;
   /** When the controller logged that its caches were synced and its workers started. */
   readonly syncedAt: number;
-  /** When `/readyz` first answered 200. */
+  /** When `/readyz` first answered 200; the Go reference serves none, so there it is `syncedAt`. */
   readonly readyzAt: number;
   sample(): Promise<ProcessSample>;
   /** SIGTERM, then waits for a graceful exit (SIGKILL after 30 s). */
   stop(): Promise<void>;
 }
 
-/** The controller's info line once caches are synced, just before its workers start. */
+/** The controller's info line once caches are synced, just before its workers start; the Go library logs the same. */
 const startedMessage = 'Started provisioner controller';
 const probeIntervalMs = 50;
 const stopGraceMs = 30_000;
@@ -60,8 +66,10 @@ async function freePort(): Promise<number> {
   return address.port;
 }
 
-/** Starts the provisioner in shared mode and resolves once it is ready by both signals. */
-export async function startProvisioner(options: ProvisionerProcessOptions): Promise<ProvisionerProcess> {
+/** The command line of ours in shared mode, with the port of its health server. */
+async function oursCommand(
+  options: ProvisionerProcessOptions,
+): Promise<{ file: string; args: string[]; port: number }> {
   const cli = hostpathCli();
   const port = await freePort();
   const sourceFlags = cli.endsWith('.ts') ? ['--conditions=@kube-provisioner/source'] : [];
@@ -77,8 +85,31 @@ export async function startProvisioner(options: ProvisionerProcessOptions): Prom
     `--health-port=${port}`,
     ...(options.extraArgs ?? []),
   ];
+  return { file: process.execPath, args, port };
+}
+
+function goCommand(
+  binary: string,
+  options: ProvisionerProcessOptions,
+): { file: string; args: string[]; port: undefined } {
+  const args = [
+    'provisioner',
+    `--root=${options.root}`,
+    `--kubeconfig=${options.kubeconfigPath}`,
+    `--provisioner-name=${options.provisionerName}`,
+    `--leader-election-namespace=${options.leaseNamespace}`,
+    ...(options.extraArgs ?? []),
+  ];
+  return { file: binary, args, port: undefined };
+}
+
+/** Starts the provisioner and resolves once it is ready by all its signals. */
+export async function startProvisioner(options: ProvisionerProcessOptions): Promise<ProvisionerProcess> {
+  const implementation = options.implementation ?? { name: 'ours' };
+  const command =
+    implementation.name === 'go' ? goCommand(implementation.binary, options) : await oursCommand(options);
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(command.file, command.args, { stdio: ['ignore', 'ignore', 'pipe'] });
   const exited = once(child, 'exit');
   const tail: string[] = [];
   const synced = new Promise<number>((resolve, reject) => {
@@ -94,9 +125,10 @@ export async function startProvisioner(options: ProvisionerProcessOptions): Prom
   });
   const deadline = AbortSignal.timeout(options.readyTimeoutMs ?? 120_000);
   try {
+    const syncing = raceAbort(synced, deadline);
     const [syncedAt, readyzAt] = await Promise.all([
-      raceAbort(synced, deadline),
-      raceAbort(probeReady(port, deadline), deadline),
+      syncing,
+      command.port === undefined ? syncing : raceAbort(probeReady(command.port, deadline), deadline),
     ]);
     return {
       pid: child.pid as number,

@@ -75,12 +75,60 @@ export interface ScaleResult {
   readonly runs: readonly ScaleRun[];
 }
 
+/** N claims annotated before the provisioner starts; it works them off from its ready moment. */
+export interface BacklogResult {
+  readonly claims: number;
+  /** Process spawn → caches synced (the informers list the N claims first). */
+  readonly startup_s: number;
+  /** Caches synced → last PV seen. */
+  readonly seconds_from_ready: number;
+  /** `claims / seconds_from_ready`. */
+  readonly claims_per_s: number;
+  /** Provisioner CPU between ready and the last PV, per claim. */
+  readonly cpu_ms_per_claim: number;
+  readonly peak_rss_mb: number;
+}
+
+/** One implementation in one round of {@link CompareResult}, at the shared client settings. */
+export interface ImplementationRound {
+  /** Process spawn → caches synced, in an empty namespace. */
+  readonly startup_s: number;
+  /** RSS right after caches synced, before any claim. */
+  readonly rss_idle_mb: number;
+  readonly burst: BurstResult;
+  /** Provisioner CPU between the first claim create and the last PV of the burst, per claim. */
+  readonly burst_cpu_ms_per_claim: number;
+  /** Last PV of the burst seen → last claim annotated, as a share of first create → last annotated. */
+  readonly burst_lag_after_annotation: number;
+  readonly delete: DeleteResult;
+  readonly backlog: BacklogResult;
+  /** A bare client of this implementation (client-go, or our client stack) creating PVs, 4 at a time. */
+  readonly ceiling_pv_per_s: number;
+}
+
+/**
+ * The Go library v13 (the shape of its hostpath example) and ours, side by side in one run, rounds
+ * alternating which goes first, at the same client QPS/burst and workers.
+ */
+export interface CompareResult {
+  readonly claims: number;
+  readonly qps: number;
+  readonly burst: number;
+  readonly workers: number;
+  /** Index i of both lists is round i. */
+  readonly go: readonly ImplementationRound[];
+  readonly ours: readonly ImplementationRound[];
+  /** The Go reference at client-go's defaults (5 QPS / burst 10), as the example ships; when run. */
+  readonly go_defaults?: BurstResult;
+}
+
 /** Results by scenario name; a scenario not run is absent. */
 export interface ScenarioResults {
   readonly burst?: BurstResult;
   readonly ceiling?: CeilingResult;
   readonly delete?: DeleteResult;
   readonly scale?: ScaleResult;
+  readonly compare?: CompareResult;
 }
 
 /** Where and on what the run happened. */

@@ -2,6 +2,7 @@
  * Renders bench results as Markdown tables, one per scenario, with the issue's targets beside the
  * figures they apply to. The same text goes to the terminal and into docs/benchmarks.md.
  */
+import { compareTable } from './compare-table.ts';
 import type { BenchReport, ScaleRun, ScenarioResults } from './report.ts';
 
 /** One line of a scenario table. */
@@ -103,13 +104,31 @@ function scaleRows(run: ScaleRun): TableRow[] {
   ];
 }
 
+/** A table with any columns. */
+export interface GridTable {
+  readonly title: string;
+  readonly header: readonly string[];
+  readonly rows: readonly (readonly string[])[];
+}
+
 /** A Markdown table of one scenario, preceded by its title in bold. */
 export function renderTable(table: ScenarioTable): string {
-  const cells = [['metric', 'value', 'target'], ...table.rows.map((r) => [r.metric, r.value, r.target])];
-  const widths = [0, 1, 2].map((column) => Math.max(...cells.map((line) => (line[column] ?? '').length)));
+  return renderGrid({
+    title: table.title,
+    header: ['metric', 'value', 'target'],
+    rows: table.rows.map((r) => [r.metric, r.value, r.target]),
+  });
+}
+
+/** A Markdown table of any columns, preceded by its title in bold. */
+export function renderGrid(table: GridTable): string {
+  const cells = [table.header, ...table.rows];
+  const widths = table.header.map((_, column) =>
+    Math.max(...cells.map((line) => (line[column] ?? '').length)),
+  );
   const pad = (line: readonly string[]): string =>
     `| ${line.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join(' | ')} |`;
-  const [header, ...body] = cells as [string[], ...string[][]];
+  const [header, ...body] = cells as [readonly string[], ...(readonly string[])[]];
   const rule = `| ${widths.map((width) => '-'.repeat(width)).join(' | ')} |`;
   return [`**${table.title}**`, '', pad(header), rule, ...body.map(pad)].join('\n');
 }
@@ -125,5 +144,10 @@ export function renderReport(report: BenchReport): string {
     (report.provisioner_flags.length === 0
       ? ''
       : `, provisioner flags ${report.provisioner_flags.join(' ')}`);
-  return [conditions, ...scenarioTables(report.scenarios).map(renderTable)].join('\n\n');
+  const compare = report.scenarios.compare;
+  return [
+    conditions,
+    ...scenarioTables(report.scenarios).map(renderTable),
+    ...(compare === undefined ? [] : [renderGrid(compareTable(compare))]),
+  ].join('\n\n');
 }

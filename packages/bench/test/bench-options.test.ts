@@ -4,13 +4,17 @@ import { BenchUsageError, parseBenchOptions } from '../src/bench-options.ts';
 const cwd = '/work';
 
 describe('parseBenchOptions', () => {
-  it('defaults to burst, ceiling and delete with 1000 claims', () => {
+  it('defaults to burst, ceiling, delete and the Go comparison with 1000 claims', () => {
     expect(parseBenchOptions([], cwd)).toEqual({
-      scenarios: ['burst', 'ceiling', 'delete'],
+      scenarios: ['burst', 'ceiling', 'delete', 'compare'],
       claims: 1000,
+      rounds: 2,
+      compareQps: 1000,
+      compareBurst: 1000,
       existingPairs: 10000,
       out: '/work/bench-results.json',
       chart: '/work/bench-results.svg',
+      timelineChart: '/work/bench-results-timeline.svg',
       cpuProfileDir: undefined,
       provisionerArgs: [],
       nodeFlags: [],
@@ -18,7 +22,7 @@ describe('parseBenchOptions', () => {
     });
   });
 
-  it('runs the burst whenever ceiling or delete is asked for, in run order', () => {
+  it('runs the burst whenever ceiling or delete is asked for, and compare with go-defaults, in run order', () => {
     expect(parseBenchOptions(['--scenario', 'delete'], cwd).scenarios).toEqual(['burst', 'delete']);
     expect(parseBenchOptions(['--scenario=scale,ceiling'], cwd).scenarios).toEqual([
       'burst',
@@ -31,6 +35,12 @@ describe('parseBenchOptions', () => {
       'ceiling',
       'delete',
       'scale',
+      'compare',
+      'go-defaults',
+    ]);
+    expect(parseBenchOptions(['--scenario', 'go-defaults'], cwd).scenarios).toEqual([
+      'compare',
+      'go-defaults',
     ]);
   });
 

@@ -11,6 +11,8 @@ export interface RecordedRequest {
   query: URLSearchParams;
   headers: IncomingMessage['headers'];
   body: string;
+  /** Client port of the connection the request came on: equal ports mean a reused connection. */
+  remotePort: number | undefined;
 }
 
 export type Handler = (request: RecordedRequest, res: ServerResponse, req: IncomingMessage) => void;
@@ -36,6 +38,7 @@ export async function startLoopbackServer(): Promise<LoopbackServer> {
         query: url.searchParams,
         headers: req.headers,
         body: Buffer.concat(chunks).toString('utf8'),
+        remotePort: req.socket.remotePort,
       };
       requests.push(recorded);
       handler(recorded, res, req);

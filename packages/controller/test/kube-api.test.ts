@@ -1,5 +1,5 @@
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   isAlreadyExists,
   isApiError,
@@ -272,5 +272,65 @@ describe('createKubeApi: rate limiting', () => {
     env.clock.advance(1000);
     await throttled;
     expect(env.server.requests).toHaveLength(3);
+  });
+});
+
+describe('createKubeApi: credentials', () => {
+  const setToken = (token: string): void => {
+    (env.server.kubeConfig.getCurrentUser() as { token?: string }).token = token;
+  };
+
+  it('reuses resolved credentials, and after a 401 retries once with freshly resolved ones', async () => {
+    env.server.handle((req, res) =>
+      req.headers.authorization === 'Bearer secret-token' && env.server.requests.length > 1
+        ? sendJson(res, 401, status(401, 'Unauthorized', 'token expired'))
+        : sendJson(res, 201, pvJson),
+    );
+    const volumes = api().resource(resources.persistentVolumes);
+    await volumes.get('pv-1');
+    setToken('rotated-token');
+    await expect(volumes.create({ metadata: { name: 'pv-1' } })).resolves.toMatchObject({
+      metadata: { name: 'pv-1' },
+    });
+    expect(env.server.requests.map((r) => r.headers.authorization)).toEqual([
+      'Bearer secret-token',
+      'Bearer secret-token',
+      'Bearer rotated-token',
+    ]);
+  });
+
+  it('resolves credentials again after a minute without a 401', async () => {
+    env.server.handle((_req, res) => sendJson(res, 200, pvJson));
+    const volumes = api().resource(resources.persistentVolumes);
+    await volumes.get('pv-1');
+    setToken('rotated-token');
+    env.clock.advance(59_999);
+    await volumes.get('pv-1');
+    env.clock.advance(1);
+    await volumes.get('pv-1');
+    expect(env.server.requests.map((r) => r.headers.authorization)).toEqual([
+      'Bearer secret-token',
+      'Bearer secret-token',
+      'Bearer rotated-token',
+    ]);
+  });
+
+  it('rejects with the 401 when fresh credentials are refused too', async () => {
+    env.server.handle((_req, res) => sendJson(res, 401, status(401, 'Unauthorized', 'who are you')));
+    const error = await api()
+      .resource(resources.persistentVolumes)
+      .create({ metadata: { name: 'pv-1' } })
+      .catch((err: unknown) => err);
+    expect(isApiError(error) && error.statusCode).toBe(401);
+    expect(env.server.requests).toHaveLength(2);
+  });
+
+  it('keeps connections alive across requests', async () => {
+    env.server.handle((_req, res) => sendJson(res, 200, pvJson));
+    const volumes = api().resource(resources.persistentVolumes);
+    for (let index = 0; index < 20; index++) await volumes.get('pv-1');
+    // A connection goes back to the pool a tick after its response, so a request sent at once may
+    // open a second one; never one per request.
+    expect(new Set(env.server.requests.map((r) => r.remotePort)).size).toBeLessThanOrEqual(2);
   });
 });

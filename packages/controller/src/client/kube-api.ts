@@ -10,6 +10,7 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Clock, realClock } from '../util/clock.ts';
+import { ClusterConnection } from './cluster-connection.ts';
 import { readLines } from './line-stream.ts';
 import { decodeObject, decodeStatus, encodeObject } from './model-codec.ts';
 import { defaultRateLimit, type RateLimit, RequestLimiter } from './request-limiter.ts';
@@ -28,7 +29,7 @@ import type {
   WatchOptions,
 } from './resource-client.ts';
 import { defaultRetryPolicy, isTransientNetworkError, type RetryPolicy } from './retry.ts';
-import { ConnectionPool, type HttpRequest, Transport, type TransportSettings } from './transport.ts';
+import { type HttpRequest, Transport, type TransportSettings } from './transport.ts';
 
 /** Options of {@link createKubeApi}. */
 export interface KubeApiOptions {
@@ -79,22 +80,26 @@ interface ClientSettings extends TransportSettings {
 export function createKubeApi(kubeConfig: KubeConfig, options: KubeApiOptions = {}): KubeApiClient {
   const clock = options.clock ?? realClock;
   const settings: ClientSettings = {
-    kubeConfig,
     clock,
     retry: { ...defaultRetryPolicy, ...options.retry },
     requestTimeoutMs: options.requestTimeoutMs ?? defaultRequestTimeoutMs,
     userAgent: options.userAgent ?? 'kube-provisioner',
     watchInactivityTimeoutMs: options.watchInactivityTimeoutMs,
   };
-  return makeClient(settings, new ConnectionPool(), options.rateLimit ?? defaultRateLimit);
+  const connection = new ClusterConnection(kubeConfig, () => clock.now());
+  return makeClient(settings, connection, options.rateLimit ?? defaultRateLimit);
 }
 
-function makeClient(settings: ClientSettings, pool: ConnectionPool, rateLimit: RateLimit): KubeApiClient {
-  const transport = new Transport(settings, pool, new RequestLimiter(rateLimit, settings.clock));
+function makeClient(
+  settings: ClientSettings,
+  connection: ClusterConnection,
+  rateLimit: RateLimit,
+): KubeApiClient {
+  const transport = new Transport(settings, connection, new RequestLimiter(rateLimit, settings.clock));
   return {
     resource: (descriptor) => new HttpResourceClient(descriptor, transport, settings),
-    withRateLimit: (limit) => makeClient(settings, pool, limit),
-    close: () => pool.close(),
+    withRateLimit: (limit) => makeClient(settings, connection, limit),
+    close: () => connection.close(),
   };
 }
 

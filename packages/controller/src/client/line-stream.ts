@@ -8,31 +8,23 @@
  * at the end of the stream.
  */
 export async function* readLines(
-  stream: ReadableStream<Uint8Array>,
+  stream: AsyncIterable<Uint8Array>,
   onChunk: () => void = () => {},
 ): AsyncGenerator<string, void, undefined> {
-  const reader = stream.getReader();
   const decoder = new TextDecoder();
   let pending = '';
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      onChunk();
-      pending += decoder.decode(value, { stream: true });
-      let newline = pending.indexOf('\n');
-      while (newline >= 0) {
-        const line = pending.slice(0, newline).trim();
-        pending = pending.slice(newline + 1);
-        if (line !== '') yield line;
-        newline = pending.indexOf('\n');
-      }
+  // Leaving the loop early (return or throw) ends the iteration, which stops the underlying request.
+  for await (const value of stream) {
+    onChunk();
+    pending += decoder.decode(value, { stream: true });
+    let newline = pending.indexOf('\n');
+    while (newline >= 0) {
+      const line = pending.slice(0, newline).trim();
+      pending = pending.slice(newline + 1);
+      if (line !== '') yield line;
+      newline = pending.indexOf('\n');
     }
-    const last = (pending + decoder.decode()).trim();
-    if (last !== '') yield last;
-  } finally {
-    // Stops the underlying request when the consumer leaves early.
-    await reader.cancel().catch(() => {});
-    reader.releaseLock();
   }
+  const last = (pending + decoder.decode()).trim();
+  if (last !== '') yield last;
 }

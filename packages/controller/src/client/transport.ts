@@ -1,24 +1,18 @@
 /**
  * Authenticated HTTP requests to the API server with the client discipline of client-go: throttled
  * by a {@link RequestLimiter}, retried per {@link retryDelay}, bounded by a per-call timeout, and
- * cancellable. Authentication, TLS and proxies come from `@kubernetes/client-node`'s `KubeConfig`
- * (`applySecurityAuthentication`), and requests go through its undici-based fetch, so every
- * kubeconfig form client-node supports works unchanged.
+ * cancellable. Requests go straight to one keep-alive undici pool per client
+ * ({@link ClusterConnection}), with authentication and TLS resolved from `@kubernetes/client-node`'s
+ * `KubeConfig` once rather than per request, so every kubeconfig form client-node supports works.
  */
-import {
-  IsomorphicFetchHttpLibrary,
-  type KubeConfig,
-  RequestContext,
-  type ResponseContext,
-  type V1Status,
-} from '@kubernetes/client-node';
+import type { V1Status } from '@kubernetes/client-node';
+import type { Dispatcher } from 'undici';
 import type { Clock } from '../util/clock.ts';
 import { sleep } from '../util/clock.ts';
 import { ApiError } from './api-error.ts';
+import type { ClusterConnection } from './cluster-connection.ts';
 import type { RequestLimiter } from './request-limiter.ts';
 import { type RetryPolicy, retryDelay } from './retry.ts';
-
-type Dispatcher = NonNullable<ReturnType<RequestContext['getDispatcher']>>;
 
 /** HTTP verbs the API client sends. */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -35,44 +29,11 @@ export interface HttpRequest {
 
 /** Settings shared by the transports of one client. */
 export interface TransportSettings {
-  readonly kubeConfig: KubeConfig;
   readonly clock: Clock;
   readonly retry: RetryPolicy;
   /** Deadline of one call including its retries; 0 = none. */
   readonly requestTimeoutMs: number;
   readonly userAgent: string;
-}
-
-/**
- * Connections of one client. client-node builds a new undici agent (a new connection pool) on every
- * `applySecurityAuthentication`; keeping the first one lets requests reuse TLS connections. Bearer
- * tokens are still re-read per request, so rotated service-account and exec tokens are picked up.
- */
-export class ConnectionPool {
-  #dispatcher: Dispatcher | undefined;
-  readonly #http: IsomorphicFetchHttpLibrary = new IsomorphicFetchHttpLibrary();
-
-  /** Sends `context` on the pooled connections. */
-  send(context: RequestContext): Promise<ResponseContext> {
-    const fresh = context.getDispatcher();
-    if (fresh !== undefined) {
-      if (this.#dispatcher === undefined) {
-        this.#dispatcher = fresh;
-      } else if (fresh !== this.#dispatcher) {
-        // Never used: closing only releases the object.
-        void fresh.close().catch(() => {});
-        context.setDispatcher(this.#dispatcher);
-      }
-    }
-    return this.#http.send(context).toPromise();
-  }
-
-  /** Closes the pooled connections; later requests open new ones. */
-  async close(): Promise<void> {
-    const dispatcher = this.#dispatcher;
-    this.#dispatcher = undefined;
-    await dispatcher?.close();
-  }
 }
 
 /** A response whose body was read completely. */
@@ -84,12 +45,12 @@ export interface HttpResult {
 /** Sends requests for one client (one limiter). */
 export class Transport {
   readonly #settings: TransportSettings;
-  readonly #pool: ConnectionPool;
+  readonly #connection: ClusterConnection;
   readonly #limiter: RequestLimiter;
 
-  constructor(settings: TransportSettings, pool: ConnectionPool, limiter: RequestLimiter) {
+  constructor(settings: TransportSettings, connection: ClusterConnection, limiter: RequestLimiter) {
     this.#settings = settings;
-    this.#pool = pool;
+    this.#connection = connection;
     this.#limiter = limiter;
   }
 
@@ -114,13 +75,21 @@ export class Transport {
           }, requestTimeoutMs)
         : undefined;
     try {
+      let reauthenticated = false;
       for (let attempt = 0; ; attempt++) {
         try {
           await this.#limiter.wait(controller.signal);
           const response = await this.#send(request, controller.signal);
           const body = await response.body.text();
-          if (response.httpStatusCode < 300) return { status: response.httpStatusCode, body };
-          throw apiErrorFromResponse(response.httpStatusCode, response.headers, body);
+          if (response.statusCode < 300) return { status: response.statusCode, body };
+          // The cached credentials may have expired (a rotated or exec token): the server did not act,
+          // so one immediate retry with freshly resolved ones is safe for every verb, as in client-go.
+          if (response.statusCode === 401 && !reauthenticated) {
+            reauthenticated = true;
+            attempt--;
+            continue;
+          }
+          throw apiErrorFromResponse(response.statusCode, flatHeaders(response.headers), body);
         } catch (err) {
           if (controller.signal.aborted) throw controller.signal.reason;
           const delay = retryDelay(err, request.method, attempt, retry);
@@ -140,35 +109,48 @@ export class Transport {
    * Opens a streaming request (a watch): throttled, never retried, no deadline. Resolves with the
    * body stream once a 2xx answer arrives; rejects like {@link Transport.call} otherwise.
    */
-  async open(request: HttpRequest): Promise<ReadableStream<Uint8Array>> {
+  async open(request: HttpRequest): Promise<AsyncIterable<Uint8Array>> {
     await this.#limiter.wait(request.signal);
     const response = await this.#send(request, request.signal);
-    if (response.httpStatusCode >= 300) {
-      throw apiErrorFromResponse(response.httpStatusCode, response.headers, await response.body.text());
+    if (response.statusCode >= 300) {
+      throw apiErrorFromResponse(
+        response.statusCode,
+        flatHeaders(response.headers),
+        await response.body.text(),
+      );
     }
-    const stream = response.body.stream();
-    if (stream === null) throw new Error(`${request.method} ${request.path}: response has no body`);
-    return stream;
+    return response.body;
   }
 
-  async #send(request: HttpRequest, signal: AbortSignal | undefined): Promise<ResponseContext> {
-    const { kubeConfig, userAgent } = this.#settings;
-    const cluster = kubeConfig.getCurrentCluster();
-    if (cluster === null) throw new Error('kubeconfig has no current cluster');
-    const context = new RequestContext(
-      `${cluster.server.replace(/\/+$/, '')}${request.path}`,
-      request.method,
-    );
-    context.setHeaderParam('Accept', 'application/json');
-    context.setHeaderParam('User-Agent', userAgent);
-    if (request.body !== undefined) {
-      context.setHeaderParam('Content-Type', request.contentType ?? 'application/json');
-      context.setBody(request.body);
-    }
-    if (signal !== undefined) context.setSignal(signal);
-    await kubeConfig.applySecurityAuthentication(context);
-    return this.#pool.send(context);
+  /** One attempt; a 401 makes the next attempt resolve the credentials again (rotated tokens). */
+  async #send(request: HttpRequest, signal: AbortSignal | undefined): Promise<Dispatcher.ResponseData> {
+    const { dispatcher, origin, basePath } = await this.#connection.target();
+    const headers: Record<string, string> = {
+      ...(await this.#connection.headers()),
+      accept: 'application/json',
+      'user-agent': this.#settings.userAgent,
+    };
+    if (request.body !== undefined) headers['content-type'] = request.contentType ?? 'application/json';
+    const response = await dispatcher.request({
+      origin,
+      path: `${basePath}${request.path}`,
+      method: request.method,
+      headers,
+      body: request.body ?? null,
+      signal: signal ?? null,
+    });
+    if (response.statusCode === 401) this.#connection.invalidateHeaders();
+    return response;
   }
+}
+
+/** Response headers as single strings (repeated headers joined). */
+function flatHeaders(headers: Dispatcher.ResponseData['headers']): Record<string, string> {
+  const flat: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return flat;
 }
 
 /** Builds the {@link ApiError} of a non-2xx answer; the body is a `Status` when the server sent one. */

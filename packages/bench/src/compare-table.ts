@@ -1,0 +1,138 @@
+/**
+ * The compare scenario as one Markdown table: per metric, the Go library's and our range over the
+ * rounds, the median of the per-round ratios ours ÷ Go (each ratio taken within one round, so load
+ * drift between rounds cancels), and the issue's target.
+ */
+import type { CompareResult, ImplementationRound } from './report.ts';
+import { formatNumber, type GridTable } from './results-table.ts';
+
+/** One metric of a round. */
+interface Metric {
+  readonly name: string;
+  readonly unit: string;
+  readonly value: (round: ImplementationRound) => number;
+  /** The target and whether it holds, given ours, Go's and the median ratio; none when absent. */
+  readonly target?: (ours: readonly number[], go: readonly number[], ratio: number) => string;
+}
+
+/** Median of a non-empty list (mean of the middle two for an even length). */
+export function median(values: readonly number[]): number {
+  if (values.length === 0) throw new RangeError('median of an empty list');
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
+const mark = (ok: boolean): string => (ok ? '✔' : '✘');
+
+const ratioAtLeast =
+  (limit: number) =>
+  (_ours: readonly number[], _go: readonly number[], ratio: number): string =>
+    `ratio ≥ ${limit} ${mark(ratio >= limit)}`;
+const ratioAtMost =
+  (limit: number) =>
+  (_ours: readonly number[], _go: readonly number[], ratio: number): string =>
+    `ratio ≤ ${limit} ${mark(ratio <= limit)}`;
+const oursAtMost =
+  (limit: number, text: string) =>
+  (ours: readonly number[]): string =>
+    `${text} ${mark(median(ours) <= limit)}`;
+
+const metrics: readonly Metric[] = [
+  {
+    name: 'backlog: claims/s from ready',
+    unit: 'claims/s',
+    value: (r) => r.backlog.claims_per_s,
+    target: ratioAtLeast(1.2),
+  },
+  {
+    name: 'backlog: CPU per claim',
+    unit: 'ms',
+    value: (r) => r.backlog.cpu_ms_per_claim,
+    target: ratioAtMost(1.5),
+  },
+  { name: 'burst: claims/s (first create → last PV)', unit: 'claims/s', value: (r) => r.burst.claims_per_s },
+  { name: 'burst: CPU per claim', unit: 'ms', value: (r) => r.burst_cpu_ms_per_claim },
+  { name: 'burst: annotated → PV p50', unit: 'ms', value: (r) => r.burst.annotated_to_pv_ms.p50 },
+  {
+    name: 'burst: annotated → PV p99',
+    unit: 'ms',
+    value: (r) => r.burst.annotated_to_pv_ms.p99,
+    target: oursAtMost(500, 'ours ≤ 500 ms'),
+  },
+  {
+    name: 'burst: last PV after last annotation (share of the annotation time)',
+    unit: '',
+    value: (r) => r.burst_lag_after_annotation,
+    target: oursAtMost(0.1, 'ours ≤ 0.1'),
+  },
+  { name: 'delete: claims/s', unit: 'claims/s', value: (r) => r.delete.claims_per_s },
+  {
+    name: 'bare client: PV creates/s, 4 in flight',
+    unit: 'PV/s',
+    value: (r) => r.ceiling_pv_per_s,
+    target: ratioAtLeast(0.9),
+  },
+  {
+    name: 'RSS idle after caches synced',
+    unit: 'MiB',
+    value: (r) => r.rss_idle_mb,
+    target: oursAtMost(70, 'ours ≤ 70 MiB'),
+  },
+  {
+    name: 'peak RSS (burst, delete, backlog)',
+    unit: 'MiB',
+    value: (r) => Math.max(r.burst.peak_rss_mb, r.backlog.peak_rss_mb),
+    target: oursAtMost(100, 'ours ≤ 100 MiB'),
+  },
+  {
+    name: 'start → caches synced',
+    unit: 's',
+    value: (r) => r.startup_s,
+    target: (ours, go) => `≤ Go + 0.5 s ${mark(median(ours) <= median(go) + 0.5)}`,
+  },
+];
+
+function range(values: readonly number[], unit: string): string {
+  const low = Math.min(...values);
+  const high = Math.max(...values);
+  const text = low === high ? formatNumber(low) : `${formatNumber(low)} – ${formatNumber(high)}`;
+  return unit === '' ? text : `${text} ${unit}`;
+}
+
+/** The table of a compare result. */
+export function compareTable(result: CompareResult): GridTable {
+  const rounds = Math.min(result.go.length, result.ours.length);
+  const rows = metrics.map((metric) => {
+    const go = result.go.slice(0, rounds).map(metric.value);
+    const ours = result.ours.slice(0, rounds).map(metric.value);
+    const ratios = ours.map((value, index) => value / (go[index] as number)).filter(Number.isFinite);
+    const ratio = ratios.length === 0 ? Number.NaN : median(ratios);
+    return [
+      metric.name,
+      range(go, metric.unit),
+      range(ours, metric.unit),
+      Number.isNaN(ratio) ? 'n/a' : formatNumber(ratio),
+      metric.target?.(ours, go, ratio) ?? '',
+    ];
+  });
+  if (result.go_defaults !== undefined) {
+    const d = result.go_defaults;
+    rows.push([
+      'Go at client-go defaults (5/10): burst claims/s, annotated → PV p99',
+      `${formatNumber(d.claims_per_s)} claims/s, ${formatNumber(d.annotated_to_pv_ms.p99)} ms`,
+      '',
+      '',
+      '',
+    ]);
+  }
+  return {
+    title:
+      `compare: Go library v13 vs ours, ${result.claims} claims, ${rounds} rounds alternating, ` +
+      `both at QPS ${result.qps} / burst ${result.burst}, ${result.workers} workers`,
+    header: ['metric', 'Go v13 (range)', 'ours (range)', 'ours ÷ Go (median)', 'target'],
+    rows,
+  };
+}

@@ -1,0 +1,244 @@
+/**
+ * compare: the Go library v13 (its hostpath example's shape, `bench-go provisioner`) and ours in the
+ * same run, at the same client QPS/burst and workers, rounds alternating which goes first so drift
+ * of the shared machine hits both. Per implementation and round: start-up and idle RSS, a burst
+ * (claims created while it runs) with its deletion, a backlog (claims annotated before it starts),
+ * and its bare client's PV create rate (client-go, or our client stack).
+ */
+import { resources } from '@kube-provisioner/controller';
+import type { V1PersistentVolume } from '@kubernetes/client-node';
+import { claimRequestConcurrency, runBurst } from './burst.ts';
+import { createVolumesWithOurClient, deleteCeilingVolumes, provisionerWorkers } from './ceiling.ts';
+import type { LatencyPoint } from './claim-timeline.ts';
+import { forEachConcurrently } from './concurrency.ts';
+import { runDelete } from './deletion.ts';
+import { ceilingVolume, numberedNames } from './fixtures.ts';
+import { createVolumesWithGoClient } from './go-ceiling.ts';
+import { phaseDeadline, withProgress } from './phase.ts';
+import { type Implementation, startProvisioner } from './provisioner-process.ts';
+import type { BacklogResult, BurstResult, CompareResult, ImplementationRound } from './report.ts';
+import type { ClaimNamespace, RunContext } from './run-context.ts';
+import { round, seconds } from './units.ts';
+
+/** Options of {@link runCompare}. */
+export interface CompareOptions {
+  readonly claims: number;
+  readonly rounds: number;
+  /** Client QPS and burst given to both. */
+  readonly qps: number;
+  readonly burst: number;
+  /** The `bench-go` executable. */
+  readonly goBinary: string;
+  /** Extra CLI and Node.js flags of ours. */
+  readonly provisionerArgs: readonly string[];
+  readonly nodeFlags: readonly string[];
+  /** Also run the Go reference at client-go's defaults, as the example ships. */
+  readonly goDefaults: boolean;
+  readonly log: (message: string) => void;
+}
+
+/** Per implementation, the annotated → PV latency of each claim of the first round's burst. */
+export interface CompareOutcome {
+  readonly result: CompareResult;
+  readonly latencyPoints: { readonly go: readonly LatencyPoint[]; readonly ours: readonly LatencyPoint[] };
+}
+
+type Name = Implementation['name'];
+
+/** Runs the rounds; see the module comment. */
+export async function runCompare(context: RunContext, options: CompareOptions): Promise<CompareOutcome> {
+  const implementations: Record<Name, Implementation> = {
+    go: { name: 'go', binary: options.goBinary },
+    ours: { name: 'ours' },
+  };
+  const rounds: Record<Name, ImplementationRound[]> = { go: [], ours: [] };
+  const points: Record<Name, LatencyPoint[]> = { go: [], ours: [] };
+  for (let index = 0; index < options.rounds; index++) {
+    const order: Name[] = index % 2 === 0 ? ['go', 'ours'] : ['ours', 'go'];
+    const partial: Partial<Record<Name, Omit<ImplementationRound, 'ceiling_pv_per_s'>>> = {};
+    let template: V1PersistentVolume | undefined;
+    for (const name of order) {
+      options.log(`compare: round ${index + 1}/${options.rounds}, ${name}`);
+      const burst = await burstRound(context, implementations[name], options, `${name}-${index}`);
+      if (index === 0) points[name] = burst.points;
+      template ??= burst.template;
+      const backlog = await backlogRound(context, implementations[name], options, `${name}-${index}`);
+      partial[name] = { ...burst.round, backlog };
+    }
+    const ceilings = await ceilingRound(context, options, order, template as V1PersistentVolume, index);
+    for (const name of order) {
+      rounds[name].push({
+        ...(partial[name] as Omit<ImplementationRound, 'ceiling_pv_per_s'>),
+        ceiling_pv_per_s: ceilings[name],
+      });
+    }
+  }
+  let goDefaults: BurstResult | undefined;
+  if (options.goDefaults) {
+    options.log('compare: Go reference at client-go defaults (5 QPS / burst 10)');
+    goDefaults = (
+      await burstRound(context, implementations.go, { ...options, qps: 0, burst: 0 }, 'go-defaults')
+    ).round.burst;
+  }
+  return {
+    result: {
+      claims: options.claims,
+      qps: options.qps,
+      burst: options.burst,
+      workers: provisionerWorkers,
+      go: rounds.go,
+      ours: rounds.ours,
+      ...(goDefaults === undefined ? {} : { go_defaults: goDefaults }),
+    },
+    latencyPoints: points,
+  };
+}
+
+/** Client flags both CLIs share; 0 leaves the implementation's own default. */
+function clientArgs(implementation: Implementation, options: CompareOptions): string[] {
+  const limits =
+    options.qps > 0 ? [`--kube-api-qps=${options.qps}`, `--kube-api-burst=${options.burst}`] : [];
+  return implementation.name === 'ours' ? [...limits, ...options.provisionerArgs] : limits;
+}
+
+async function start(
+  context: RunContext,
+  space: ClaimNamespace,
+  implementation: Implementation,
+  options: CompareOptions,
+): ReturnType<typeof startProvisioner> {
+  return startProvisioner({
+    implementation,
+    kubeconfigPath: context.cluster.kubeconfigPath,
+    root: space.root,
+    provisionerName: context.provisionerName,
+    leaseNamespace: space.namespace,
+    extraArgs: clientArgs(implementation, options),
+    nodeFlags: implementation.name === 'ours' ? options.nodeFlags : [],
+  });
+}
+
+async function burstRound(
+  context: RunContext,
+  implementation: Implementation,
+  options: CompareOptions,
+  label: string,
+): Promise<{
+  round: Omit<ImplementationRound, 'ceiling_pv_per_s' | 'backlog'>;
+  points: LatencyPoint[];
+  template: V1PersistentVolume;
+}> {
+  const space = await context.openClaimNamespace(`burst-${label}`);
+  try {
+    const provisioner = await start(context, space, implementation, options);
+    try {
+      const idle = await provisioner.sample();
+      const burst = await runBurst(context, space, provisioner, options.claims);
+      const deletion = await runDelete(context, space, provisioner, burst.claimNames);
+      const { timeline } = space;
+      const annotatedAt = timeline.lastAnnotated ?? 0;
+      const firstAnnotation = timeline.latencyPoints('annotated')[0]?.at ?? annotatedAt;
+      const points = timeline
+        .latencyPoints('annotated')
+        .map(({ at, latencyMs }) => ({ at: at - firstAnnotation, latencyMs }));
+      const lag = ((timeline.lastVolumeAdded ?? annotatedAt) - annotatedAt) / 1000;
+      return {
+        round: {
+          startup_s: seconds(provisioner.syncedAt - provisioner.spawnedAt),
+          rss_idle_mb: round(idle.rssMb),
+          burst: burst.result,
+          burst_cpu_ms_per_claim: round((burst.result.cpu_s * 1000) / options.claims),
+          burst_lag_after_annotation: round(Math.max(0, lag) / burst.result.seconds_to_all_annotated),
+          delete: deletion,
+        },
+        points,
+        template: burst.template,
+      };
+    } finally {
+      await provisioner.stop();
+    }
+  } finally {
+    await space.close();
+  }
+}
+
+async function backlogRound(
+  context: RunContext,
+  implementation: Implementation,
+  options: CompareOptions,
+  label: string,
+): Promise<BacklogResult> {
+  const { claims } = options;
+  const space = await context.openClaimNamespace(`backlog-${label}`);
+  const { namespace, timeline } = space;
+  const deadline = phaseDeadline(claims);
+  const names = numberedNames('backlog', claims);
+  try {
+    await withProgress(
+      'backlog: annotated',
+      claims,
+      () => timeline.counts.claimsAnnotated,
+      Promise.all([
+        forEachConcurrently(names, claimRequestConcurrency, async (name) => {
+          await context.cluster.api
+            .resource(resources.persistentVolumeClaims)
+            .create(context.claim(name, namespace), { namespace });
+        }),
+        timeline.until((counts) => counts.claimsAnnotated >= claims, deadline),
+      ]),
+    );
+    const provisioner = await start(context, space, implementation, options);
+    try {
+      const ready = await provisioner.sample();
+      await withProgress(
+        'backlog: PVs',
+        claims,
+        () => timeline.counts.volumesAdded,
+        timeline.until((counts) => counts.volumesAdded >= claims, deadline),
+      );
+      const done = await provisioner.sample();
+      const fromReady = seconds((timeline.lastVolumeAdded ?? provisioner.syncedAt) - provisioner.syncedAt);
+      const result: BacklogResult = {
+        claims,
+        startup_s: seconds(provisioner.syncedAt - provisioner.spawnedAt),
+        seconds_from_ready: fromReady,
+        claims_per_s: round(claims / fromReady),
+        cpu_ms_per_claim: round(((done.cpuS - ready.cpuS) * 1000) / claims),
+        peak_rss_mb: round(done.peakRssMb),
+      };
+      await runDelete(context, space, provisioner, names);
+      return result;
+    } finally {
+      await provisioner.stop();
+    }
+  } finally {
+    await space.close();
+  }
+}
+
+async function ceilingRound(
+  context: RunContext,
+  options: CompareOptions,
+  order: readonly Name[],
+  template: V1PersistentVolume,
+  index: number,
+): Promise<Record<Name, number>> {
+  const { claims } = options;
+  const rates: Partial<Record<Name, number>> = {};
+  for (const name of order) {
+    const prefix = `ceiling-${name}-${index}-${context.runId}`;
+    const elapsed =
+      name === 'go'
+        ? await createVolumesWithGoClient(ceilingVolume(template, prefix, context.runId), {
+            binary: options.goBinary,
+            kubeconfigPath: context.cluster.kubeconfigPath,
+            prefix,
+            count: claims,
+            concurrency: provisionerWorkers,
+          })
+        : await createVolumesWithOurClient(context, template, prefix, claims);
+    rates[name] = round(claims / elapsed);
+    await deleteCeilingVolumes(context);
+  }
+  return rates as Record<Name, number>;
+}

@@ -1,0 +1,68 @@
+// The bench as users run it (`npm run bench`'s entry point as a child process) with a handful of
+// claims against the shared test cluster, so every scenario, the Go reference build and the report
+// keep working. It asserts that figures were produced, never what they are: speed is the bench's
+// business, not a test's.
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { useTestEnv } from '@kube-provisioner/testenv/testing';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { BenchReport } from '../src/report.ts';
+
+const cli = join(import.meta.dirname, '..', 'src', 'cli.ts');
+/** A cold build of the Go reference (client-go and the Go library) dominates; later runs hit the cache. */
+const smokeTimeoutMs = 20 * 60_000;
+
+describe('npm run bench (smoke, 4 claims)', () => {
+  const env = useTestEnv();
+  let outDir: string | undefined;
+  afterAll(async () => {
+    if (outDir !== undefined) await rm(outDir, { recursive: true, force: true });
+  });
+
+  it(
+    'runs burst, ceiling, delete and the Go comparison, and writes the report and both charts',
+    async () => {
+      outDir = await mkdtemp(join(tmpdir(), 'bench-smoke-'));
+      const out = join(outDir, 'results.json');
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        [
+          '--conditions=@kube-provisioner/source',
+          cli,
+          '--claims=4',
+          '--rounds=1',
+          '--scenario=burst,ceiling,delete,compare',
+          `--out=${out}`,
+        ],
+        {
+          env: { ...process.env, TESTENV_KUBECONFIG: env.kubeconfigPath },
+          maxBuffer: 16 * 1024 * 1024,
+          timeout: smokeTimeoutMs,
+        },
+      );
+      const report = JSON.parse(await readFile(out, 'utf8')) as BenchReport;
+      const { burst, ceiling, delete: deletion, compare } = report.scenarios;
+      expect(burst?.claims).toBe(4);
+      expect(ceiling?.ceiling_pv_per_s).toBeGreaterThan(0);
+      expect(deletion?.claims).toBe(4);
+      expect(compare?.go).toHaveLength(1);
+      expect(compare?.ours).toHaveLength(1);
+      for (const round of [...(compare?.go ?? []), ...(compare?.ours ?? [])]) {
+        expect(round.backlog.claims).toBe(4);
+        expect(round.burst.claims).toBe(4);
+        expect(round.delete.claims).toBe(4);
+        expect(round.ceiling_pv_per_s).toBeGreaterThan(0);
+        expect(round.rss_idle_mb).toBeGreaterThan(0);
+      }
+      expect(stdout).toContain('ours ÷ Go (median)');
+      expect(await readFile(out.replace(/\.json$/, '.svg'), 'utf8')).toContain('<svg');
+      const timeline = await readFile(out.replace(/\.json$/, '-timeline.svg'), 'utf8');
+      expect(timeline).toContain('Go library v13');
+      expect(timeline).toContain('<circle');
+    },
+    smokeTimeoutMs,
+  );
+});

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { compareTable, median } from '../src/compare-table.ts';
+import type { CompareResult, ImplementationRound } from '../src/report.ts';
+
+function implementationRound(scale: number): ImplementationRound {
+  const latency = { p50: 100 * scale, p95: 200 * scale, p99: 300 * scale, max: 400 * scale };
+  return {
+    startup_s: 1 * scale,
+    rss_idle_mb: 40 * scale,
+    burst: {
+      claims: 10,
+      seconds_to_all_pv: 2,
+      seconds_to_all_bound: 3,
+      seconds_to_all_annotated: 1.9,
+      claims_per_s: 5,
+      latency_ms: latency,
+      annotated_to_pv_ms: latency,
+      peak_rss_mb: 50 * scale,
+      cpu_s: 0.1,
+    },
+    burst_cpu_ms_per_claim: 10 * scale,
+    burst_lag_after_annotation: 0.05,
+    delete: {
+      claims: 10,
+      seconds_to_all_pv_deleted: 1,
+      seconds_to_all_dirs_deleted: 1,
+      claims_per_s: 10,
+      cpu_s: 0.1,
+    },
+    backlog: {
+      claims: 10,
+      startup_s: 1,
+      seconds_from_ready: 1,
+      claims_per_s: 100 / scale,
+      cpu_ms_per_claim: 2 * scale,
+      peak_rss_mb: 60 * scale,
+    },
+    ceiling_pv_per_s: 400 / scale,
+  };
+}
+
+describe('median', () => {
+  it('takes the middle value, or the mean of the middle two', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(() => median([])).toThrow(RangeError);
+  });
+});
+
+describe('compareTable', () => {
+  const result: CompareResult = {
+    claims: 10,
+    qps: 1000,
+    burst: 1000,
+    workers: 4,
+    go: [implementationRound(1), implementationRound(1)],
+    // Ours twice Go's cost in round 1, equal in round 2: the median ratio is 1.5.
+    ours: [implementationRound(2), implementationRound(1)],
+  };
+
+  it('shows each side as a range over rounds and the median of per-round ratios', () => {
+    const table = compareTable(result);
+    const backlogCpu = table.rows.find((row) => row[0] === 'backlog: CPU per claim');
+    expect(backlogCpu).toEqual(['backlog: CPU per claim', '2 ms', '2 – 4 ms', '1.5', 'ratio ≤ 1.5 ✔']);
+    const throughput = table.rows.find((row) => row[0] === 'backlog: claims/s from ready');
+    expect(throughput?.[3]).toBe('0.75');
+    expect(throughput?.[4]).toBe('ratio ≥ 1.2 ✘');
+    expect(table.header).toEqual([
+      'metric',
+      'Go v13 (range)',
+      'ours (range)',
+      'ours ÷ Go (median)',
+      'target',
+    ]);
+  });
+
+  it('checks absolute targets on our median and start-up against Go plus half a second', () => {
+    const rows = compareTable(result).rows;
+    // Our idle RSS is 80 and 40 MiB: median 60. Our start-up 2 and 1 s: median 1.5 = Go's 1 + 0.5.
+    expect(rows.find((row) => row[0] === 'RSS idle after caches synced')?.[4]).toBe('ours ≤ 70 MiB ✔');
+    expect(rows.find((row) => row[0] === 'start → caches synced')?.[4]).toBe('≤ Go + 0.5 s ✔');
+    // Our p99 is 600 and 300 ms: median 450.
+    expect(rows.find((row) => row[0] === 'burst: annotated → PV p99')?.[4]).toBe('ours ≤ 500 ms ✔');
+  });
+});
