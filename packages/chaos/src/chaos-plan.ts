@@ -14,15 +14,16 @@ export interface ChaosPlan extends ScenarioPlan {
 export const ciClaims = 150;
 
 /**
- * The plan for `claims` claims per target: at least 5 creation waves (a SIGKILL each) and 2
- * deletion waves, more for larger runs (one wave per 200 claims), and a 20 s SIGSTOP (lease 15 s).
+ * The plan for `claims` claims per target: at least 5 creation waves (a SIGKILL each) and 3
+ * deletion waves (a SIGKILL each but the last, which has a 20 s SIGSTOP; the lease is 15 s), more
+ * for larger runs.
  */
 export function chaosPlan(claims: number, seed: number): ChaosPlan {
   return {
     seed,
     claims,
     createWaves: Math.max(5, Math.ceil(claims / 200)),
-    deleteWaves: Math.max(2, Math.ceil(claims / 400)),
+    deleteWaves: Math.max(3, Math.ceil(claims / 400)),
     pauseMs: 20_000,
     maxKillDelayMs: 3000,
   };

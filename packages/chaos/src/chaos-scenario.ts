@@ -22,7 +22,7 @@ export interface ScenarioPlan {
   readonly claims: number;
   /** Creation waves, one SIGKILL of the leader in each. */
   readonly createWaves: number;
-  /** Deletion waves, one SIGKILL in each; the last also has the SIGSTOP. */
+  /** Deletion waves, one SIGKILL of the leader in each but the last, which SIGSTOPs it instead. */
   readonly deleteWaves: number;
   /** How long the leader is stopped; longer than the lease duration (15 s). */
   readonly pauseMs: number;
@@ -113,21 +113,25 @@ export class ChaosScenario {
     return 180_000 + this.#plan.claims * 200;
   }
 
-  /** Runs `wave` while the leader is killed at a random moment of it. */
-  async #underKill(phase: LeaderFault['phase'], wave: () => Promise<void>): Promise<void> {
+  /** Runs `wave` while `fault` strikes the leader at a random moment of it. */
+  async #underFault(wave: () => Promise<void>, fault: () => Promise<LeaderFault>): Promise<void> {
     const delayMs = this.#random.integer(0, this.#plan.maxKillDelayMs);
-    const kill = (async () => {
-      // The delay is the random kill point; nothing waits on it.
+    const strike = (async () => {
+      // The delay is the random moment of the fault; nothing waits on it.
       await new Promise((resolve) => setTimeout(resolve, delayMs));
-      this.#faults.push(await killLeader(this.#target.replicas, this.#lease, phase));
+      this.#faults.push(await fault());
     })();
-    await Promise.all([wave(), kill]);
+    await Promise.all([wave(), strike]);
+  }
+
+  #kill(phase: LeaderFault['phase']): () => Promise<LeaderFault> {
+    return () => killLeader(this.#target.replicas, this.#lease, phase);
   }
 
   /** Creates every claim in waves under SIGKILLs; stamps each volume; audits. */
   async createPhase(): Promise<void> {
     for (const wave of waves(this.#fleet.claims, this.#plan.createWaves)) {
-      await this.#underKill('create', () => this.#fleet.create(wave));
+      await this.#underFault(() => this.#fleet.create(wave), this.#kill('create'));
       // A claim never bound is a finding of the result, not a reason to stop the run.
       await this.#fleet.waitBound(wave, this.#waitMs).catch(() => undefined);
       await this.#stamp(wave);
@@ -137,14 +141,15 @@ export class ChaosScenario {
     this.#auditAfterCreate = await this.#audit();
   }
 
-  /** Deletes every claim in waves under SIGKILLs and one SIGSTOP; checks what is left; audits. */
+  /** Deletes every claim in waves under SIGKILLs, the last under a SIGSTOP; checks what is left; audits. */
   async deletePhase(): Promise<void> {
     const all = waves(this.#fleet.claims, this.#plan.deleteWaves);
     for (const [index, wave] of all.entries()) {
-      await this.#underKill('delete', () => this.#fleet.delete(wave));
-      if (index === all.length - 1) {
-        this.#faults.push(await pauseLeader(this.#target.replicas, this.#lease, this.#plan.pauseMs));
-      }
+      const pause = () => pauseLeader(this.#target.replicas, this.#lease, this.#plan.pauseMs);
+      await this.#underFault(
+        () => this.#fleet.delete(wave),
+        index === all.length - 1 ? pause : this.#kill('delete'),
+      );
     }
     await this.#waitVolumesGone();
     const target = this.#target;
