@@ -64,8 +64,12 @@ function expectSound(result: ScenarioResult): void {
     )
     .toBe(plan.createWaves);
   expect
-    .soft(result.faults.filter((f) => f.phase === 'delete').length, `${target} faults while deleting`)
-    .toBe(plan.deleteWaves + 1);
+    .soft(
+      result.faults.filter((f) => f.signal === 'SIGKILL' && f.phase === 'delete').length,
+      `${target} kills while deleting`,
+    )
+    .toBe(plan.deleteWaves - 1);
+  expect.soft(result.faults.filter((f) => f.signal === 'SIGSTOP').length, `${target} pauses`).toBe(1);
   expect
     .soft(
       result.faults.filter((f) => f.recoveryMs === undefined),
