@@ -195,7 +195,9 @@ export class ChaosScenario {
       if (pv === undefined || claim.uid === undefined) continue;
       const dir = this.#target.volumeDir(pv);
       this.#dirs.set(claim.name, dir);
-      await writeFile(join(dir, probeFile), claim.uid);
+      await writeFile(join(dir, probeFile), claim.uid).catch((err: Error) => {
+        this.#dataLost.add(`${claim.name}: could not write to its volume ${dir}: ${err.message}`);
+      });
     }
   }
 
@@ -205,11 +207,11 @@ export class ChaosScenario {
   ): Promise<void> {
     for (const claim of claims) {
       const dir = this.#dirs.get(claim.name);
-      const content =
-        dir === undefined
-          ? undefined
-          : await readFile(join(where(claim, dir), probeFile), 'utf8').catch(() => undefined);
-      if (content !== claim.uid) this.#dataLost.add(claim.name);
+      if (dir === undefined) continue;
+      const path = join(where(claim, dir), probeFile);
+      const content = await readFile(path, 'utf8').catch(() => undefined);
+      if (content !== claim.uid)
+        this.#dataLost.add(`${claim.name}: ${path} ${content === undefined ? 'is missing' : 'changed'}`);
     }
   }
 
