@@ -76,13 +76,11 @@ export function isArchivedPath(path: string): boolean {
   return (path.split('/').pop() ?? '').startsWith(archivedPrefix);
 }
 
-// The record and lock suffixes, derived from safe-fs's own names so a format change follows.
-const recordSuffix = volumeMarkerName('x').slice(volumeMarkerName('x').indexOf('x') + 1);
-const lockSuffix = adoptionLockName('x').slice(adoptionLockName('x').indexOf('x') + 1);
-
+// Records end in `.json` and adoption locks in `.lock` whatever their leaf (long leaves get hashed
+// names); a temporary record has neither until it is published.
 function leftoverKind(name: string): LeftoverFile['kind'] {
-  if (name.endsWith(recordSuffix)) return 'record';
-  if (name.endsWith(lockSuffix)) return 'lock';
+  if (name.endsWith('.json')) return 'record';
+  if (name.endsWith('.lock')) return 'lock';
   return 'temporary';
 }
 
