@@ -141,7 +141,7 @@ describe('kube-provisioner-audit', () => {
       `${provisionerName} on ${root}: 2 PVs, 2 volume directories (0 archived, 0 retained), no findings\n`,
     );
     expect(await snapshotTree(root)).toEqual(before);
-  });
+  }, 300_000);
 
   it('reports each planted inconsistency once, and nothing else', async () => {
     const root = await tempRoot();
@@ -291,5 +291,5 @@ describe('kube-provisioner-audit', () => {
       );
       await core.deletePersistentVolume({ name }).catch(() => undefined);
     }
-  });
+  }, 300_000);
 });
