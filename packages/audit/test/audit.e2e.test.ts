@@ -217,9 +217,14 @@ describe('kube-provisioner-audit', () => {
       name: 'twice',
       uid: claim.metadata?.uid ?? '',
     };
-    for (const name of [names.dupA, names.dupB]) {
+    // As after a double provisioning: the PV the claim is not bound to is Released by the PV
+    // controller (policy Delete) and keeps its claimRef; with Retain it would be unbound instead.
+    for (const [name, reclaimPolicy] of [
+      [names.dupA, 'Retain'],
+      [names.dupB, 'Delete'],
+    ] as const) {
       await directory(name, name);
-      await core.createPersistentVolume({ body: volume(name, name, { claimRef }) });
+      await core.createPersistentVolume({ body: volume(name, name, { claimRef, reclaimPolicy }) });
     }
     // finalizer-stuck: deleted, but nobody runs for this provisioner name to remove its finalizer
     await core.createPersistentVolume({ body: volume(names.stuck, 'stuck') });
@@ -239,13 +244,18 @@ describe('kube-provisioner-audit', () => {
 
     await waitFor(
       async () => {
-        const [released, bound] = await Promise.all([
+        const [released, extra, bound] = await Promise.all([
           core.readPersistentVolume({ name: names.released }),
+          core.readPersistentVolume({ name: names.dupB }),
           core.readNamespacedPersistentVolumeClaim({ namespace, name: 'twice' }),
         ]);
-        return released.status?.phase === 'Released' && bound.status?.phase === 'Bound';
+        return (
+          released.status?.phase === 'Released' &&
+          extra.status?.phase === 'Released' &&
+          bound.status?.phase === 'Bound'
+        );
       },
-      { timeoutMs: 60_000, description: 'the PV controller to release one PV and bind the pre-bound claim' },
+      { timeoutMs: 60_000, description: 'the PV controller to release two PVs and bind the pre-bound claim' },
     );
     const before = await snapshotTree(root);
 
@@ -267,6 +277,7 @@ describe('kube-provisioner-audit', () => {
       { kind: 'directory-without-pv', pvs: [names.orphan], path: 'team/orphan' },
       { kind: 'claim-provisioned-twice', pvs: [names.dupA, names.dupB].sort(), path: undefined },
       { kind: 'finalizer-stuck', pvs: [names.stuck], path: undefined },
+      { kind: 'released-delete', pvs: [names.dupB], path: undefined },
       { kind: 'released-delete', pvs: [names.released], path: undefined },
       { kind: 'temporary-file', pvs: [], path: 'team/.kube-provisioner.tmp.*' },
       { kind: 'stray-record', pvs: [], path: `.stray.kube-provisioner.json` },
@@ -276,8 +287,8 @@ describe('kube-provisioner-audit', () => {
     );
     expect(table.status).toBe(exitFindings);
     const lines = table.stdout.split('\n');
-    expect(lines[0]).toMatch(/: 6 PVs, 5 volume directories \(0 archived, 0 retained\), 8 findings$/u);
-    expect(lines.slice(3, 11).map((line) => line.split(/\s+/u)[0])).toEqual(
+    expect(lines[0]).toMatch(/: 6 PVs, 5 volume directories \(0 archived, 0 retained\), 9 findings$/u);
+    expect(lines.slice(3, 12).map((line) => line.split(/\s+/u)[0])).toEqual(
       report.findings.map((finding) => finding.kind),
     );
     expect(await snapshotTree(root)).toEqual(before);
