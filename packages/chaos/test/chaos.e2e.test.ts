@@ -97,7 +97,8 @@ describe.skipIf(!nfsToolsAvailable())('chaos', () => {
       );
       const controlPlane = await env.controlPlane();
       const runId = uniqueName('chaos');
-      const logDir = await tempDir('chaos-logs-');
+      // Kept after the run (not removed with the roots), for reading a failure.
+      const logDir = await mkdtemp(join(tmpdir(), 'chaos-logs-'));
       console.log(`chaos: replica logs in ${logDir}`);
       targets.push(
         await startHostPathTarget({ env, runId, logDir, root: await tempDir('chaos-hostpath-') }),
