@@ -3,6 +3,8 @@ export type { SafeFsErrorInit, SafeFsErrorKind } from './errors.ts';
 export { isPermissionError, isPersistentRefusal, isSafeFsError, SafeFsError } from './errors.ts';
 export type { FsOps } from './fs-ops.ts';
 export { nodeFsOps } from './fs-ops.ts';
+// For tools that read an export's bookkeeping, such as the audit of @kube-provisioner/audit.
+export { adoptionLockName, isReservedName, parentMarkerName, volumeMarkerName } from './marker-names.ts';
 export type { OwnershipRecord, VolumeOwner } from './ownership-record.ts';
 export type { ClaimMetadata, PathPatternValues } from './path-pattern.ts';
 export { renderPathPattern, resolveVolumePath } from './path-pattern.ts';

@@ -1,0 +1,287 @@
+/**
+ * The audit's judgement: from what the API server holds and what the root contains, the
+ * inconsistencies an operator must look at. Pure, so every rule is tested on fixtures.
+ */
+import { finalizerPV } from '@kube-provisioner/controller';
+import type { V1PersistentVolume } from '@kubernetes/client-node';
+import type { ClusterState } from './cluster-state.ts';
+import { isAuditedHere, locateVolume, type VolumeLayout } from './volume-layout.ts';
+import { isArchivedPath, type VolumeScan } from './volume-scan.ts';
+
+/**
+ * What is wrong:
+ * - `pv-without-directory`: a PV whose directory is missing or lies outside the root;
+ * - `pv-directory-mismatch`: a PV whose directory's ownership record names another PV;
+ * - `directory-without-pv`: a recorded or upstream-named volume directory no PV points at, neither
+ *   archived nor released (retained);
+ * - `claim-provisioned-twice`: two or more PVs whose `claimRef.uid` is the same claim;
+ * - `finalizer-stuck`: a PV with the provisioner's finalizer, deleted longer ago than the grace;
+ * - `released-delete`: a `Released` PV with reclaim policy `Delete` older than the grace, which the
+ *   provisioner should have deleted;
+ * - `temporary-file`: a temporary ownership record left by an interrupted write;
+ * - `stray-record`: an ownership record or adoption lock whose directory is gone;
+ * - `unreadable`: something the audit could not read (a malformed record, a denied directory).
+ */
+export type FindingKind =
+  | 'pv-without-directory'
+  | 'pv-directory-mismatch'
+  | 'directory-without-pv'
+  | 'claim-provisioned-twice'
+  | 'finalizer-stuck'
+  | 'released-delete'
+  | 'temporary-file'
+  | 'stray-record'
+  | 'unreadable';
+
+/** Every {@link FindingKind}, in report order. */
+export const findingKinds: readonly FindingKind[] = [
+  'pv-without-directory',
+  'pv-directory-mismatch',
+  'directory-without-pv',
+  'claim-provisioned-twice',
+  'finalizer-stuck',
+  'released-delete',
+  'temporary-file',
+  'stray-record',
+  'unreadable',
+];
+
+/** The claim a finding concerns. */
+export interface ClaimReference {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+}
+
+/** One inconsistency. */
+export interface Finding {
+  readonly kind: FindingKind;
+  /** The PV(s) concerned, if any. */
+  readonly pvs: readonly string[];
+  /** The volume directory or file relative to the root, if any. */
+  readonly path?: string;
+  readonly claim?: ClaimReference;
+  /** One sentence for a human. */
+  readonly message: string;
+}
+
+/** Counts of what was audited, for the summary line. */
+export interface AuditSummary {
+  /** PVs of the provisioner audited here. */
+  readonly persistentVolumes: number;
+  /** Volume directories found under the root (archives and retained ones included). */
+  readonly volumeDirectories: number;
+  /** Directories kept by `archive` after their PV was deleted. */
+  readonly archived: number;
+  /** Directories kept by `retain` (record marked released) after their PV was deleted. */
+  readonly retained: number;
+  readonly findings: number;
+}
+
+/** Inputs of {@link judge}. */
+export interface JudgeInput {
+  readonly layout: VolumeLayout;
+  readonly cluster: ClusterState;
+  readonly scan: VolumeScan;
+  /** Now, in ms since the epoch. */
+  readonly nowMs: number;
+  /**
+   * How long a deletion, a `Released` phase or a temporary file may last before it counts: they
+   * are normal while the provisioner works.
+   */
+  readonly graceMs: number;
+}
+
+/** The findings and summary of {@link judge}. */
+export interface Judgement {
+  readonly findings: readonly Finding[];
+  readonly summary: AuditSummary;
+}
+
+function claimOf(pv: Readonly<V1PersistentVolume>): ClaimReference | undefined {
+  const ref = pv.spec?.claimRef;
+  if (!ref?.uid) return undefined;
+  return { namespace: ref.namespace ?? '', name: ref.name ?? '', uid: ref.uid };
+}
+
+function nameOf(pv: Readonly<V1PersistentVolume>): string {
+  return pv.metadata?.name ?? '';
+}
+
+function withClaim(pv: Readonly<V1PersistentVolume>): { claim?: ClaimReference } {
+  const claim = claimOf(pv);
+  return claim === undefined ? {} : { claim };
+}
+
+function age(nowMs: number, since: Date | string | undefined): number | undefined {
+  if (since === undefined) return undefined;
+  const at = new Date(since).getTime();
+  return Number.isNaN(at) ? undefined : nowMs - at;
+}
+
+function seconds(ms: number): string {
+  return `${Math.round(ms / 1000)} s`;
+}
+
+/** Compares the API server's view with the root's and lists what does not add up. */
+export function judge(input: JudgeInput): Judgement {
+  const { layout, cluster, scan, nowMs, graceMs } = input;
+  const findings: Finding[] = [];
+  const volumes = cluster.volumes.filter((pv) => isAuditedHere(layout, pv));
+  const directories = new Map(scan.volumes.map((volume) => [volume.path, volume]));
+  const pointedAt = new Set<string>();
+
+  for (const pv of volumes) {
+    const name = nameOf(pv);
+    const location = locateVolume(layout, pv);
+    if (location.kind === 'path') pointedAt.add(location.path);
+    const deletedFor = age(nowMs, pv.metadata?.deletionTimestamp);
+    if (deletedFor !== undefined) {
+      if (deletedFor > graceMs && (pv.metadata?.finalizers ?? []).includes(finalizerPV)) {
+        findings.push({
+          kind: 'finalizer-stuck',
+          pvs: [name],
+          ...withClaim(pv),
+          message: `PV ${name} was deleted ${seconds(deletedFor)} ago and still has the finalizer ${finalizerPV}`,
+        });
+      }
+      continue;
+    }
+    if (pv.status?.phase === 'Released' && pv.spec?.persistentVolumeReclaimPolicy === 'Delete') {
+      const releasedFor = age(nowMs, pv.status.lastPhaseTransitionTime);
+      if (releasedFor === undefined || releasedFor > graceMs) {
+        const since = releasedFor === undefined ? '' : ` for ${seconds(releasedFor)}`;
+        findings.push({
+          kind: 'released-delete',
+          pvs: [name],
+          ...withClaim(pv),
+          message: `PV ${name} has been Released${since} with reclaim policy Delete and was not deleted`,
+        });
+        continue;
+      }
+    }
+    if (location.kind === 'elsewhere') {
+      findings.push({
+        kind: 'pv-without-directory',
+        pvs: [name],
+        ...withClaim(pv),
+        message: `PV ${name} has no directory under the root: ${location.reason}`,
+      });
+      continue;
+    }
+    const directory = directories.get(location.path);
+    if (directory === undefined) {
+      findings.push({
+        kind: 'pv-without-directory',
+        pvs: [name],
+        path: location.path,
+        ...withClaim(pv),
+        message: `PV ${name} points at ${location.path}, which does not exist`,
+      });
+    } else if (directory.record !== undefined && directory.record.pvName !== name) {
+      findings.push({
+        kind: 'pv-directory-mismatch',
+        pvs: [name, directory.record.pvName],
+        path: location.path,
+        ...withClaim(pv),
+        message: `PV ${name} points at ${location.path}, whose ownership record names PV ${directory.record.pvName}`,
+      });
+    }
+  }
+
+  findings.push(...duplicateClaims(volumes, cluster.boundVolumeOfClaim));
+
+  let archived = 0;
+  let retained = 0;
+  for (const directory of scan.volumes) {
+    if (pointedAt.has(directory.path)) continue;
+    if (directory.record?.releasedAt !== undefined) {
+      retained++;
+    } else if (isArchivedPath(directory.path)) {
+      archived++;
+    } else {
+      const { record } = directory;
+      findings.push({
+        kind: 'directory-without-pv',
+        pvs: record === undefined ? [] : [record.pvName],
+        path: directory.path,
+        ...(record === undefined
+          ? {}
+          : { claim: { namespace: record.namespace, name: record.claimName, uid: record.claimUid } }),
+        message:
+          record === undefined
+            ? `directory ${directory.path} looks like a volume but no PV points at it`
+            : `directory ${directory.path} was provisioned for ${record.namespace}/${record.claimName} as PV ${record.pvName}, which no PV points at`,
+      });
+    }
+  }
+
+  for (const leftover of scan.leftovers) {
+    const leftFor = nowMs - leftover.modifiedAtMs;
+    if (leftover.kind === 'temporary') {
+      if (leftFor <= graceMs) continue;
+      findings.push({
+        kind: 'temporary-file',
+        pvs: [],
+        path: leftover.path,
+        message: `temporary ownership record ${leftover.path} was left ${seconds(leftFor)} ago by an interrupted write`,
+      });
+    } else {
+      findings.push({
+        kind: 'stray-record',
+        pvs: [],
+        path: leftover.path,
+        message: `${leftover.kind === 'lock' ? 'adoption lock' : 'ownership record'} ${leftover.path} belongs to a directory that does not exist`,
+      });
+    }
+  }
+
+  for (const entry of scan.unreadable) {
+    findings.push({
+      kind: 'unreadable',
+      pvs: [],
+      path: entry.path,
+      message: `could not read ${entry.path}: ${entry.error}`,
+    });
+  }
+
+  findings.sort((a, b) => findingKinds.indexOf(a.kind) - findingKinds.indexOf(b.kind));
+  return {
+    findings,
+    summary: {
+      persistentVolumes: volumes.length,
+      volumeDirectories: scan.volumes.length,
+      archived,
+      retained,
+      findings: findings.length,
+    },
+  };
+}
+
+function duplicateClaims(
+  volumes: readonly V1PersistentVolume[],
+  boundVolumeOfClaim: ReadonlyMap<string, string>,
+): Finding[] {
+  const byClaim = new Map<string, V1PersistentVolume[]>();
+  for (const pv of volumes) {
+    const uid = pv.spec?.claimRef?.uid;
+    if (!uid) continue;
+    byClaim.set(uid, [...(byClaim.get(uid) ?? []), pv]);
+  }
+  return [...byClaim.entries()].flatMap(([uid, pvs]): Finding[] => {
+    const first = pvs[0];
+    if (pvs.length < 2 || first === undefined) return [];
+    const names = pvs.map(nameOf).sort();
+    const bound = boundVolumeOfClaim.get(uid);
+    const which = bound === undefined ? 'the claim no longer exists' : `the claim is bound to ${bound}`;
+    const claim = claimOf(first);
+    return [
+      {
+        kind: 'claim-provisioned-twice',
+        pvs: names,
+        ...(claim === undefined ? {} : { claim }),
+        message: `claim ${claim?.namespace}/${claim?.name} (${uid}) has ${pvs.length} PVs: ${names.join(', ')}; ${which}`,
+      },
+    ];
+  });
+}

@@ -1,0 +1,36 @@
+/**
+ * A read-only orphan audit of a provisioner's volumes: compares the PVs the API server holds with
+ * the directories under the export or host root. {@link auditVolumes} is the library call; the
+ * `kube-provisioner-audit` CLI wraps it.
+ *
+ * @packageDocumentation
+ */
+export type { AuditOptions, AuditReport } from './audit.ts';
+export { auditVolumes, defaultGraceMs } from './audit.ts';
+export type { ClusterState } from './cluster-state.ts';
+export { readClusterState } from './cluster-state.ts';
+export type {
+  AuditSummary,
+  ClaimReference,
+  Finding,
+  FindingKind,
+  JudgeInput,
+  Judgement,
+} from './findings.ts';
+export { findingKinds, judge } from './findings.ts';
+export type { OutputFormat } from './report-format.ts';
+export { formatJson, formatTable } from './report-format.ts';
+export type { AuditCliHost } from './run-cli.ts';
+export { exitClean, exitError, exitFindings, runAuditCli } from './run-cli.ts';
+/** Version of this package, read from its manifest. */
+export { version } from './version.ts';
+export type {
+  HostPathLayout,
+  NfsLayout,
+  ProvisionerKind,
+  VolumeLayout,
+  VolumeLocation,
+} from './volume-layout.ts';
+export { isAuditedHere, locateVolume, provisionerKinds } from './volume-layout.ts';
+export type { LeftoverFile, ScannedVolume, ScanOptions, UnreadableEntry, VolumeScan } from './volume-scan.ts';
+export { isArchivedPath, isUpstreamVolumeName, scanVolumeRoot } from './volume-scan.ts';

@@ -1,0 +1,49 @@
+/**
+ * The size of a chaos run. `npm test` runs the CI size (150 claims per target, about 4 minutes);
+ * `npm run chaos -- --claims 2000` the release size. The run is replayed from its seed.
+ */
+import type { ScenarioPlan } from './chaos-scenario.ts';
+import { freshSeed } from './seeded-random.ts';
+
+/** A plan and its seed. */
+export interface ChaosPlan extends ScenarioPlan {
+  readonly seed: number;
+}
+
+/** Claims per target in CI. */
+export const ciClaims = 150;
+
+/**
+ * The plan for `claims` claims per target: at least 5 creation waves (a SIGKILL each) and 3
+ * deletion waves (a SIGKILL each but the last, which has a 20 s SIGSTOP; the lease is 15 s), more
+ * for larger runs.
+ */
+export function chaosPlan(claims: number, seed: number): ChaosPlan {
+  return {
+    seed,
+    claims,
+    createWaves: Math.max(5, Math.ceil(claims / 200)),
+    deleteWaves: Math.max(3, Math.ceil(claims / 400)),
+    pauseMs: 20_000,
+    maxKillDelayMs: 3000,
+  };
+}
+
+/** The plan from `CHAOS_CLAIMS` and `CHAOS_SEED`, as set by `npm run chaos`. */
+export function chaosPlanFromEnv(env: Readonly<Record<string, string | undefined>>): ChaosPlan {
+  const parse = (name: string, fallback: number): number => {
+    const value = env[name];
+    if (value === undefined || value === '') return fallback;
+    if (!/^\d+$/u.test(value))
+      throw new Error(`${name} must be a non-negative integer, got ${JSON.stringify(value)}`);
+    return Number(value);
+  };
+  const claims = parse('CHAOS_CLAIMS', ciClaims);
+  if (claims < 10) throw new Error(`CHAOS_CLAIMS must be at least 10, got ${claims}`);
+  return chaosPlan(claims, parse('CHAOS_SEED', freshSeed()));
+}
+
+/** How long a run of `plan` may take, for the test timeout. */
+export function chaosTimeoutMs(plan: ScenarioPlan): number {
+  return 15 * 60_000 + plan.claims * 1000;
+}

@@ -1,0 +1,56 @@
+/** The chaos run as text for the test output: faults with recovery times, and every oracle count. */
+import type { ChaosPlan } from './chaos-plan.ts';
+import type { ScenarioResult } from './chaos-scenario.ts';
+import type { ClusterFault } from './cluster-faults.ts';
+import { overlapWindows } from './leadership-overlap.ts';
+
+const seconds = (ms: number | undefined): string =>
+  ms === undefined ? 'never' : `${(ms / 1000).toFixed(1)} s`;
+
+/** One report for the whole run. */
+export function formatChaosReport(
+  plan: ChaosPlan,
+  cluster: readonly ClusterFault[],
+  results: readonly ScenarioResult[],
+): string {
+  const lines = [
+    `chaos run: seed ${plan.seed}, ${plan.claims} claims per target (replay: npm run chaos -- --claims ${plan.claims} --seed ${plan.seed})`,
+  ];
+  for (const fault of cluster)
+    lines.push(
+      `  control plane: ${fault.fault} at ${new Date(fault.atMs).toISOString()} took ${seconds(fault.durationMs)}`,
+    );
+  for (const result of results) {
+    lines.push(`${result.target}:`);
+    for (const fault of result.faults) {
+      lines.push(
+        `  ${fault.phase} ${fault.signal} of the leader at ${new Date(fault.atMs).toISOString()}: leading again after ${seconds(fault.recoveryMs)}`,
+      );
+    }
+    const recoveries = result.faults.flatMap((fault) =>
+      fault.recoveryMs === undefined ? [] : [fault.recoveryMs],
+    );
+    if (recoveries.length > 0) {
+      lines.push(
+        `  recovery: max ${seconds(Math.max(...recoveries))}, mean ${seconds(recoveries.reduce((a, b) => a + b, 0) / recoveries.length)}`,
+      );
+    }
+    lines.push(
+      `  claims ${result.claims}, not bound ${result.notBound.length}, re-bound ${result.rebound.length}, data lost ${result.dataLost.length}, lost deletes ${result.lostDeletes.length}`,
+      `  audit after create: ${result.auditAfterCreate?.findings.length ?? 'not run'} findings; after delete: ${result.auditAfterDelete?.findings.length ?? 'not run'} findings (${result.auditAfterDelete?.summary.archived ?? 0} archived, ${result.auditAfterDelete?.summary.retained ?? 0} retained directories)`,
+      `  lease tenures ${result.tenures.length}, work lines ${result.workLines}, lines outside the replica's tenure ${result.overlaps.length}`,
+    );
+    for (const window of overlapWindows(result.overlaps)) {
+      lines.push(
+        `    overlap: ${window.identity} logged ${window.lines} work lines from ${new Date(window.fromMs).toISOString()} to ${new Date(window.toMs).toISOString()} (${seconds(window.toMs - window.fromMs)}) without the lease`,
+      );
+    }
+    for (const finding of [
+      ...(result.auditAfterCreate?.findings ?? []),
+      ...(result.auditAfterDelete?.findings ?? []),
+    ].slice(0, 20)) {
+      lines.push(`    audit: ${finding.kind}: ${finding.message}`);
+    }
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,212 @@
+/**
+ * The two shipped CLIs as chaos targets: two replicas each, under their shipped RBAC, with leader
+ * election on the same Lease. kube-hostpath-provisioner runs in shared mode on one root;
+ * nfs-subdir-provisioner runs over one nfs-ganesha export. Each target names its StorageClasses: a
+ * bulk class whose data is deleted, and classes whose data must survive deletion.
+ */
+import { readFile } from 'node:fs/promises';
+import { join, posix } from 'node:path';
+import type { VolumeLayout } from '@kube-provisioner/audit';
+import { leaseNameFor } from '@kube-provisioner/controller/leader-election';
+import {
+  applyManifests,
+  type NfsServer,
+  renderKustomization,
+  startNfsServer,
+  workspaceBinCommand,
+} from '@kube-provisioner/testenv';
+import type { TestEnv } from '@kube-provisioner/testenv/testing';
+import {
+  type KubernetesObject,
+  loadAllYaml,
+  StorageV1Api,
+  type V1PersistentVolume,
+} from '@kubernetes/client-node';
+import { type ReplicaSet, startReplicaSet } from './replica-set.ts';
+
+/** What happens to a class's data when its claim is deleted. */
+export type DataFate = 'delete' | 'archive' | 'retain';
+
+/** A provisioner under chaos. */
+export interface ChaosTarget {
+  readonly name: 'hostpath' | 'nfs-subdir';
+  readonly provisionerName: string;
+  readonly replicas: ReplicaSet;
+  readonly leaseNamespace: string;
+  readonly leaseName: string;
+  /** The directory on disk that holds the volumes (the host root, or the exported directory). */
+  readonly root: string;
+  readonly layout: VolumeLayout;
+  /** StorageClass name per data fate; hostpath has no archive. */
+  readonly classes: Readonly<Partial<Record<DataFate, string>>>;
+  /** Whether a retained volume keeps its PV (reclaim policy Retain) rather than only its data. */
+  readonly retainKeepsPv: boolean;
+  /** The volume directory of `pv` on disk. */
+  volumeDir(pv: V1PersistentVolume): string;
+  /** Where an archived volume's data is, given its directory before archiving. */
+  archivedDir(dir: string): string;
+  /** Stops the replicas (and the NFS server). */
+  stop(): Promise<void>;
+}
+
+/** Common inputs of the target factories. */
+export interface TargetContext {
+  readonly env: TestEnv;
+  /** Prefix of provisioner and class names, unique per run. */
+  readonly runId: string;
+  readonly logDir: string;
+  /** A fresh directory for volumes. */
+  readonly root: string;
+}
+
+const repositoryRoot = join(import.meta.dirname, '..', '..', '..');
+const rbacKinds = new Set([
+  'Namespace',
+  'ServiceAccount',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'Role',
+  'RoleBinding',
+]);
+// Debug level: the controller logs its PV creates and deletes there, and they are work lines.
+const verbosity = '4';
+
+async function createClasses(
+  env: TestEnv,
+  provisionerName: string,
+  runId: string,
+  specs: Readonly<Partial<Record<DataFate, { parameters: Record<string, string>; reclaimPolicy: string }>>>,
+): Promise<Partial<Record<DataFate, string>>> {
+  const storage = env.kubeConfig.makeApiClient(StorageV1Api);
+  const classes: Partial<Record<DataFate, string>> = {};
+  for (const [fate, spec] of Object.entries(specs) as [
+    DataFate,
+    { parameters: Record<string, string>; reclaimPolicy: string },
+  ][]) {
+    const name = `${runId}-${fate}`;
+    await storage.createStorageClass({
+      body: {
+        metadata: { name },
+        provisioner: provisionerName,
+        parameters: spec.parameters,
+        reclaimPolicy: spec.reclaimPolicy,
+      },
+    });
+    classes[fate] = name;
+  }
+  return classes;
+}
+
+/** Two kube-hostpath-provisioner replicas in shared mode on `context.root`. */
+export async function startHostPathTarget(context: TargetContext): Promise<ChaosTarget> {
+  const { env, runId } = context;
+  const packageDir = join(repositoryRoot, 'packages', 'hostpath');
+  const rbac = await readFile(join(packageDir, 'deploy', 'rbac.yaml'), 'utf8');
+  await applyManifests(env.kubeConfig, loadAllYaml(rbac) as KubernetesObject[]);
+  const leaseNamespace = 'kube-provisioner-hostpath';
+  const account = await env.serviceAccountKubeconfig({
+    namespace: leaseNamespace,
+    name: 'hostpath-provisioner',
+  });
+  const provisionerName = `chaos.kube-provisioner.io/${runId}-hostpath`;
+  const replicas = await startReplicaSet({
+    name: 'hostpath',
+    command: workspaceBinCommand(packageDir, 'kube-hostpath-provisioner'),
+    args: ['--mode', 'shared', '--root', context.root, '--provisioner-name', provisionerName],
+    env: {
+      PATH: process.env.PATH ?? '',
+      KUBECONFIG: account.kubeconfigPath,
+      HEALTH_PORT: '0',
+      POD_NAMESPACE: leaseNamespace,
+      VERBOSITY: verbosity,
+    },
+    replicas: 2,
+    logDir: context.logDir,
+  });
+  const classes = await createClasses(env, provisionerName, `${runId}-hostpath`, {
+    delete: { parameters: {}, reclaimPolicy: 'Delete' },
+    retain: { parameters: {}, reclaimPolicy: 'Retain' },
+  });
+  return {
+    name: 'hostpath',
+    provisionerName,
+    replicas,
+    leaseNamespace,
+    leaseName: leaseNameFor(provisionerName),
+    root: context.root,
+    layout: { kind: 'hostpath', hostRoot: context.root },
+    classes,
+    retainKeepsPv: true,
+    volumeDir: (pv) => pv.spec?.hostPath?.path ?? '',
+    archivedDir: () => {
+      throw new Error('hostpath has no archive');
+    },
+    stop: () => replicas.stop(),
+  };
+}
+
+/** Two nfs-subdir-provisioner replicas over one nfs-ganesha export of `context.root`. */
+export async function startNfsSubdirTarget(context: TargetContext): Promise<ChaosTarget> {
+  const { env, runId } = context;
+  const packageDir = join(repositoryRoot, 'packages', 'nfs-subdir');
+  const objects = await renderKustomization(join(repositoryRoot, 'examples', 'nfs', 'deploy'));
+  await applyManifests(
+    env.kubeConfig,
+    objects.filter((object) => rbacKinds.has(object.kind ?? '')),
+  );
+  const account = objects.find((object) => object.kind === 'ServiceAccount')?.metadata;
+  if (!account?.name || !account.namespace)
+    throw new Error('examples/nfs/deploy has no namespaced ServiceAccount');
+  const credentials = await env.serviceAccountKubeconfig({
+    namespace: account.namespace,
+    name: account.name,
+  });
+  const server: NfsServer = await startNfsServer({ exportDir: context.root, exportPath: '/export' });
+  const provisionerName = `chaos.kube-provisioner.io/${runId}-nfs-subdir`;
+  let replicas: ReplicaSet;
+  try {
+    replicas = await startReplicaSet({
+      name: 'nfs-subdir',
+      command: workspaceBinCommand(packageDir, 'nfs-subdir-provisioner'),
+      args: ['--mount-root', server.exportDir],
+      env: {
+        PATH: process.env.PATH ?? '',
+        NFS_SERVER: server.host,
+        NFS_PATH: server.exportPath,
+        PROVISIONER_NAME: provisionerName,
+        POD_NAMESPACE: account.namespace,
+        KUBECONFIG: credentials.kubeconfigPath,
+        METRICS_PORT: '0',
+        VERBOSITY: verbosity,
+      },
+      replicas: 2,
+      logDir: context.logDir,
+    });
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
+  const classes = await createClasses(env, provisionerName, `${runId}-nfs`, {
+    delete: { parameters: { onDelete: 'delete' }, reclaimPolicy: 'Delete' },
+    archive: { parameters: { onDelete: 'archive' }, reclaimPolicy: 'Delete' },
+    retain: { parameters: { onDelete: 'retain' }, reclaimPolicy: 'Delete' },
+  });
+  return {
+    name: 'nfs-subdir',
+    provisionerName,
+    replicas,
+    leaseNamespace: account.namespace,
+    leaseName: leaseNameFor(provisionerName),
+    root: server.exportDir,
+    layout: { kind: 'nfs', exportPath: server.exportPath, server: server.host },
+    classes,
+    retainKeepsPv: false,
+    volumeDir: (pv) => join(server.exportDir, posix.relative(server.exportPath, pv.spec?.nfs?.path ?? '')),
+    // The default directory name contains the PV name, so the archive is `archived-<dir>` beside it.
+    archivedDir: (dir) => join(dir, '..', `archived-${posix.basename(dir)}`),
+    async stop() {
+      await replicas.stop();
+      await server.stop();
+    },
+  };
+}

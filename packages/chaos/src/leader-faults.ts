@@ -1,0 +1,88 @@
+/**
+ * Faults aimed at the current leader of a target: SIGKILL (a crashed pod), or SIGSTOP for longer
+ * than the lease duration and SIGCONT (a frozen node or a long pause). Each records how long the
+ * target took to have a leader with a started controller again.
+ */
+import { waitFor } from '@kube-provisioner/testenv';
+import type { LeaseTracker } from './lease-tracker.ts';
+import type { Incarnation, ReplicaSet } from './replica-set.ts';
+
+/** One fault and the recovery after it. */
+export interface LeaderFault {
+  readonly signal: 'SIGKILL' | 'SIGSTOP';
+  readonly phase: 'create' | 'delete';
+  /** ms since the epoch. */
+  readonly atMs: number;
+  readonly victim: string;
+  /** From the fault to the next "Started provisioner controller" of any replica. */
+  recoveryMs: number | undefined;
+}
+
+const leaderTimeoutMs = 120_000;
+
+/** The live incarnation holding the Lease, once there is one. */
+export async function currentLeader(replicas: ReplicaSet, lease: LeaseTracker): Promise<Incarnation> {
+  return waitFor(
+    () => {
+      const holder = lease.holder();
+      return holder === undefined ? undefined : replicas.byIdentity(holder);
+    },
+    { timeoutMs: leaderTimeoutMs, intervalMs: 100, description: `a leader of ${replicas.name}` },
+  );
+}
+
+async function awaitRecovery(replicas: ReplicaSet, fault: LeaderFault): Promise<void> {
+  const started = await waitFor(() => replicas.startsAfter(fault.atMs)[0], {
+    timeoutMs: leaderTimeoutMs,
+    intervalMs: 100,
+    description: `${replicas.name} to lead again after ${fault.signal} of ${fault.victim}`,
+  });
+  fault.recoveryMs = started - fault.atMs;
+}
+
+/** SIGKILLs the leader's process group and waits until a replica leads again. */
+export async function killLeader(
+  replicas: ReplicaSet,
+  lease: LeaseTracker,
+  phase: LeaderFault['phase'],
+): Promise<LeaderFault> {
+  const leader = await currentLeader(replicas, lease);
+  const fault: LeaderFault = {
+    signal: 'SIGKILL',
+    phase,
+    atMs: Date.now(),
+    victim: leader.identity ?? '',
+    recoveryMs: undefined,
+  };
+  process.kill(-leader.program.pid, 'SIGKILL');
+  await awaitRecovery(replicas, fault);
+  return fault;
+}
+
+/**
+ * SIGSTOPs the leader for `pauseMs` (longer than the lease duration, so the standby takes over
+ * meanwhile), then SIGCONTs it and waits until a replica leads.
+ */
+export async function pauseLeader(
+  replicas: ReplicaSet,
+  lease: LeaseTracker,
+  pauseMs: number,
+): Promise<LeaderFault> {
+  const leader = await currentLeader(replicas, lease);
+  const fault: LeaderFault = {
+    signal: 'SIGSTOP',
+    phase: 'delete',
+    atMs: Date.now(),
+    victim: leader.identity ?? '',
+    recoveryMs: undefined,
+  };
+  process.kill(-leader.program.pid, 'SIGSTOP');
+  try {
+    // The pause is the fault itself, not a wait for something.
+    await new Promise((resolve) => setTimeout(resolve, pauseMs));
+  } finally {
+    process.kill(-leader.program.pid, 'SIGCONT');
+  }
+  await awaitRecovery(replicas, fault);
+  return fault;
+}

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { chaosPlan, chaosPlanFromEnv } from '../src/chaos-plan.ts';
+
+describe('chaos plan', () => {
+  it('has at least 5 creation kills, 3 deletion waves and a pause longer than the lease', () => {
+    expect(chaosPlan(150, 7)).toEqual({
+      seed: 7,
+      claims: 150,
+      createWaves: 5,
+      deleteWaves: 3,
+      pauseMs: 20_000,
+      maxKillDelayMs: 3000,
+    });
+    expect(chaosPlan(2000, 7)).toMatchObject({ createWaves: 10, deleteWaves: 5 });
+  });
+
+  it('reads CHAOS_CLAIMS and CHAOS_SEED, and refuses nonsense', () => {
+    expect(chaosPlanFromEnv({ CHAOS_CLAIMS: '2000', CHAOS_SEED: '42' })).toMatchObject({
+      claims: 2000,
+      seed: 42,
+    });
+    expect(chaosPlanFromEnv({}).claims).toBe(150);
+    expect(() => chaosPlanFromEnv({ CHAOS_CLAIMS: 'many' })).toThrow(
+      /CHAOS_CLAIMS must be a non-negative integer/u,
+    );
+    expect(() => chaosPlanFromEnv({ CHAOS_CLAIMS: '3' })).toThrow(/at least 10/u);
+  });
+});
