@@ -203,8 +203,9 @@ async function makeDirectory(
  * Node.js has no `mkdirat`/`openat`, so a directory is opened by name after `mkdir`: whoever can
  * write the parent could swap another directory in between, which would then be chowned,
  * chmodded and handed out. What was opened must still be the listed entry and hold nothing but
- * what a concurrent provision of this package puts there (records, markers, and volumes with
- * records, for a parent; nothing, for a volume): another tenant's directory holds its data.
+ * what a concurrent provision of this package puts there: nothing, for a volume (no workload has
+ * it yet); for a parent, bookkeeping, volumes with records, and parents being made (empty, or
+ * holding bookkeeping). Another tenant's directory holds its data.
  */
 async function checkFresh(
   dir: DirectoryHandle,
@@ -214,21 +215,31 @@ async function checkFresh(
 ): Promise<void> {
   const [opened, listed] = [await child.stat(), await dir.lstat(name)];
   const names = await child.readdir();
-  const foreign: EntryName[] = [];
-  for (const entry of names) {
-    if (!isParent) foreign.push(entry);
-    else if (typeof entry !== 'string') foreign.push(entry);
-    else if (!isReservedName(entry) && (await child.lstat(volumeMarkerName(entry))) === undefined) {
-      foreign.push(entry);
-    }
+  let foreign = !isParent && names.length > 0;
+  for (const entry of isParent ? names : []) {
+    if (foreign || !(await isBookkeepingOrVolume(child, entry))) foreign = true;
   }
-  if (listed !== undefined && sameIdentity(opened, listed) && foreign.length === 0) return;
+  if (listed !== undefined && sameIdentity(opened, listed) && !foreign) return;
   throw new SafeFsError({
     kind: 'ownership',
     path: dir.pathOf(name),
     operation: 'mkdir',
     detail: 'was replaced by another directory right after it was created; refusing to touch it',
   });
+}
+
+/** Whether `entry` in `dir` is something a concurrent provision of this package may have made. */
+async function isBookkeepingOrVolume(dir: DirectoryHandle, entry: EntryName): Promise<boolean> {
+  if (typeof entry !== 'string') return false;
+  if (isReservedName(entry) || (await dir.lstat(volumeMarkerName(entry))) !== undefined) return true;
+  const inner = await dir.openDirectory(entry).catch(() => undefined);
+  if (inner === undefined) return false;
+  try {
+    const names = await inner.readdir();
+    return names.length === 0 || names.some((name) => typeof name === 'string' && isReservedName(name));
+  } finally {
+    await inner.close();
+  }
 }
 
 /** The record of `leaf` and whether `leaf` exists, read in an order that makes them consistent. */

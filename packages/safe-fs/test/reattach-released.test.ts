@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, rename, rmdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
