@@ -102,6 +102,7 @@ export class NfsProvisioner implements Provisioner {
         },
         mode: directoryMode,
         adopt: parameters.adoptExisting,
+        namespaceScopedPath: isNamespaceScoped(parameters.pathPattern),
       });
       context.logger.info({ path: relative, outcome }, 'volume directory ready');
       const path = joinBasePath(this.#exportPath, relative);
@@ -246,6 +247,15 @@ export class NfsProvisioner implements Provisioner {
     }
     return policy;
   }
+}
+
+/**
+ * Whether only claims of one namespace can render a path from `pattern`: its first segment is
+ * exactly the namespace. A flat `${.PVC.namespace}-…` does not count, as namespaces contain `-`.
+ */
+function isNamespaceScoped(pattern: string | undefined): boolean {
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a pathPattern placeholder, literal text
+  return pattern?.startsWith('${.PVC.namespace}/') === true;
 }
 
 /** The class a PV names: the beta annotation, as nfs-client read it, else `spec.storageClassName`. */

@@ -47,7 +47,7 @@ describe('provisioning', () => {
     });
   });
 
-  it('creates nested pattern directories, giving every created level mode 0777 (R9)', async () => {
+  it('creates nested pattern directories: parents 0755 as upstream, the volume 0777 (R9)', async () => {
     await using root = await temporaryRoot();
     const pvc = claim({ namespace: 'team-a', name: 'db', labels: { app: 'pg' } });
     const sc = storageClass({ pathPattern: '${.PVC.namespace}/${.PVC.labels.app}/${.PV.name}' });
@@ -55,9 +55,10 @@ describe('provisioning', () => {
     const pv = provisioned(await nfsProvisioner('nfs-subdir', root.path).provision(options, context));
 
     expect(pv.spec?.nfs?.path).toBe(`/export/team-a/pg/${options.pvName}`);
-    for (const level of ['team-a', 'team-a/pg', `team-a/pg/${options.pvName}`]) {
-      expect((await stat(join(root.path, level))).mode & 0o7777, level).toBe(0o777);
+    for (const level of ['team-a', 'team-a/pg']) {
+      expect((await stat(join(root.path, level))).mode & 0o7777, level).toBe(0o755);
     }
+    expect((await stat(join(root.path, `team-a/pg/${options.pvName}`))).mode & 0o7777).toBe(0o777);
   });
 
   it('falls back to the default name when the pattern renders empty, leaving the root alone (R2)', async () => {
@@ -164,6 +165,19 @@ describe('existing directories (R7)', () => {
     );
     expect(pv.spec?.nfs?.path).toBe('/export/team-a/db');
     expect(await readdir(join(root.path, 'team-a', 'db'))).toEqual(['keep.txt']);
+  });
+  it('does not adopt unrecorded data under a first segment a claim can choose (shared/team-b-db for namespace shared)', async () => {
+    await using root = await temporaryRoot();
+    const provisioner = nfsProvisioner('nfs-subdir', root.path);
+    await mkdir(join(root.path, 'shared', 'team-b-db'), { recursive: true });
+    await writeFile(join(root.path, 'shared', 'team-b-db', 'keep.txt'), 'team-b data');
+    const fixed = storageClass({ pathPattern: 'shared/${.PVC.annotations.dir}', adoptExisting: 'true' });
+    const grab = claim({ namespace: 'shared', name: 'grab', annotations: { dir: 'team-b-db' } });
+
+    const error = failed(await provisioner.provision(provisionOptions(grab, fixed), context), false);
+
+    expect(error.message).toContain('starts with the namespace as a whole segment');
+    expect(await readdir(join(root.path, 'shared'))).toEqual(['team-b-db']);
   });
 });
 
