@@ -4,6 +4,7 @@
  */
 
 import { createHash } from 'node:crypto';
+import { writerTag } from './temporary-writer.ts';
 
 const reservedToken = '.kube-provisioner';
 const volumeMarkerSuffix = `${reservedToken}.json`;
@@ -53,9 +54,19 @@ export function adoptionLockName(leaf: string): string {
 /** Prefix of every not-yet-published record: recognisable, so leftovers of a crash can be swept. */
 export const temporaryMarkerPrefix: string = `${reservedToken}.tmp.`;
 
-/** Name for a not-yet-published record; unique per call. */
+/**
+ * Name for a not-yet-published record, unique per call: `.kube-provisioner.tmp.<writer>.<uuid>`,
+ * where `<writer>` identifies the writing process (see `temporary-writer.ts`).
+ */
 export function temporaryMarkerName(): string {
-  return `${temporaryMarkerPrefix}${crypto.randomUUID()}`;
+  return `${temporaryMarkerPrefix}${writerTag()}.${crypto.randomUUID()}`;
+}
+
+/** The writer tag in temporary name `name` (empty for names without one). */
+export function temporaryWriterTag(name: string): string {
+  const rest = name.slice(temporaryMarkerPrefix.length);
+  const dot = rest.indexOf('.');
+  return dot === -1 ? '' : rest.slice(0, dot);
 }
 
 /** Whether `name` is a temporary record name of {@link temporaryMarkerName}. */

@@ -8,10 +8,12 @@
 
 import type { DirectoryHandle } from './directory-handle.ts';
 import { errnoCode } from './errors.ts';
-import { isTemporaryMarkerName } from './marker-names.ts';
+import { isTemporaryMarkerName, temporaryWriterTag } from './marker-names.ts';
+import { writerState } from './temporary-writer.ts';
 
 /**
- * Default age after which a temporary record file counts as abandoned. A record is a few hundred
+ * Default age after which a temporary record file whose writer cannot be checked (another host)
+ * counts as abandoned. A record is a few hundred
  * bytes written in one call; even a slow NFS server finishes in well under this. Sweeping a file
  * that a stalled writer still uses only fails that writer's publish, which it retries.
  */
@@ -37,9 +39,25 @@ export interface SweepReport {
 }
 
 /**
- * Removes abandoned temporary record files directly inside `dir`: regular files with a temporary
- * record name, not being written by this process, last modified at least `graceMs` before `now`.
+ * Whether temporary file `name`, last modified at `mtimeMs`, is abandoned: not being written by this
+ * process, and either its writer is known to be gone (a crashed or killed process on this host) or,
+ * when the writer cannot be checked (another host), older than `graceMs`. A file whose writer still
+ * runs is kept: it may be open.
  */
+function isAbandoned(name: string, mtimeMs: number, now: number, graceMs: number): boolean {
+  if (inFlight.has(name)) return false;
+  switch (writerState(temporaryWriterTag(name))) {
+    case 'self':
+    case 'dead':
+      return true;
+    case 'alive':
+      return false;
+    case 'unknown':
+      return now - mtimeMs >= graceMs;
+  }
+}
+
+/** Removes abandoned temporary record files (see {@link isAbandoned}) directly inside `dir`. */
 export async function sweepTemporaryFiles(
   dir: DirectoryHandle,
   now: number,
@@ -51,7 +69,7 @@ export async function sweepTemporaryFiles(
     if (typeof name !== 'string' || !isTemporaryMarkerName(name)) continue;
     const stats = await dir.lstat(name);
     if (stats === undefined || !stats.isFile()) continue;
-    if (inFlight.has(name) || now - stats.mtimeMs < graceMs) {
+    if (!isAbandoned(name, stats.mtimeMs, now, graceMs)) {
       kept.push(dir.pathOf(name));
       continue;
     }
