@@ -158,8 +158,8 @@ async function openOrCreateParent(
       await marker.close();
     }
   } catch (err) {
-    // The caller never sees this handle, so it is closed here (after the undo steps that use it).
-    undo.push(() => child.close());
+    // The caller never sees this handle: close it after the undo steps that use it (run in reverse).
+    undo.unshift(() => child.close());
     throw err;
   }
   return child;
