@@ -26,8 +26,8 @@ const packageDir = join(import.meta.dirname, '..');
 const deployDir = join(packageDir, '..', '..', 'examples', 'nfs', 'deploy');
 const command = workspaceBinCommand(packageDir, 'nfs-subdir-provisioner');
 const claimCount = 120;
-// A kill after every this many PVs created (or deleted): about ten kills per phase.
-const killEvery = 12;
+// A kill after every this many PVs created (or deleted): up to a dozen kills per phase.
+const killEvery = 8;
 
 const rbacKinds = new Set([
   'Namespace',
