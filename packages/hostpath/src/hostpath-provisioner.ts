@@ -254,6 +254,9 @@ export class HostPathProvisioner implements Provisioner {
         provisioner: this.#provisionerName,
       },
       mode: parameters.mode,
+      // The class mode, but never writable by group or others: whoever can write a parent can swap
+      // the volumes and records in it.
+      parentMode: parameters.mode & ~0o022,
       uid: parameters.uid,
       gid: parameters.gid,
     });

@@ -165,7 +165,7 @@ export class NfsProvisioner implements Provisioner {
           mode: directoryMode,
           parentMode,
           adopt: parameters.adoptExisting,
-          pathOfNamespace: startsWithNamespace(parameters.pathPattern),
+          namespaceScopedPath: startsWithNamespace(parameters.pathPattern),
         },
         context,
       );
@@ -282,7 +282,7 @@ export class NfsProvisioner implements Provisioner {
     const record = await this.#root.readOwner(relative);
     if (record === undefined || record.releasedAt !== undefined || record.claimUid === claimUid) return false;
     if (!(await isStaleRecord(record, this.#owners, context.signal))) return false;
-    const outcome = await this.#root.releaseVolume(relative, { pvName: record.pvName });
+    const outcome = await this.#root.releaseVolume(relative, { pvName: record.pvName, recordIsStale: true });
     context.logger.warn(
       { path: relative, outcome },
       'released a stale ownership record: neither the claim nor the PV it names exists any more',

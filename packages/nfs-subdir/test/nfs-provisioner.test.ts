@@ -171,6 +171,19 @@ describe('existing directories (R7)', () => {
     expect(pv.spec?.nfs?.path).toBe('/export/team-a/db');
     expect(await readdir(join(root.path, 'team-a', 'db'))).toEqual(['keep.txt']);
   });
+  it('does not adopt unrecorded data under a first segment a claim can choose (shared/team-b-db for namespace shared)', async () => {
+    await using root = await temporaryRoot();
+    const provisioner = nfsProvisioner('nfs-subdir', root.path);
+    await mkdir(join(root.path, 'shared', 'team-b-db'), { recursive: true });
+    await writeFile(join(root.path, 'shared', 'team-b-db', 'keep.txt'), 'team-b data');
+    const fixed = storageClass({ pathPattern: 'shared/${.PVC.annotations.dir}', adoptExisting: 'true' });
+    const grab = claim({ namespace: 'shared', name: 'grab', annotations: { dir: 'team-b-db' } });
+
+    const error = failed(await provisioner.provision(provisionOptions(grab, fixed), context), false);
+
+    expect(error.message).toContain('starts with the namespace');
+    expect(await readdir(join(root.path, 'shared'))).toEqual(['team-b-db']);
+  });
 });
 
 describe('reattaching data kept by onDelete retain (nfs-subdir#5)', () => {

@@ -42,6 +42,8 @@ export function joinBasePath(base: string, path: RelativeVolumePath): string {
  */
 export function relativePathUnder(base: string, absolute: string): RelativeVolumePath {
   const operation = 'resolve path';
+  // The PV comes from the API: a field the types call required may still be absent.
+  if (typeof absolute !== 'string') throw invalid(String(absolute), operation, 'the volume has no path');
   const prefix = base === '/' ? '/' : `${base}/`;
   if (absolute === base || absolute === prefix)
     throw invalid(absolute, operation, `it is the base ${base} itself`);

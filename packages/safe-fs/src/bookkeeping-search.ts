@@ -4,7 +4,7 @@
  * or archiving it would take those volumes along, so such a tree is refused instead.
  */
 
-import type { DirectoryHandle } from './directory-handle.ts';
+import { type DirectoryHandle, nameText } from './directory-handle.ts';
 import { isReservedName } from './marker-names.ts';
 
 /**
@@ -13,7 +13,7 @@ import { isReservedName } from './marker-names.ts';
  */
 export async function findBookkeeping(dir: DirectoryHandle): Promise<string | undefined> {
   const names = await dir.readdir();
-  const reserved = names.find(isReservedName);
+  const reserved = names.find((name) => isReservedName(nameText(name)));
   if (reserved !== undefined) return dir.pathOf(reserved);
   for (const name of names) {
     const stats = await dir.lstat(name);

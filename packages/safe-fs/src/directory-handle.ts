@@ -10,9 +10,36 @@ import type { Stats } from 'node:fs';
 import { constants } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { errnoCode, SafeFsError, systemError } from './errors.ts';
-import type { FsOps } from './fs-ops.ts';
+import type { FsOps, FsPath } from './fs-ops.ts';
 
 const directoryFlags = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+
+/**
+ * A name inside a directory: a string, or the raw bytes of a listed name that is not valid UTF-8
+ * (decoding it would name a different file, or none).
+ */
+export type EntryName = string | Buffer;
+
+/** `name` as text, for messages; names that are not UTF-8 show replacement characters. */
+export function nameText(name: EntryName): string {
+  return typeof name === 'string' ? name : name.toString('utf8');
+}
+
+function entryName(raw: Buffer): EntryName {
+  const text = raw.toString('utf8');
+  return Buffer.from(text).equals(raw) ? text : raw;
+}
+
+/** Device and inode: what a directory is, whatever it is called. */
+export interface Identity {
+  readonly dev: number;
+  readonly ino: number;
+}
+
+/** Whether `a` and `b` are the same file. */
+export function sameIdentity(a: Identity, b: Identity): boolean {
+  return a.dev === b.dev && a.ino === b.ino;
+}
 
 /** An open directory below (or at) the base, known by its path relative to the base. */
 export class DirectoryHandle {
@@ -28,16 +55,18 @@ export class DirectoryHandle {
   }
 
   /** The relative path of `name` inside this directory. */
-  pathOf(name: string): string {
-    return this.path === '.' ? name : `${this.path}/${name}`;
+  pathOf(name: EntryName): string {
+    const text = nameText(name);
+    return this.path === '.' ? text : `${this.path}/${text}`;
   }
 
-  #at(name?: string): string {
+  #at(name?: EntryName): FsPath {
     const self = `/proc/self/fd/${this.#handle.fd}`;
-    return name === undefined ? self : `${self}/${name}`;
+    if (name === undefined) return self;
+    return typeof name === 'string' ? `${self}/${name}` : Buffer.concat([Buffer.from(`${self}/`), name]);
   }
 
-  async #call<T>(operation: string, name: string | undefined, fn: () => Promise<T>): Promise<T> {
+  async #call<T>(operation: string, name: EntryName | undefined, fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
     } catch (err) {
@@ -46,7 +75,7 @@ export class DirectoryHandle {
   }
 
   /** Opens the subdirectory `name`, refusing a symlink or non-directory; `undefined` when absent. */
-  async openDirectory(name: string): Promise<DirectoryHandle | undefined> {
+  async openDirectory(name: EntryName): Promise<DirectoryHandle | undefined> {
     try {
       const handle = await this.#fs.open(this.#at(name), directoryFlags);
       return new DirectoryHandle(this.#fs, handle, this.pathOf(name));
@@ -61,7 +90,7 @@ export class DirectoryHandle {
   }
 
   /** `lstat` of `name`; `undefined` when absent. */
-  async lstat(name: string): Promise<Stats | undefined> {
+  async lstat(name: EntryName): Promise<Stats | undefined> {
     try {
       return await this.#fs.lstat(this.#at(name));
     } catch (err) {
@@ -70,19 +99,26 @@ export class DirectoryHandle {
     }
   }
 
-  readdir(): Promise<string[]> {
-    return this.#call('readdir', undefined, () => this.#fs.readdir(this.#at()));
+  /** The names in this directory, exactly as stored (see {@link EntryName}). */
+  async readdir(): Promise<EntryName[]> {
+    const names = await this.#call('readdir', undefined, () => this.#fs.readdir(this.#at()));
+    return names.map(entryName);
+  }
+
+  /** `fstat` of this directory itself. */
+  stat(): Promise<Stats> {
+    return this.#call('fstat', undefined, () => this.#fs.fstat(this.#handle));
   }
 
   mkdir(name: string, mode: number): Promise<void> {
     return this.#call('mkdir', name, () => this.#fs.mkdir(this.#at(name), mode));
   }
 
-  rmdir(name: string): Promise<void> {
+  rmdir(name: EntryName): Promise<void> {
     return this.#call('rmdir', name, () => this.#fs.rmdir(this.#at(name)));
   }
 
-  unlink(name: string): Promise<void> {
+  unlink(name: EntryName): Promise<void> {
     return this.#call('unlink', name, () => this.#fs.unlink(this.#at(name)));
   }
 

@@ -7,30 +7,39 @@
 import type { Stats } from 'node:fs';
 import * as fs from 'node:fs/promises';
 
+/**
+ * A path as the calls receive it: `/proc/self/fd/<fd>/<name>`, a `Buffer` when `name` is not valid
+ * UTF-8 (a workload may create such names, and they must still be removable).
+ */
+export type FsPath = string | Buffer;
+
 /** Path-based calls receive `/proc/self/fd/<fd>/<name>` paths; see the package README. */
 export interface FsOps {
-  open(path: string, flags: number, mode?: number): Promise<fs.FileHandle>;
+  open(path: FsPath, flags: number, mode?: number): Promise<fs.FileHandle>;
+  fstat(handle: fs.FileHandle): Promise<Stats>;
   fchmod(handle: fs.FileHandle, mode: number): Promise<void>;
   fchown(handle: fs.FileHandle, uid: number, gid: number): Promise<void>;
-  mkdir(path: string, mode: number): Promise<void>;
-  lstat(path: string): Promise<Stats>;
-  readdir(path: string): Promise<string[]>;
-  rmdir(path: string): Promise<void>;
-  unlink(path: string): Promise<void>;
-  rename(oldPath: string, newPath: string): Promise<void>;
-  link(existingPath: string, newPath: string): Promise<void>;
+  mkdir(path: FsPath, mode: number): Promise<void>;
+  lstat(path: FsPath): Promise<Stats>;
+  /** Entry names as raw bytes, so names that are not UTF-8 survive the round trip. */
+  readdir(path: FsPath): Promise<Buffer[]>;
+  rmdir(path: FsPath): Promise<void>;
+  unlink(path: FsPath): Promise<void>;
+  rename(oldPath: FsPath, newPath: FsPath): Promise<void>;
+  link(existingPath: FsPath, newPath: FsPath): Promise<void>;
 }
 
 /** The real system calls, from `node:fs/promises`. */
 export const nodeFsOps: FsOps = {
   open: (path, flags, mode) => fs.open(path, flags, mode),
+  fstat: (handle) => handle.stat(),
   fchmod: (handle, mode) => handle.chmod(mode),
   fchown: (handle, uid, gid) => handle.chown(uid, gid),
   mkdir: async (path, mode) => {
     await fs.mkdir(path, { mode });
   },
   lstat: (path) => fs.lstat(path),
-  readdir: (path) => fs.readdir(path),
+  readdir: (path) => fs.readdir(path, { encoding: 'buffer' }),
   rmdir: (path) => fs.rmdir(path),
   unlink: (path) => fs.unlink(path),
   rename: (oldPath, newPath) => fs.rename(oldPath, newPath),

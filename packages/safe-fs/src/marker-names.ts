@@ -3,20 +3,44 @@
  * path may use them, so a claim can never create, replace or hide another volume's record.
  */
 
+import { createHash } from 'node:crypto';
+import { writerTag } from './temporary-writer.ts';
+
 const reservedToken = '.kube-provisioner';
 const volumeMarkerSuffix = `${reservedToken}.json`;
 // As long as the record's suffix, so every leaf that fits a record fits its lock.
 const adoptionLockSuffix = `${reservedToken}.lock`;
+const maxNameBytes = 255;
 
 /** Name of the file, inside a directory this package created as a parent, that records it did so. */
 export const parentMarkerName: string = `${reservedToken}-parent.json`;
 
-/** Bytes a volume's leaf name may use so that its sibling ownership record still fits in 255 bytes. */
-export const maxLeafBytes: number = 255 - Buffer.byteLength(`.${volumeMarkerSuffix}`);
+/**
+ * Bytes a leaf may use for its record to be named after it (`.<leaf>.kube-provisioner.json`);
+ * longer leaves get a hashed record name (see {@link volumeMarkerName}). New archive names stay
+ * within it, so archived records keep readable names.
+ */
+export const maxLeafBytes: number = maxNameBytes - Buffer.byteLength(`.${volumeMarkerSuffix}`);
 
-/** Name of the ownership record of the volume directory `leaf`, kept beside it in the same parent. */
+/** Whether `leaf` is too long for a record named after it. */
+export function hasHashedRecordName(leaf: string): boolean {
+  return Buffer.byteLength(leaf) > maxLeafBytes;
+}
+
+// `.kube-provisioner.sha256-<hex>` can never equal `.<leaf>.kube-provisioner…` of a short leaf: the
+// part before the suffix would have to end in `kube-provisioner`, which is not hexadecimal.
+function hashedName(leaf: string, extension: string): string {
+  const digest = createHash('sha256').update(leaf).digest('hex');
+  return `${reservedToken}.sha256-${digest}.${extension}`;
+}
+
+/**
+ * Name of the ownership record of the volume directory `leaf`, kept beside it in the same parent:
+ * `.<leaf>.kube-provisioner.json`, or `.kube-provisioner.sha256-<hash of leaf>.json` when that would
+ * exceed 255 bytes (upstream names reach 255 bytes); the hashed record names its leaf inside.
+ */
 export function volumeMarkerName(leaf: string): string {
-  return `.${leaf}${volumeMarkerSuffix}`;
+  return hasHashedRecordName(leaf) ? hashedName(leaf, 'json') : `.${leaf}${volumeMarkerSuffix}`;
 }
 
 /**
@@ -24,15 +48,36 @@ export function volumeMarkerName(leaf: string): string {
  * claim's: it holds that claim's record, so a crashed attempt is recognised by its own retry.
  */
 export function adoptionLockName(leaf: string): string {
-  return `.${leaf}${adoptionLockSuffix}`;
+  return hasHashedRecordName(leaf) ? hashedName(leaf, 'lock') : `.${leaf}${adoptionLockSuffix}`;
 }
 
-/** Name for a not-yet-published record; unique per call. */
+/** Prefix of every not-yet-published record: recognisable, so leftovers of a crash can be swept. */
+export const temporaryMarkerPrefix: string = `${reservedToken}.tmp.`;
+
+/**
+ * Name for a not-yet-published record, unique per call: `.kube-provisioner.tmp.<writer>.<uuid>`,
+ * where `<writer>` identifies the writing process (see `temporary-writer.ts`).
+ */
 export function temporaryMarkerName(): string {
-  return `${reservedToken}.tmp.${crypto.randomUUID()}`;
+  return `${temporaryMarkerPrefix}${writerTag()}.${crypto.randomUUID()}`;
 }
 
-/** Whether a path segment collides with the bookkeeping names. */
+/** The writer tag in temporary name `name` (empty for names without one). */
+export function temporaryWriterTag(name: string): string {
+  const rest = name.slice(temporaryMarkerPrefix.length);
+  const dot = rest.indexOf('.');
+  return dot === -1 ? '' : rest.slice(0, dot);
+}
+
+/** Whether `name` is a temporary record name of {@link temporaryMarkerName}. */
+export function isTemporaryMarkerName(name: string): boolean {
+  return name.startsWith(temporaryMarkerPrefix);
+}
+
+/**
+ * Whether a path segment collides with the bookkeeping names. Compared case-insensitively: on a
+ * case-insensitive export `.X.KUBE-PROVISIONER.JSON` is the record of `x`.
+ */
 export function isReservedName(segment: string): boolean {
-  return segment.startsWith('.') && segment.includes(reservedToken);
+  return segment.startsWith('.') && segment.toLowerCase().includes(reservedToken);
 }

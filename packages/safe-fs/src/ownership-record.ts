@@ -7,7 +7,8 @@
 import { constants } from 'node:fs';
 import type { DirectoryHandle } from './directory-handle.ts';
 import { errnoCode, SafeFsError } from './errors.ts';
-import { temporaryMarkerName, volumeMarkerName } from './marker-names.ts';
+import { hasHashedRecordName, temporaryMarkerName, volumeMarkerName } from './marker-names.ts';
+import { holdTemporaryName } from './temporary-files.ts';
 
 /** Who a volume directory belongs to. */
 export interface VolumeOwner {
@@ -29,12 +30,24 @@ export interface OwnershipRecord extends VolumeOwner {
    * replaced by an adopting claim of the same namespace.
    */
   readonly releasedAt?: string | undefined;
+  /**
+   * The volume directory's name, stored when the record has a hashed name (leaves longer than 232
+   * bytes) so the record can be checked against its directory.
+   */
+  readonly volume?: string | undefined;
+  /**
+   * ISO 8601 time a delete or archive of the volume began. A record without its directory is only
+   * dropped when this says the directory was removed by this package (a crash before the record
+   * went), not when the directory was merely moved away.
+   */
+  readonly removingAt?: string | undefined;
 }
 
 // O_NONBLOCK on open: a FIFO planted under the record name must not hang the provisioner.
 const maxRecordBytes = 64 * 1024;
 const ownerFields = ['claimUid', 'namespace', 'claimName', 'pvName', 'provisioner', 'createdAt'] as const;
-const recordFields: readonly string[] = [...ownerFields, 'releasedAt'];
+const optionalFields = ['releasedAt', 'volume', 'removingAt'] as const;
+const recordFields: readonly string[] = [...ownerFields, ...optionalFields];
 
 function unreadable(dir: DirectoryHandle, name: string, detail: string): SafeFsError {
   return new SafeFsError({
@@ -82,27 +95,55 @@ export async function readOwnershipRecord(
   for (const field of ownerFields) {
     if (typeof record[field] !== 'string') throw unreadable(dir, name, `lacks the string field "${field}"`);
   }
-  const { releasedAt } = record;
-  if (releasedAt !== undefined && typeof releasedAt !== 'string') {
-    throw unreadable(dir, name, 'has a "releasedAt" field that is not a string');
+  for (const field of optionalFields) {
+    const value = record[field];
+    if (value !== undefined && typeof value !== 'string') {
+      throw unreadable(dir, name, `has a "${field}" field that is not a string`);
+    }
   }
-  const fields = releasedAt === undefined ? ownerFields : recordFields;
+  if (hasHashedRecordName(leaf) && record.volume !== leaf) {
+    throw unreadable(dir, name, 'names another directory (hashed record name collision)');
+  }
+  const fields = recordFields.filter((field) => record[field] !== undefined);
   return Object.fromEntries(fields.map((field) => [field, record[field]])) as unknown as OwnershipRecord;
 }
 
+/** `record` as stored for volume `leaf`: with its directory's name when the record name is hashed. */
+function recordFor(leaf: string, record: OwnershipRecord): OwnershipRecord {
+  const { volume: _previous, ...rest } = record;
+  return hasHashedRecordName(leaf) ? { ...rest, volume: leaf } : rest;
+}
+
 /**
- * Publishes `record` as file `name` in `dir` (the record of a volume, or an adoption lock)
+ * Publishes `record` for volume `leaf` in `dir` as file `name` (its record, or an adoption lock)
  * atomically: written under a temporary name first, so readers never see a partial record. With
  * `replace` false an existing file is never overwritten (the call fails with `EEXIST`), which makes
- * creation race-free between two provisioners.
+ * creation race-free between two provisioners. The temporary name is recognisable, so one left by a
+ * crash is swept later (see `temporary-files.ts`).
  */
 export async function writeOwnershipRecord(
   dir: DirectoryHandle,
+  leaf: string,
+  record: OwnershipRecord,
+  replace: boolean,
+  name: string = volumeMarkerName(leaf),
+): Promise<void> {
+  const temporary = temporaryMarkerName();
+  const release = holdTemporaryName(temporary);
+  try {
+    await publish(dir, temporary, name, recordFor(leaf, record), replace);
+  } finally {
+    release();
+  }
+}
+
+async function publish(
+  dir: DirectoryHandle,
+  temporary: string,
   name: string,
   record: OwnershipRecord,
   replace: boolean,
 ): Promise<void> {
-  const temporary = temporaryMarkerName();
   const handle = await dir.openFile(
     temporary,
     constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL,

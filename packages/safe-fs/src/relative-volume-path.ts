@@ -22,12 +22,19 @@ function hasControlCharacter(text: string): boolean {
   return false;
 }
 
+// Invisible and direction-changing characters (Unicode "format" characters such as U+200B zero
+// width space, U+202E right-to-left override, U+2066-U+2069 isolates, U+FEFF) and line/paragraph
+// separators: legal in names, but they make two different paths look identical in events, logs
+// and `ls`, which lets one tenant's volume pass for another's.
+const invisibleCharacter = /[\p{Cf}\p{Zl}\p{Zp}]/u;
+
 /** Why `input` is not a valid relative volume path, or `undefined` when it is. */
 export function relativePathProblem(input: string): string | undefined {
   if (input === '') return 'it is empty';
   if (!input.isWellFormed()) return 'it is not well-formed Unicode';
   if (input.includes('\u0000')) return 'it contains a NUL character';
   if (hasControlCharacter(input)) return 'it contains a control character';
+  if (invisibleCharacter.test(input)) return 'it contains an invisible or bidirectional formatting character';
   if (input.includes('\\')) return 'it contains a backslash';
   if (input.startsWith('/')) return 'it is absolute';
   if (Buffer.byteLength(input) > maxPathBytes) return `it is longer than ${maxPathBytes} bytes`;

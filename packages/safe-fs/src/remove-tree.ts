@@ -1,14 +1,21 @@
 /**
  * Recursive removal of a directory's contents that never follows a link and tolerates a workload
  * still changing the tree: entries that vanish are skipped, entries swapped between `lstat` and use
- * are retried on the next pass.
+ * are retried on the next pass. Names are used as listed (bytes, when not UTF-8), so no name a
+ * workload can create makes its volume undeletable. At most {@link maxOpenLevels} descriptors are
+ * held however deep the tree is: a level whose descriptor was closed is reopened through `..` of
+ * its child and checked to be the same directory (device and inode) before anything is removed in
+ * it, so a subtree moved elsewhere meanwhile is never emptied there.
  */
 
-import type { DirectoryHandle } from './directory-handle.ts';
-import { errnoCode } from './errors.ts';
+import { type DirectoryHandle, type EntryName, type Identity, sameIdentity } from './directory-handle.ts';
+import { errnoCode, SafeFsError } from './errors.ts';
 
 // A pass removes everything it saw; another pass only matters if something appeared meanwhile.
 const maxPasses = 3;
+
+/** Descriptors held at once by one removal, whatever the depth of the tree. */
+export const maxOpenLevels = 32;
 
 // Codes that mean "the entry changed under us"; the next pass sees its new state.
 const raceCodes: ReadonlySet<string> = new Set([
@@ -20,37 +27,114 @@ const raceCodes: ReadonlySet<string> = new Set([
   'ELOOP',
 ]);
 
-async function removeEntry(dir: DirectoryHandle, name: string): Promise<void> {
-  const stats = await dir.lstat(name);
-  if (stats === undefined) return;
-  if (!stats.isDirectory()) {
-    await dir.unlink(name);
-    return;
-  }
-  // `openDirectory` refuses a symlink swapped in after the lstat; the next pass unlinks it.
-  const child = await dir.openDirectory(name);
-  if (child === undefined) return;
-  try {
-    await emptyDirectory(child);
-  } finally {
-    await child.close();
-  }
-  await dir.rmdir(name);
+interface Level {
+  /** Open while it is one of the deepest levels; `undefined` once closed to bound descriptors. */
+  handle: DirectoryHandle | undefined;
+  readonly identity: Identity;
+  /** Name in the parent level; unused for the top. */
+  readonly name: EntryName;
+  pending: EntryName[];
+  pass: number;
 }
 
-/** Removes everything inside `dir`, leaving `dir` itself in place. */
-export async function emptyDirectory(dir: DirectoryHandle): Promise<void> {
-  for (let pass = 1; ; pass++) {
-    const names = await dir.readdir();
-    if (names.length === 0) return;
-    for (const name of names) {
+function tolerate(err: unknown, level: Level): void {
+  const code = errnoCode(err);
+  if (level.pass >= maxPasses || code === undefined || !raceCodes.has(code)) throw err;
+}
+
+function openHandle(level: Level): DirectoryHandle {
+  if (level.handle === undefined) throw new Error('level is not open');
+  return level.handle;
+}
+
+/** Reopens `parent` through `..` of the open `child`, refusing a directory other than the one left. */
+async function reopenParent(parent: Level, child: DirectoryHandle): Promise<DirectoryHandle> {
+  const reopened = await child.openDirectory('..');
+  if (reopened !== undefined) {
+    if (sameIdentity(await reopened.stat(), parent.identity)) return reopened;
+    await reopened.close();
+  }
+  throw new SafeFsError({
+    kind: 'io',
+    path: child.path,
+    operation: 'remove',
+    detail: 'was moved out of the volume while being removed; will look again',
+  });
+}
+
+/** Removes everything inside `top`, leaving `top` itself in place (and open). */
+export async function emptyDirectory(top: DirectoryHandle): Promise<void> {
+  const levels: Level[] = [{ handle: top, identity: await top.stat(), name: '', pending: [], pass: 0 }];
+  let opened = 0;
+  try {
+    while (levels.length > 0) {
+      const level = levels[levels.length - 1] as Level;
+      const dir = openHandle(level);
+      if (level.pending.length === 0) {
+        const names = await dir.readdir();
+        if (names.length === 0 || level.pass >= maxPasses) {
+          if (levels.length === 1) return;
+          if (await finishLevel(levels)) opened++;
+          opened--;
+          continue;
+        }
+        level.pass++;
+        level.pending = names;
+      }
+      const name = level.pending.shift() as EntryName;
       try {
-        await removeEntry(dir, name);
+        const child = await openChild(dir, name);
+        if (child === undefined) continue;
+        levels.push({ handle: child, identity: await child.stat(), name, pending: [], pass: 0 });
+        opened++;
+        // Keep the deepest levels open; the shallower ones are reopened on the way back up.
+        const victim =
+          opened > maxOpenLevels ? levels.find((l, i) => i > 0 && l.handle !== undefined) : undefined;
+        if (victim !== undefined) {
+          await victim.handle?.close();
+          victim.handle = undefined;
+          opened--;
+        }
       } catch (err) {
-        const code = errnoCode(err);
-        if (pass === maxPasses || code === undefined || !raceCodes.has(code)) throw err;
+        tolerate(err, level);
       }
     }
-    if (pass === maxPasses) return;
+  } finally {
+    for (const level of levels.slice(1)) await level.handle?.close();
   }
+}
+
+/** Unlinks a non-directory `name`, or opens directory `name` to be emptied (`undefined`: gone). */
+async function openChild(dir: DirectoryHandle, name: EntryName): Promise<DirectoryHandle | undefined> {
+  const stats = await dir.lstat(name);
+  if (stats === undefined) return undefined;
+  if (!stats.isDirectory()) {
+    await dir.unlink(name);
+    return undefined;
+  }
+  // `openDirectory` refuses a symlink swapped in after the lstat; the next pass unlinks it.
+  return dir.openDirectory(name);
+}
+
+/**
+ * The deepest level is empty: close it and remove it from its parent, reopening the parent when its
+ * descriptor was closed (returns whether it was).
+ */
+async function finishLevel(levels: Level[]): Promise<boolean> {
+  const level = levels.pop() as Level;
+  const parent = levels[levels.length - 1] as Level;
+  const child = openHandle(level);
+  const reopened = parent.handle === undefined;
+  try {
+    parent.handle ??= await reopenParent(parent, child);
+  } finally {
+    await child.close();
+    level.handle = undefined;
+  }
+  try {
+    await parent.handle.rmdir(level.name);
+  } catch (err) {
+    tolerate(err, parent);
+  }
+  return reopened;
 }

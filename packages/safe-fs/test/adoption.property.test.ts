@@ -96,7 +96,7 @@ describe('adoption over generated claims and pre-existing data', () => {
             };
             const before = await bookkeepingBelow(join(base, path)).catch(() => undefined);
             const outcome = await root
-              .createVolume(path, { owner, mode: 0o777, adopt })
+              .createVolume(path, { owner, mode: 0o777, adopt, namespaceScopedPath: adopt })
               .catch((err: unknown) => {
                 expect(isSafeFsError(err)).toBe(true);
                 return undefined;

@@ -30,22 +30,32 @@ describe('adopting existing data (R7)', () => {
     const root = new VolumeRoot(base);
     const owner = ownerOf('ns1', 'data', 'u1');
 
-    expect(await root.createVolume(path('ns1/data'), { owner, mode: 0o777, adopt: true })).toBe('adopted');
+    expect(
+      await root.createVolume(path('ns1/data'), {
+        owner,
+        mode: 0o777,
+        adopt: true,
+        namespaceScopedPath: true,
+      }),
+    ).toBe('adopted');
 
     expect((await root.readOwner(path('ns1/data')))?.claimUid).toBe('u1');
     expect(await readFile(join(base, 'ns1/data/file'), 'utf8')).toBe('kept');
     expect((await stat(join(base, 'ns1/data'))).mode & 0o7777).toBe(0o750);
   });
 
-  it('refuses unrecorded data outside a first segment equal to the namespace, and flat paths', async () => {
+  it('refuses unrecorded data whose first segment is not the namespace or a flat name of it', async () => {
     const base = await tempDir();
     await mkdir(join(base, 'ns2/data'), { recursive: true });
-    await mkdir(join(base, 'ns1-data'));
+    await mkdir(join(base, 'ns2-data'));
+    await mkdir(join(base, 'ns1data'));
     const root = new VolumeRoot(base);
     const owner = ownerOf('ns1', 'data', 'u1');
 
-    for (const target of ['ns2/data', 'ns1-data']) {
-      const err = await rejection(root.createVolume(path(target), { owner, mode: 0o777, adopt: true }));
+    for (const target of ['ns2/data', 'ns2-data', 'ns1data']) {
+      const err = await rejection(
+        root.createVolume(path(target), { owner, mode: 0o777, adopt: true, namespaceScopedPath: true }),
+      );
       expect(err.kind).toBe('ownership');
       expect(err.message).toContain('adoption is limited to data of namespace "ns1"');
       expect(await root.readOwner(path(target))).toBeUndefined();
@@ -58,7 +68,7 @@ describe('adopting existing data (R7)', () => {
     await writeFile(join(base, 'ns1-data/file'), 'kept');
     const root = new VolumeRoot(base);
     const owner = ownerOf('ns1', 'data', 'u1');
-    const options = { owner, mode: 0o777, adopt: true, pathOfNamespace: true };
+    const options = { owner, mode: 0o777, adopt: true, namespaceScopedPath: true };
 
     expect(await root.createVolume(path('ns1-data'), options)).toBe('adopted');
     expect(await readFile(join(base, 'ns1-data/file'), 'utf8')).toBe('kept');
@@ -69,13 +79,38 @@ describe('adopting existing data (R7)', () => {
     expect(err.message).toContain('holds volumes or bookkeeping of this provisioner');
   });
 
+  it('refuses unrecorded data when the path is not scoped to the namespace by the pattern (shared/team-b-db for namespace shared)', async () => {
+    // pathPattern `shared/${.PVC.annotations.dir}`: namespace "shared" can render any team's path.
+    const base = await tempDir();
+    await mkdir(join(base, 'shared/team-b-db'), { recursive: true });
+    await writeFile(join(base, 'shared/team-b-db/file'), 'team-b data');
+    const root = new VolumeRoot(base);
+
+    const err = await rejection(
+      root.createVolume(path('shared/team-b-db'), {
+        owner: ownerOf('shared', 'grab', 'u1'),
+        mode: 0o777,
+        adopt: true,
+      }),
+    );
+
+    expect(err.kind).toBe('ownership');
+    expect(err.message).toContain('starts with the namespace');
+    expect(await root.readOwner(path('shared/team-b-db'))).toBeUndefined();
+  });
+
   it('refuses recorded data of another namespace without naming it', async () => {
     const base = await tempDir();
     const root = new VolumeRoot(base);
     await root.createVolume(path('data'), { owner: ownerOf('ns2', 'secret', 'u2'), mode: 0o700 });
 
     const err = await rejection(
-      root.createVolume(path('data'), { owner: ownerOf('ns1', 'data', 'u1'), mode: 0o777, adopt: true }),
+      root.createVolume(path('data'), {
+        owner: ownerOf('ns1', 'data', 'u1'),
+        mode: 0o777,
+        adopt: true,
+        namespaceScopedPath: true,
+      }),
     );
 
     expect(err.kind).toBe('ownership');
@@ -91,7 +126,12 @@ describe('adopting existing data (R7)', () => {
     await root.createVolume(path('ns1/data'), { owner: first, mode: 0o750 });
 
     const err = await rejection(
-      root.createVolume(path('ns1/data'), { owner: ownerOf('ns1', 'copy', 'new'), mode: 0o777, adopt: true }),
+      root.createVolume(path('ns1/data'), {
+        owner: ownerOf('ns1', 'copy', 'new'),
+        mode: 0o777,
+        adopt: true,
+        namespaceScopedPath: true,
+      }),
     );
 
     expect(err.kind).toBe('ownership');
@@ -114,6 +154,7 @@ describe('adopting existing data (R7)', () => {
         owner: ownerOf('team-a', 'grab', 'u1'),
         mode: 0o777,
         adopt: true,
+        namespaceScopedPath: true,
       }),
     );
 
@@ -132,7 +173,12 @@ describe('adopting existing data (R7)', () => {
     await writeFile(join(base, 'ns1/parent/.kube-provisioner-parent.json'), '{}\n');
 
     const err = await rejection(
-      root.createVolume(path('ns1/parent'), { owner: ownerOf('ns1', 'p', 'u1'), mode: 0o777, adopt: true }),
+      root.createVolume(path('ns1/parent'), {
+        owner: ownerOf('ns1', 'p', 'u1'),
+        mode: 0o777,
+        adopt: true,
+        namespaceScopedPath: true,
+      }),
     );
 
     expect(err.kind).toBe('ownership');
@@ -146,7 +192,12 @@ describe('adopting existing data (R7)', () => {
     await root.createVolume(path('ns1/legacy/deep/db'), { owner: ownerOf('ns1', 'db', 'u2'), mode: 0o777 });
 
     const err = await rejection(
-      root.createVolume(path('ns1/legacy'), { owner: ownerOf('ns1', 'old', 'u1'), mode: 0o777, adopt: true }),
+      root.createVolume(path('ns1/legacy'), {
+        owner: ownerOf('ns1', 'old', 'u1'),
+        mode: 0o777,
+        adopt: true,
+        namespaceScopedPath: true,
+      }),
     );
 
     expect(err.kind).toBe('ownership');
@@ -160,7 +211,7 @@ describe('adopting existing data (R7)', () => {
     const fs: FsOps = {
       ...nodeFsOps,
       link: async (existing, target) => {
-        if (target.endsWith('/.data.kube-provisioner.json')) {
+        if (String(target).endsWith('/.data.kube-provisioner.json')) {
           await writeFile(
             join(base, 'ns1/.data.kube-provisioner.json'),
             JSON.stringify({ ...racer, createdAt: '' }),
@@ -172,7 +223,12 @@ describe('adopting existing data (R7)', () => {
     const root = new VolumeRoot(base, { fs });
 
     const err = await rejection(
-      root.createVolume(path('ns1/data'), { owner: ownerOf('ns1', 'data', 'u1'), mode: 0o777, adopt: true }),
+      root.createVolume(path('ns1/data'), {
+        owner: ownerOf('ns1', 'data', 'u1'),
+        mode: 0o777,
+        adopt: true,
+        namespaceScopedPath: true,
+      }),
     );
 
     expect(err.kind).toBe('ownership');

@@ -1,8 +1,8 @@
-import { lstat, mkdir, readdir, readFile, rmdir, stat, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, rename, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type FsOps, isSafeFsError, nodeFsOps, parseRelativeVolumePath, VolumeRoot } from '../src/index.ts';
-import { ownerOf, useTempDirs } from './fixtures.ts';
+import { ownerOf, systemErrorOf, useTempDirs } from './fixtures.ts';
 
 const tempDir = useTempDirs();
 const path = parseRelativeVolumePath;
@@ -120,10 +120,46 @@ describe('deleteVolume', () => {
     expect(await root.deleteVolume(path('nothing/here'), { pvName: 'p' })).toBe('missing');
 
     await root.createVolume(path('ns1/data'), { owner: ownerOf('ns1', 'data', 'u1'), mode: 0o777 });
-    // A crash after removing the directory, before removing its record.
-    await rmdir(join(base, 'ns1/data'));
+    // The process dies after removing the directory, before removing its record.
+    const crashing: FsOps = {
+      ...nodeFsOps,
+      unlink: async (target) => {
+        if (String(target).endsWith('/.data.kube-provisioner.json')) throw systemErrorOf('EIO', -5, 'unlink');
+        await nodeFsOps.unlink(target);
+      },
+    };
+    await expect(
+      new VolumeRoot(base, { fs: crashing }).deleteVolume(path('ns1/data'), { pvName: 'pvc-u1' }),
+    ).rejects.toThrow('EIO');
+    expect(await readdir(join(base, 'ns1'))).toEqual([
+      '.data.kube-provisioner.json',
+      '.kube-provisioner-parent.json',
+    ]);
 
     expect(await root.deleteVolume(path('ns1/data'), { pvName: 'pvc-u1' })).toBe('missing');
+    expect(await readdir(base)).toEqual([]);
+  });
+
+  it('refuses, keeping the record, when the recorded directory was moved away rather than deleted', async () => {
+    const base = await tempDir();
+    const root = new VolumeRoot(base);
+    await root.createVolume(path('ns1/data'), { owner: ownerOf('ns1', 'data', 'u1'), mode: 0o777 });
+    await writeFile(join(base, 'ns1/data/file'), 'kept');
+    await rename(join(base, 'ns1/data'), join(base, 'ns1/elsewhere'));
+
+    for (const remove of [
+      () => root.deleteVolume(path('ns1/data'), { pvName: 'pvc-u1' }),
+      () => root.archiveVolume(path('ns1/data'), { pvName: 'pvc-u1' }),
+    ]) {
+      await expect(remove()).rejects.toMatchObject({
+        kind: 'ownership',
+        message: expect.stringContaining('moved away'),
+      });
+    }
+    expect((await root.readOwner(path('ns1/data')))?.claimUid).toBe('u1');
+    // Moved back, it is still protected and deletable by its PV.
+    await rename(join(base, 'ns1/elsewhere'), join(base, 'ns1/data'));
+    expect(await root.deleteVolume(path('ns1/data'), { pvName: 'pvc-u1' })).toBe('deleted');
     expect(await readdir(base)).toEqual([]);
   });
 
@@ -137,7 +173,7 @@ describe('deleteVolume', () => {
     const racing: FsOps = {
       ...nodeFsOps,
       unlink: async (target) => {
-        if (!raced && target.endsWith('/a')) {
+        if (!raced && String(target).endsWith('/a')) {
           raced = true;
           // The workload deletes b and writes a new file while the tree is being removed.
           await nodeFsOps.unlink(join(volume, 'b'));
@@ -166,7 +202,7 @@ describe('deleteVolume', () => {
     const racing: FsOps = {
       ...nodeFsOps,
       open: async (target, flags, mode) => {
-        if (!swapped && target.endsWith('/sub')) {
+        if (!swapped && String(target).endsWith('/sub')) {
           swapped = true;
           await nodeFsOps.rmdir(join(volume, 'sub'));
           await symlink(outside, join(volume, 'sub'));

@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -62,18 +62,19 @@ describe('releaseVolume (onDelete: retain)', () => {
     expect((await root.readOwner(path('ns1-data')))?.releasedAt).toBeUndefined();
   });
 
-  it('marks nothing on unrecorded data, and cleans a record whose directory is gone', async () => {
+  it('marks nothing on unrecorded data, and keeps the record of a directory moved away', async () => {
     const base = await tempDir();
     await mkdir(join(base, 'legacy'));
     const root = new VolumeRoot(base);
     await root.createVolume(path('ns1/gone'), { owner: ownerOf('ns1', 'gone', 'u1'), mode: 0o777 });
-    await rmdir(join(base, 'ns1/gone'));
+    await rename(join(base, 'ns1/gone'), join(base, 'moved'));
 
     expect(await root.releaseVolume(path('legacy'), { pvName: 'pvc-u1' })).toBe('unrecorded');
     expect(await root.releaseVolume(path('ns1/gone'), { pvName: 'pvc-u1' })).toBe('missing');
     expect(await root.releaseVolume(path('absent/x'), { pvName: 'pvc-u1' })).toBe('missing');
 
-    expect(await readdir(base)).toEqual(['legacy']);
+    expect((await readdir(base)).sort()).toEqual(['legacy', 'moved', 'ns1']);
+    expect((await root.readOwner(path('ns1/gone')))?.claimUid).toBe('u1');
   });
 });
 
@@ -131,7 +132,7 @@ describe('adopting a released volume', () => {
       ...nodeFsOps,
       // Just before this claim publishes its lock, the rival completes its whole adoption.
       link: async (existing, target) => {
-        if (!raced && target.endsWith('/.ns1-data.kube-provisioner.lock')) {
+        if (!raced && String(target).endsWith('/.ns1-data.kube-provisioner.lock')) {
           raced = true;
           await new VolumeRoot(base).createVolume(path('ns1-data'), {
             owner: rival,
@@ -189,7 +190,7 @@ describe('adopting a released volume', () => {
     const fs: FsOps = {
       ...nodeFsOps,
       rename: async (from, to) => {
-        if (to.endsWith('/.ns1-data.kube-provisioner.json'))
+        if (String(to).endsWith('/.ns1-data.kube-provisioner.json'))
           throw Object.assign(new Error('EIO'), { code: 'EIO' });
         return nodeFsOps.rename(from, to);
       },

@@ -1,0 +1,244 @@
+/**
+ * End-to-end: the `nfs-subdir-provisioner` bin SIGKILLed again and again while claims are
+ * provisioned and deleted (issue 17). Whatever moment a kill hits (between a temporary record and
+ * its publish, between a record and its directory, in the middle of a delete), the end state must
+ * be exact: one PV and one recorded directory per claim, then nothing at all on the export, not even
+ * a temporary file.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  applyManifests,
+  type NfsServer,
+  type RunningProgram,
+  renderKustomization,
+  startNfsServer,
+  startProgram,
+  waitFor,
+  workspaceBinCommand,
+} from '@kube-provisioner/testenv';
+import { nfsToolsAvailable, uniqueName, useTestEnv } from '@kube-provisioner/testenv/testing';
+import { CoordinationV1Api, CoreV1Api, StorageV1Api, type V1PersistentVolume } from '@kubernetes/client-node';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const env = useTestEnv();
+const packageDir = join(import.meta.dirname, '..');
+const deployDir = join(packageDir, '..', '..', 'examples', 'nfs', 'deploy');
+const command = workspaceBinCommand(packageDir, 'nfs-subdir-provisioner');
+// Sized for CI (about two minutes with the restarts); raise it locally for a denser run.
+const claimCount = 60;
+// A kill after every this many PVs created (or deleted): up to eight kills per phase.
+const killEvery = 6;
+
+const rbacKinds = new Set([
+  'Namespace',
+  'ServiceAccount',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'Role',
+  'RoleBinding',
+]);
+
+/** One provisioner at a time on one export, restarted after every kill. */
+class KilledProvisioner {
+  kills = 0;
+  #program: RunningProgram | undefined;
+  readonly #start: () => Promise<RunningProgram>;
+  readonly #afterKill: () => Promise<void>;
+
+  constructor(start: () => Promise<RunningProgram>, afterKill: () => Promise<void>) {
+    this.#start = start;
+    this.#afterKill = afterKill;
+  }
+
+  async start(): Promise<void> {
+    this.#program = await this.#start();
+  }
+
+  /** SIGKILLs the provisioner's process group (no cleanup of any kind runs) and starts a new one. */
+  async killAndRestart(): Promise<void> {
+    const program = this.#program;
+    if (program === undefined) throw new Error('not started');
+    process.kill(-program.pid, 'SIGKILL');
+    expect(await program.exited).toBeNull();
+    this.kills++;
+    await this.#afterKill();
+    await this.start();
+  }
+
+  stop(): Promise<number | null> {
+    return this.#program?.stop() ?? Promise.resolve(null);
+  }
+}
+
+/** Every entry of the export, relative paths, dot files included. */
+async function exportTree(dir: string): Promise<string[]> {
+  return (await readdir(dir, { recursive: true })).map(String).sort();
+}
+
+describe.skipIf(!nfsToolsAvailable())(
+  'nfs-subdir-provisioner SIGKILLed while provisioning and deleting',
+  () => {
+    const core = env.kubeConfig.makeApiClient(CoreV1Api);
+    const leases = env.kubeConfig.makeApiClient(CoordinationV1Api);
+    let server: NfsServer | undefined;
+    let provisioner: KilledProvisioner | undefined;
+
+    afterAll(async () => {
+      const code = await provisioner?.stop();
+      await server?.stop();
+      expect(code).toBe(0);
+    });
+
+    it('ends exact: one recorded directory per claim, then an empty export without temporary files', async () => {
+      const objects = await renderKustomization(deployDir);
+      await applyManifests(
+        env.kubeConfig,
+        objects.filter((object) => rbacKinds.has(object.kind ?? '')),
+      );
+      const account = objects.find((object) => object.kind === 'ServiceAccount')?.metadata;
+      const leaseNamespace = account?.namespace ?? '';
+      const { kubeconfigPath } = await env.serviceAccountKubeconfig({
+        namespace: leaseNamespace,
+        name: account?.name ?? '',
+      });
+      const nfs = await startNfsServer({ exportPath: '/export' });
+      server = nfs;
+      const suffix = uniqueName('dense-kill');
+      const provisionerName = `e2e.kube-provisioner.io/${suffix}`;
+      const start = () =>
+        startProgram({
+          command: command.command,
+          args: [...command.args, '--mount-root', nfs.exportDir],
+          env: {
+            PATH: process.env.PATH ?? '',
+            NFS_SERVER: nfs.host,
+            NFS_PATH: nfs.exportPath,
+            PROVISIONER_NAME: provisionerName,
+            POD_NAMESPACE: leaseNamespace,
+            KUBECONFIG: kubeconfigPath,
+            METRICS_PORT: '0',
+          },
+        });
+      // A restarted pod waits out the dead leader's Lease (15 s); releasing it as an administrator would
+      // keeps the run short without changing what the kill leaves on disk.
+      const releaseLease = async () => {
+        const list = await leases.listNamespacedLease({ namespace: leaseNamespace });
+        for (const lease of list.items) {
+          if (lease.metadata?.name?.includes(suffix)) {
+            await leases.deleteNamespacedLease({ namespace: leaseNamespace, name: lease.metadata.name });
+          }
+        }
+      };
+      provisioner = new KilledProvisioner(start, releaseLease);
+      await provisioner.start();
+
+      const storageClassName = uniqueName('dense-kill');
+      await env.kubeConfig.makeApiClient(StorageV1Api).createStorageClass({
+        body: {
+          metadata: { name: storageClassName },
+          provisioner: provisionerName,
+          parameters: { onDelete: 'delete' },
+          reclaimPolicy: 'Delete',
+        },
+      });
+      const namespace = await env.namespace('dense-kill');
+      const names = Array.from({ length: claimCount }, (_, index) => `claim-${index}`);
+      const ours = async (): Promise<V1PersistentVolume[]> =>
+        (await core.listPersistentVolume()).items.filter(
+          (pv) => pv.spec?.storageClassName === storageClassName,
+        );
+
+      // Provision under kills.
+      await Promise.all(
+        names.map((name) =>
+          core.createNamespacedPersistentVolumeClaim({
+            namespace,
+            body: {
+              metadata: { name },
+              spec: {
+                storageClassName,
+                accessModes: ['ReadWriteMany'],
+                resources: { requests: { storage: '1Gi' } },
+              },
+            },
+          }),
+        ),
+      );
+      await killAlong(
+        provisioner,
+        async () => (await ours()).length,
+        (count) => count >= claimCount,
+      );
+      const bound = await waitFor(
+        async () => {
+          const claims = (await core.listNamespacedPersistentVolumeClaim({ namespace })).items;
+          return claims.every((claim) => claim.status?.phase === 'Bound') ? claims : undefined;
+        },
+        { timeoutMs: 120_000, description: `all ${claimCount} claims to be Bound` },
+      );
+
+      const volumes = await ours();
+      expect(volumes).toHaveLength(claimCount);
+      const expected: string[] = [];
+      for (const claim of bound) {
+        const pvName = claim.spec?.volumeName ?? '';
+        const dir = `${namespace}-${claim.metadata?.name}-${pvName}`;
+        const pv = volumes.find((volume) => volume.metadata?.name === pvName);
+        expect(pv?.spec?.nfs?.path).toBe(`/export/${dir}`);
+        const record = JSON.parse(
+          await readFile(join(nfs.exportDir, `.${dir}.kube-provisioner.json`), 'utf8'),
+        );
+        expect(record).toMatchObject({ claimUid: claim.metadata?.uid, pvName });
+        expect(record.removingAt).toBeUndefined();
+        expect(record.provisioner).toBe(provisionerName);
+        expected.push(dir, `.${dir}.kube-provisioner.json`);
+      }
+      // Exact: nothing else, no temporary record file of any killed process.
+      expect(await exportTree(nfs.exportDir)).toEqual(expected.sort());
+      const provisionKills = provisioner.kills;
+
+      // Delete under kills.
+      await Promise.all(names.map((name) => core.deleteNamespacedPersistentVolumeClaim({ namespace, name })));
+      await killAlong(
+        provisioner,
+        async () => claimCount - (await ours()).length,
+        (count) => count >= claimCount,
+      );
+      await waitFor(async () => ((await ours()).length === 0 ? true : undefined), {
+        timeoutMs: 120_000,
+        description: 'every PV to be deleted',
+      });
+
+      expect(await exportTree(nfs.exportDir)).toEqual([]);
+      expect(provisionKills).toBeGreaterThanOrEqual(5);
+      expect(provisioner.kills - provisionKills).toBeGreaterThanOrEqual(5);
+      console.info(`dense-kill: ${provisioner.kills} SIGKILLs over ${claimCount} claims`);
+    }, 240_000);
+  },
+);
+
+/**
+ * Kills the provisioner each time `progress` has advanced by {@link killEvery} since the last kill,
+ * until `done`; the last kill leaves at least that much work for the final process, whose start-up
+ * sweep then runs.
+ */
+async function killAlong(
+  provisioner: KilledProvisioner,
+  progress: () => Promise<number>,
+  done: (count: number) => boolean,
+): Promise<void> {
+  let last = 0;
+  for (;;) {
+    const count = await waitFor(
+      async () => {
+        const now = await progress();
+        return now >= last + killEvery || done(now) ? now : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 100, description: `${killEvery} more volumes (at ${last})` },
+    );
+    if (done(count) || count + 2 * killEvery > claimCount) return;
+    await provisioner.killAndRestart();
+    last = count;
+  }
+}

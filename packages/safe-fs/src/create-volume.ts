@@ -1,0 +1,355 @@
+/**
+ * Creating a volume directory: missing parents (each marked as made by this package), the
+ * ownership record, then the directory itself, with permissions set through its own descriptor.
+ */
+
+import { constants } from 'node:fs';
+import { type AdoptionRequest, checkAdoption, ownershipError, replaceReleased } from './adoption.ts';
+import {
+  type DirectoryHandle,
+  type EntryName,
+  nonDirectoryError,
+  openBase,
+  sameIdentity,
+} from './directory-handle.ts';
+import { errnoCode, SafeFsError } from './errors.ts';
+import { isReservedName, parentMarkerName, volumeMarkerName } from './marker-names.ts';
+import { type OwnershipRecord, readOwnershipRecord, writeOwnershipRecord } from './ownership-record.ts';
+import { closeAll, removeCreatedParent, split } from './parent-chain.ts';
+import type { RelativeVolumePath } from './relative-volume-path.ts';
+import { newRecord, timestampOf, type VolumeContext } from './volume-context.ts';
+import { refuseVolumeParent } from './volume-like.ts';
+
+/** What {@link VolumeRoot.createVolume} applies and records. */
+export interface CreateVolumeOptions extends AdoptionRequest {
+  /** Permission bits (up to `0o7777`, so setgid works) set explicitly on the volume directory. */
+  readonly mode: number;
+  /**
+   * Permission bits of the parent directories a create makes; default `0o755` (upstream's): only
+   * the provisioner may add, rename or remove entries beside volumes, which keeps workloads from
+   * swapping each other's volumes or records. Set `0o777` for the old behaviour.
+   */
+  readonly parentMode?: number | undefined;
+  /** Owner set on every directory created; unchanged when absent. */
+  readonly uid?: number | undefined;
+  readonly gid?: number | undefined;
+  /**
+   * Take over an existing directory not recorded for this claim: a record the PV released
+   * ({@link VolumeRoot.releaseVolume}) that names the claim's namespace, a record naming this very
+   * PV, or unrecorded data when {@link CreateVolumeOptions.namespaceScopedPath} also holds (then
+   * also an unrecorded parent named like a volume may hold the new volume). Another claim's live
+   * volume is never taken over.
+   */
+  readonly adopt?: boolean | undefined;
+  /**
+   * The caller's word that only claims of `owner.namespace` can render this path, because its
+   * pattern starts with the namespace (`${.PVC.namespace}/…`, or flat `${.PVC.namespace}-…` as
+   * upstream's default, where the path must then start with `<namespace>-`). Needed, with `adopt`,
+   * to take over unrecorded data. Flat patterns keep one documented ambiguity: namespace `a` with
+   * claim `b-c` renders what namespace `a-b` with claim `c` does.
+   */
+  readonly namespaceScopedPath?: boolean | undefined;
+}
+
+/**
+ * - `created`: this call made the volume directory.
+ * - `reused`: it already existed with a record for the same claim UID (a retried or concurrent
+ *   provision of the same claim); mode and owner were applied again.
+ * - `adopted`: an existing directory was taken over under {@link CreateVolumeOptions.adopt}; its mode
+ *   and owner were left as found.
+ */
+export type CreateVolumeOutcome = 'created' | 'reused' | 'adopted';
+
+const defaultParentMode = 0o755;
+// A competing provision can change the leaf between our reads; after this many re-reads the
+// caller retries later.
+const maxClaimAttempts = 3;
+
+type Undo = Array<() => Promise<unknown>>;
+
+function checkMode(mode: number): void {
+  if (!Number.isInteger(mode) || mode < 0 || mode > 0o7777) throw new RangeError(`invalid mode ${mode}`);
+}
+
+function checkCreateOptions(options: CreateVolumeOptions): void {
+  const { mode, parentMode, uid, gid, owner } = options;
+  checkMode(mode);
+  if (parentMode !== undefined) checkMode(parentMode);
+  for (const id of [uid, gid]) {
+    if (id !== undefined && (!Number.isInteger(id) || id < 0)) throw new RangeError(`invalid uid/gid ${id}`);
+  }
+  if (owner.claimUid === '') throw new RangeError('owner.claimUid must not be empty');
+}
+
+/** Creates volume `path`; see {@link VolumeRoot.createVolume}. */
+export async function createVolume(
+  context: VolumeContext,
+  path: RelativeVolumePath,
+  options: CreateVolumeOptions,
+): Promise<CreateVolumeOutcome> {
+  checkCreateOptions(options);
+  const { parents, leaf } = split(path);
+  const chain: DirectoryHandle[] = [];
+  const undo: Undo = [];
+  try {
+    let dir = await openBase(context.fs, context.base);
+    chain.push(dir);
+    for (const name of parents) {
+      dir = await openOrCreateParent(context, dir, name, options, undo);
+      chain.push(dir);
+    }
+    await context.touch(dir);
+    return await claimLeaf(context, dir, leaf, options, undo);
+  } catch (err) {
+    for (const step of undo.reverse()) await step().catch(() => undefined);
+    throw err;
+  } finally {
+    await closeAll(chain);
+  }
+}
+
+/** Opens existing parent `name`, refusing one that is a volume; `undefined` when absent. */
+async function openExistingParent(
+  dir: DirectoryHandle,
+  name: string,
+  options: CreateVolumeOptions,
+): Promise<DirectoryHandle | undefined> {
+  const existing = await dir.openDirectory(name);
+  if (existing === undefined) return undefined;
+  try {
+    const allowUnrecorded = options.adopt === true && options.namespaceScopedPath === true;
+    await refuseVolumeParent(dir, name, existing, allowUnrecorded);
+  } catch (err) {
+    await existing.close();
+    throw err;
+  }
+  return existing;
+}
+
+async function openOrCreateParent(
+  context: VolumeContext,
+  dir: DirectoryHandle,
+  name: string,
+  options: CreateVolumeOptions,
+  undo: Undo,
+): Promise<DirectoryHandle> {
+  const existing = await openExistingParent(dir, name, options);
+  if (existing !== undefined) return existing;
+  let child: DirectoryHandle;
+  try {
+    child = await makeDirectory(dir, name, options.parentMode ?? defaultParentMode, options, undo, true);
+  } catch (err) {
+    // Another provision created it between our open and mkdir: use theirs, it is not ours to mark.
+    const raced = errnoCode(err) === 'EEXIST' ? await openExistingParent(dir, name, options) : undefined;
+    if (raced === undefined) throw err;
+    return raced;
+  }
+  try {
+    undo.push(() => removeCreatedParent(dir, child, name));
+    const marker = await child.openFile(
+      parentMarkerName,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL,
+      0o600,
+    );
+    try {
+      await marker.writeFile(
+        `${JSON.stringify({ createdFor: options.owner.pvName, createdAt: timestampOf(context) })}\n`,
+      );
+    } finally {
+      await marker.close();
+    }
+  } catch (err) {
+    // The caller never sees this handle: close it after the undo steps that use it (run in reverse).
+    undo.unshift(() => child.close());
+    throw err;
+  }
+  return child;
+}
+
+/**
+ * Makes directory `name` private first (0700), opens it and checks it is still what `mkdir` made,
+ * then sets owner and mode through its descriptor, so neither the umask nor a window with wider
+ * permissions decides the result. The returned handle is open; closing it is the caller's.
+ */
+async function makeDirectory(
+  dir: DirectoryHandle,
+  name: string,
+  mode: number,
+  options: CreateVolumeOptions,
+  undo: Undo,
+  isParent: boolean,
+): Promise<DirectoryHandle> {
+  await dir.mkdir(name, 0o700);
+  undo.push(() => dir.rmdir(name));
+  const child = await dir.openDirectory(name);
+  if (child === undefined) {
+    throw new SafeFsError({
+      kind: 'io',
+      path: dir.pathOf(name),
+      operation: 'open',
+      detail: 'vanished after mkdir',
+    });
+  }
+  try {
+    await checkFresh(dir, name, child, isParent);
+    await child.setAttributes(mode, options.uid, options.gid);
+  } catch (err) {
+    await child.close();
+    throw err;
+  }
+  return child;
+}
+
+/**
+ * Node.js has no `mkdirat`/`openat`, so a directory is opened by name after `mkdir`: whoever can
+ * write the parent could swap another directory in between, which would then be chowned,
+ * chmodded and handed out. What was opened must still be the listed entry and hold nothing but
+ * what a concurrent provision of this package puts there: nothing, for a volume (no workload has
+ * it yet); for a parent, bookkeeping, volumes with records, and parents being made (empty, or
+ * holding bookkeeping). Another tenant's directory holds its data.
+ */
+async function checkFresh(
+  dir: DirectoryHandle,
+  name: string,
+  child: DirectoryHandle,
+  isParent: boolean,
+): Promise<void> {
+  const [opened, listed] = [await child.stat(), await dir.lstat(name)];
+  const names = await child.readdir();
+  let foreign = !isParent && names.length > 0;
+  for (const entry of isParent ? names : []) {
+    if (foreign || !(await isBookkeepingOrVolume(child, entry))) foreign = true;
+  }
+  if (listed !== undefined && sameIdentity(opened, listed) && !foreign) return;
+  throw new SafeFsError({
+    kind: 'ownership',
+    path: dir.pathOf(name),
+    operation: 'mkdir',
+    detail: 'was replaced by another directory right after it was created; refusing to touch it',
+  });
+}
+
+/** Whether `entry` in `dir` is something a concurrent provision of this package may have made. */
+async function isBookkeepingOrVolume(dir: DirectoryHandle, entry: EntryName): Promise<boolean> {
+  if (typeof entry !== 'string') return false;
+  if (isReservedName(entry) || (await dir.lstat(volumeMarkerName(entry))) !== undefined) return true;
+  const inner = await dir.openDirectory(entry).catch(() => undefined);
+  if (inner === undefined) return false;
+  try {
+    const names = await inner.readdir();
+    return names.length === 0 || names.some((name) => typeof name === 'string' && isReservedName(name));
+  } finally {
+    await inner.close();
+  }
+}
+
+/** The record of `leaf` and whether `leaf` exists, read in an order that makes them consistent. */
+interface LeafState {
+  readonly record: OwnershipRecord | undefined;
+  readonly exists: boolean;
+}
+
+/**
+ * A create publishes the record before `mkdir`, a delete removes the directory before the record,
+ * so reading the directory first and the record second never sees a directory of this package
+ * without its record, whatever runs concurrently (both reads go through the held parent handle).
+ */
+async function readLeafState(dir: DirectoryHandle, leaf: string): Promise<LeafState> {
+  const stats = await dir.lstat(leaf);
+  if (stats !== undefined && !stats.isDirectory()) throw nonDirectoryError(dir.pathOf(leaf), stats);
+  const record = await readOwnershipRecord(dir, leaf);
+  return { record, exists: stats !== undefined };
+}
+
+async function claimLeaf(
+  context: VolumeContext,
+  dir: DirectoryHandle,
+  leaf: string,
+  options: CreateVolumeOptions,
+  undo: Undo,
+): Promise<CreateVolumeOutcome> {
+  const { owner } = options;
+  for (let attempt = 1; ; attempt++) {
+    const { record, exists } = await readLeafState(dir, leaf);
+    if (record?.claimUid === owner.claimUid) return completeOwn(dir, leaf, exists, options, undo);
+    if (record !== undefined || exists) return adopt(context, dir, leaf, record, exists, options, undo);
+    try {
+      await writeOwnershipRecord(dir, leaf, newRecord(context, owner), false);
+    } catch (err) {
+      // A concurrent provision published first: read again, and its record decides (the same
+      // claim completes quietly; another claim's is refused as such).
+      if (errnoCode(err) === 'EEXIST' && attempt < maxClaimAttempts) continue;
+      throw err;
+    }
+    undo.push(() => dir.unlink(volumeMarkerName(leaf)));
+    await makeLeaf(dir, leaf, options, undo);
+    return 'created';
+  }
+}
+
+/**
+ * Finishes the volume of a record naming this claim: left by a crashed attempt, or being made by a
+ * concurrent provision of the same claim, whose `mkdir` may win ours.
+ */
+async function completeOwn(
+  dir: DirectoryHandle,
+  leaf: string,
+  exists: boolean,
+  options: CreateVolumeOptions,
+  undo: Undo,
+): Promise<CreateVolumeOutcome> {
+  if (!exists) {
+    try {
+      await makeLeaf(dir, leaf, options, undo);
+      return 'created';
+    } catch (err) {
+      if (errnoCode(err) !== 'EEXIST') throw err;
+    }
+  }
+  const volume = await dir.openDirectory(leaf);
+  if (volume === undefined) throw ownershipError(dir.pathOf(leaf), 'vanished while being reused');
+  try {
+    await volume.setAttributes(options.mode, options.uid, options.gid);
+  } finally {
+    await volume.close();
+  }
+  return 'reused';
+}
+
+async function adopt(
+  context: VolumeContext,
+  dir: DirectoryHandle,
+  leaf: string,
+  record: OwnershipRecord | undefined,
+  exists: boolean,
+  options: CreateVolumeOptions,
+  undo: Undo,
+): Promise<CreateVolumeOutcome> {
+  await checkAdoption(dir, leaf, record, options);
+  if (!exists) await makeLeaf(dir, leaf, options, undo);
+  const replacement = newRecord(context, options.owner);
+  if (record?.releasedAt !== undefined && record.pvName !== options.owner.pvName) {
+    await replaceReleased(dir, leaf, replacement);
+    return 'adopted';
+  }
+  try {
+    // Unrecorded data: a record published meanwhile by another claim must win, not be replaced.
+    await writeOwnershipRecord(dir, leaf, replacement, record !== undefined);
+  } catch (err) {
+    if (errnoCode(err) !== 'EEXIST') throw err;
+    // A concurrent adoption by the same claim (another replica) ends the same way as this one.
+    if ((await readOwnershipRecord(dir, leaf))?.claimUid === options.owner.claimUid) return 'adopted';
+    throw ownershipError(dir.pathOf(leaf), 'was claimed concurrently by another claim');
+  }
+  return 'adopted';
+}
+
+async function makeLeaf(
+  dir: DirectoryHandle,
+  leaf: string,
+  options: CreateVolumeOptions,
+  undo: Undo,
+): Promise<void> {
+  const volume = await makeDirectory(dir, leaf, options.mode, options, undo, false);
+  await volume.close();
+}

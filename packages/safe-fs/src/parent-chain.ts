@@ -1,0 +1,103 @@
+/**
+ * The chain of directories from the base down to a volume's parent: opened one descriptor at a
+ * time without following links, and pruned again after a removal when this package made them.
+ */
+
+import { type DirectoryHandle, openBase } from './directory-handle.ts';
+import { errnoCode } from './errors.ts';
+import { parentMarkerName } from './marker-names.ts';
+import { parseRelativeVolumePath, type RelativeVolumePath } from './relative-volume-path.ts';
+import type { VolumeContext } from './volume-context.ts';
+import { refuseVolumeParent } from './volume-like.ts';
+
+/** A volume path as the parents leading to it and its own name. */
+export interface SplitPath {
+  readonly parents: readonly string[];
+  readonly leaf: string;
+}
+
+/** Splits a validated path (validated again here: the brand is a promise, not a proof). */
+export function split(path: RelativeVolumePath): SplitPath {
+  const segments = parseRelativeVolumePath(path).split('/');
+  const leaf = segments.pop() ?? '';
+  return { parents: segments, leaf };
+}
+
+/** What {@link withParents} hands its callback. */
+export interface ParentChain {
+  /** Base first, then each parent; `at(-1)` is the volume's parent. */
+  readonly chain: readonly DirectoryHandle[];
+  readonly parents: readonly string[];
+  /** The volume's parent directory. */
+  readonly dir: DirectoryHandle;
+  readonly leaf: string;
+}
+
+/** Closes every handle, ignoring none of the errors: a failed close is a bug worth seeing. */
+export async function closeAll(handles: readonly DirectoryHandle[]): Promise<void> {
+  await Promise.all(handles.map((handle) => handle.close()));
+}
+
+/**
+ * Opens the base and every parent of `path` without creating anything, and runs `fn` with them;
+ * returns `ifMissing` when a parent does not exist. With `refuseNested`, a parent that is a volume
+ * itself is refused (deleting or archiving a path inside another volume would destroy its data).
+ */
+export async function withParents<T>(
+  context: VolumeContext,
+  path: RelativeVolumePath,
+  options: { readonly ifMissing: T; readonly refuseNested: boolean },
+  fn: (parents: ParentChain) => Promise<T>,
+): Promise<T> {
+  const { parents, leaf } = split(path);
+  const chain: DirectoryHandle[] = [];
+  try {
+    let dir = await openBase(context.fs, context.base);
+    chain.push(dir);
+    for (const name of parents) {
+      const next = await dir.openDirectory(name);
+      if (next === undefined) return options.ifMissing;
+      chain.push(next);
+      if (options.refuseNested) await refuseVolumeParent(dir, name, next, false);
+      dir = next;
+    }
+    await context.touch(dir);
+    return await fn({ chain, parents, dir, leaf });
+  } finally {
+    await closeAll(chain);
+  }
+}
+
+/**
+ * Removes `dir` (named `name` in `parent`) if this package created it as a parent and nothing but
+ * that marker is left in it. Returns whether it was removed; losing a race is not an error.
+ */
+export async function removeCreatedParent(
+  parent: DirectoryHandle,
+  dir: DirectoryHandle,
+  name: string,
+): Promise<boolean> {
+  const names = await dir.readdir();
+  if (names.length !== 1 || names[0] !== parentMarkerName) return false;
+  try {
+    await dir.unlink(parentMarkerName);
+    await parent.rmdir(name);
+    return true;
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === 'ENOENT' || code === 'ENOTEMPTY' || code === 'EEXIST') return false;
+    throw err;
+  }
+}
+
+/** Removes now-empty parents this package created, deepest first, never the base (`chain[0]`). */
+export async function removeEmptyParents(
+  chain: readonly DirectoryHandle[],
+  parents: readonly string[],
+): Promise<void> {
+  for (let depth = parents.length; depth > 0; depth--) {
+    const [parent, dir, name] = [chain[depth - 1], chain[depth], parents[depth - 1]];
+    if (parent === undefined || dir === undefined || name === undefined) return;
+    if (!(await removeCreatedParent(parent, dir, name))) return;
+  }
+}

@@ -1,0 +1,281 @@
+/**
+ * Removing a volume for its PV: delete (recursively, never following a link), archive (rename to an
+ * unused name, record along) and release (keep the data, mark the record).
+ */
+
+import { ownershipError } from './adoption.ts';
+import { archiveCandidate, maxArchiveAttempts } from './archive-name.ts';
+import { findBookkeeping } from './bookkeeping-search.ts';
+import { type DirectoryHandle, isMissing, nonDirectoryError, sameIdentity } from './directory-handle.ts';
+import { errnoCode, SafeFsError } from './errors.ts';
+import { volumeMarkerName } from './marker-names.ts';
+import { type OwnershipRecord, readOwnershipRecord, writeOwnershipRecord } from './ownership-record.ts';
+import { removeEmptyParents, withParents } from './parent-chain.ts';
+import type { RelativeVolumePath } from './relative-volume-path.ts';
+import { emptyDirectory } from './remove-tree.ts';
+import { timestampOf, type VolumeContext } from './volume-context.ts';
+
+/** Identifies the PV on whose behalf a volume is deleted or archived. */
+export interface RemoveVolumeOptions {
+  /** A volume whose record names another PV is refused. */
+  readonly pvName: string;
+  /**
+   * Release only: the caller has checked with the API that neither the record's claim nor its PV
+   * exists, so a record whose directory is gone is dropped rather than kept for a directory that
+   * may have been moved away.
+   */
+  readonly recordIsStale?: boolean | undefined;
+}
+
+/** `missing`: there was no volume directory (any leftover record and empty parents were cleaned). */
+export type DeleteVolumeOutcome = 'deleted' | 'missing';
+
+/**
+ * - `released`: the record names the PV and now says the volume was released (already did, on a
+ *   retry); the data stays and a claim of the same namespace may adopt it.
+ * - `unrecorded`: the directory has no record (an upstream provisioner's): nothing to mark.
+ * - `other-owner`: the record names another PV (the data was adopted meanwhile): nothing touched.
+ * - `missing`: there was no volume directory (a record left by an interrupted delete and empty
+ *   parents were cleaned).
+ */
+export type ReleaseVolumeOutcome = 'released' | 'unrecorded' | 'other-owner' | 'missing';
+
+/** Result of {@link VolumeRoot.archiveVolume}. */
+export type ArchiveVolumeResult =
+  | { readonly outcome: 'archived'; readonly archivedPath: RelativeVolumePath }
+  | { readonly outcome: 'missing' };
+
+/** The record of `leaf`, after checking it does not name a PV other than `pvName`. */
+async function recordNaming(
+  dir: DirectoryHandle,
+  leaf: string,
+  pvName: string,
+): Promise<OwnershipRecord | undefined> {
+  const record = await readOwnershipRecord(dir, leaf);
+  if (record !== undefined && record.pvName !== pvName) {
+    throw ownershipError(dir.pathOf(leaf), `is recorded for another PV, not ${pvName}; refusing to touch it`);
+  }
+  return record;
+}
+
+async function dropRecord(dir: DirectoryHandle, leaf: string): Promise<void> {
+  try {
+    await dir.unlink(volumeMarkerName(leaf));
+  } catch (err) {
+    if (!isMissing(err)) throw err;
+  }
+}
+
+/** Stamps `removingAt` on the record before the directory goes (see {@link forgetMissing}). */
+async function markRemoving(
+  context: VolumeContext,
+  dir: DirectoryHandle,
+  leaf: string,
+  record: OwnershipRecord,
+): Promise<void> {
+  if (record.removingAt !== undefined) return;
+  await writeOwnershipRecord(dir, leaf, { ...record, removingAt: timestampOf(context) }, true);
+}
+
+/**
+ * The directory is gone. A record stamped `removingAt` was left by a removal of this package that
+ * was interrupted after the directory went: it goes too. A record without the stamp means the
+ * directory was moved away by someone else: dropping the record would leave the data unprotected
+ * wherever it comes back, so the removal is refused until an administrator decides.
+ */
+async function forgetMissing(
+  dir: DirectoryHandle,
+  leaf: string,
+  record: OwnershipRecord | undefined,
+): Promise<void> {
+  if (record === undefined) return;
+  if (record.removingAt !== undefined) {
+    await dropRecord(dir, leaf);
+    return;
+  }
+  throw new SafeFsError({
+    kind: 'ownership',
+    path: dir.pathOf(leaf),
+    operation: 'remove',
+    detail: `is recorded for this PV but the directory is gone (moved away?); keeping its record ${JSON.stringify(volumeMarkerName(leaf))}. Remove that record to let the PV go without the data`,
+  });
+}
+
+/**
+ * Refuses an unrecorded directory (an upstream provisioner's) that holds volumes or parents of this
+ * package: removing or moving it would take their data along.
+ */
+async function refuseHostingVolumes(volume: DirectoryHandle): Promise<void> {
+  const found = await findBookkeeping(volume);
+  if (found !== undefined) {
+    throw ownershipError(
+      volume.path,
+      `has no ownership record but holds volumes of this provisioner (found ${JSON.stringify(found)}); refusing to touch it`,
+    );
+  }
+}
+
+function vanished(dir: DirectoryHandle, leaf: string): SafeFsError {
+  return new SafeFsError({
+    kind: 'io',
+    path: dir.pathOf(leaf),
+    operation: 'remove',
+    detail: 'was moved or replaced while being removed; will look again',
+  });
+}
+
+/** Deletes volume `path`; see {@link VolumeRoot.deleteVolume}. */
+export function deleteVolume(
+  context: VolumeContext,
+  path: RelativeVolumePath,
+  options: RemoveVolumeOptions,
+): Promise<DeleteVolumeOutcome> {
+  const deleted: DeleteVolumeOutcome = 'deleted';
+  return withParents(
+    context,
+    path,
+    { ifMissing: 'missing', refuseNested: true },
+    async ({ chain, parents, dir, leaf }) => {
+      const record = await recordNaming(dir, leaf, options.pvName);
+      const stats = await dir.lstat(leaf);
+      if (stats === undefined) {
+        await forgetMissing(dir, leaf, record);
+        await removeEmptyParents(chain, parents);
+        return 'missing';
+      }
+      if (!stats.isDirectory()) throw nonDirectoryError(dir.pathOf(leaf), stats);
+      const volume = await dir.openDirectory(leaf);
+      if (volume === undefined) throw vanished(dir, leaf);
+      try {
+        if (record === undefined) await refuseHostingVolumes(volume);
+        else await markRemoving(context, dir, leaf, record);
+        await emptyDirectory(volume);
+        // What was emptied must be what is about to be removed by name.
+        const listed = await dir.lstat(leaf);
+        if (listed === undefined || !sameIdentity(listed, await volume.stat())) throw vanished(dir, leaf);
+      } finally {
+        await volume.close();
+      }
+      await dir.rmdir(leaf);
+      if (record !== undefined) await dropRecord(dir, leaf);
+      await removeEmptyParents(chain, parents);
+      return deleted;
+    },
+  );
+}
+
+/** Archives volume `path`; see {@link VolumeRoot.archiveVolume}. */
+export function archiveVolume(
+  context: VolumeContext,
+  path: RelativeVolumePath,
+  options: RemoveVolumeOptions,
+): Promise<ArchiveVolumeResult> {
+  const missing: ArchiveVolumeResult = { outcome: 'missing' };
+  return withParents(
+    context,
+    path,
+    { ifMissing: missing, refuseNested: true },
+    async ({ chain, parents, dir, leaf }) => {
+      const record = await recordNaming(dir, leaf, options.pvName);
+      const stats = await dir.lstat(leaf);
+      if (stats === undefined) {
+        await forgetMissing(dir, leaf, record);
+        await removeEmptyParents(chain, parents);
+        return missing;
+      }
+      if (!stats.isDirectory()) throw nonDirectoryError(dir.pathOf(leaf), stats);
+      if (record === undefined) {
+        const volume = await dir.openDirectory(leaf);
+        if (volume === undefined) throw vanished(dir, leaf);
+        try {
+          await refuseHostingVolumes(volume);
+        } finally {
+          await volume.close();
+        }
+      } else {
+        await markRemoving(context, dir, leaf, record);
+      }
+      for (let attempt = 1; attempt <= maxArchiveAttempts; attempt++) {
+        const name = archiveCandidate(leaf, options.pvName, attempt);
+        if (await moveToUnused(dir, leaf, name, record)) {
+          return { outcome: 'archived', archivedPath: dir.pathOf(name) as RelativeVolumePath };
+        }
+      }
+      throw new SafeFsError({
+        kind: 'io',
+        path: dir.pathOf(leaf),
+        operation: 'archive',
+        detail: `no free archive name after ${maxArchiveAttempts} attempts`,
+      });
+    },
+  );
+}
+
+/**
+ * Moves `leaf` (and its record, when there is one) to `name` in the same directory unless `name`
+ * is taken; returns whether it moved. The target is reserved with an exclusive `mkdir` and the
+ * record published exclusively, so `rename` only ever replaces the empty placeholder made here.
+ */
+async function moveToUnused(
+  dir: DirectoryHandle,
+  leaf: string,
+  name: string,
+  record: OwnershipRecord | undefined,
+): Promise<boolean> {
+  try {
+    await dir.mkdir(name, 0o700);
+  } catch (err) {
+    if (errnoCode(err) === 'EEXIST') return false;
+    throw err;
+  }
+  const undo: Array<() => Promise<unknown>> = [() => dir.rmdir(name)];
+  try {
+    if (record !== undefined) {
+      try {
+        await writeOwnershipRecord(dir, name, record, false);
+      } catch (err) {
+        if (errnoCode(err) === 'EEXIST') return false;
+        throw err;
+      }
+      undo.push(() => dir.unlink(volumeMarkerName(name)));
+    }
+    await dir.rename(leaf, name);
+    undo.length = 0;
+  } finally {
+    for (const step of undo.reverse()) await step().catch(() => undefined);
+  }
+  if (record !== undefined) await dropRecord(dir, leaf);
+  return true;
+}
+
+/** Releases volume `path`; see {@link VolumeRoot.releaseVolume}. */
+export function releaseVolume(
+  context: VolumeContext,
+  path: RelativeVolumePath,
+  options: RemoveVolumeOptions,
+): Promise<ReleaseVolumeOutcome> {
+  const released: ReleaseVolumeOutcome = 'released';
+  return withParents(
+    context,
+    path,
+    { ifMissing: 'missing', refuseNested: false },
+    async ({ chain, parents, dir, leaf }) => {
+      const record = await readOwnershipRecord(dir, leaf);
+      if (record !== undefined && record.pvName !== options.pvName) return 'other-owner';
+      if ((await dir.lstat(leaf)) === undefined) {
+        // Retaining never fails: a record whose directory moved away is kept, protecting the data.
+        if (record?.removingAt !== undefined || (record !== undefined && options.recordIsStale === true)) {
+          await dropRecord(dir, leaf);
+        }
+        await removeEmptyParents(chain, parents);
+        return 'missing';
+      }
+      if (record === undefined) return 'unrecorded';
+      // A retry keeps the first time, which is when the data was let go.
+      if (record.releasedAt === undefined) {
+        await writeOwnershipRecord(dir, leaf, { ...record, releasedAt: timestampOf(context) }, true);
+      }
+      return released;
+    },
+  );
+}

@@ -1,0 +1,85 @@
+/**
+ * Temporary record files left by a crash. A record is written under a temporary name and then
+ * published by `link`/`rename`; a process killed in between leaves the temporary file behind.
+ * Node.js cannot avoid that with `O_TMPFILE`: publishing such a file needs `linkat(AT_EMPTY_PATH)`
+ * or `linkat(AT_SYMLINK_FOLLOW)` on `/proc/self/fd/<fd>`, and Node only has `link(2)`, which does not
+ * follow that link (native code would be needed). So leftovers are recognised by name and swept.
+ */
+
+import type { DirectoryHandle } from './directory-handle.ts';
+import { errnoCode } from './errors.ts';
+import { isTemporaryMarkerName, temporaryWriterTag } from './marker-names.ts';
+import { writerState } from './temporary-writer.ts';
+
+/**
+ * Default age after which a temporary record file whose writer cannot be checked (another host)
+ * counts as abandoned. A record is a few hundred
+ * bytes written in one call; even a slow NFS server finishes in well under this. Sweeping a file
+ * that a stalled writer still uses only fails that writer's publish, which it retries.
+ */
+export const defaultTemporaryFileGraceMs = 60_000;
+
+// Temporary names this process is writing right now: never swept, whatever their age.
+const inFlight = new Set<string>();
+
+/** Marks `name` as being written by this process until the returned function is called. */
+export function holdTemporaryName(name: string): () => void {
+  inFlight.add(name);
+  return () => {
+    inFlight.delete(name);
+  };
+}
+
+/** What a sweep did, paths relative to the base. */
+export interface SweepReport {
+  /** Abandoned temporary files removed. */
+  readonly removed: readonly string[];
+  /** Temporary files kept because they are younger than the grace period or being written. */
+  readonly kept: readonly string[];
+}
+
+/**
+ * Whether temporary file `name`, last modified at `mtimeMs`, is abandoned: not being written by this
+ * process, and either its writer is known to be gone (a crashed or killed process on this host) or,
+ * when the writer cannot be checked (another host), older than `graceMs`. A file whose writer still
+ * runs is kept: it may be open.
+ */
+function isAbandoned(name: string, mtimeMs: number, now: number, graceMs: number): boolean {
+  if (inFlight.has(name)) return false;
+  switch (writerState(temporaryWriterTag(name))) {
+    case 'self':
+    case 'dead':
+      return true;
+    case 'alive':
+      return false;
+    case 'unknown':
+      return now - mtimeMs >= graceMs;
+  }
+}
+
+/** Removes abandoned temporary record files (see {@link isAbandoned}) directly inside `dir`. */
+export async function sweepTemporaryFiles(
+  dir: DirectoryHandle,
+  now: number,
+  graceMs: number,
+): Promise<SweepReport> {
+  const removed: string[] = [];
+  const kept: string[] = [];
+  for (const name of await dir.readdir()) {
+    if (typeof name !== 'string' || !isTemporaryMarkerName(name)) continue;
+    const stats = await dir.lstat(name);
+    if (stats === undefined || !stats.isFile()) continue;
+    if (!isAbandoned(name, stats.mtimeMs, now, graceMs)) {
+      kept.push(dir.pathOf(name));
+      continue;
+    }
+    try {
+      await dir.unlink(name);
+      removed.push(dir.pathOf(name));
+    } catch (err) {
+      // Another sweeper, or the writer's own cleanup, got there first.
+      if (errnoCode(err) !== 'ENOENT') throw err;
+    }
+  }
+  return { removed, kept };
+}

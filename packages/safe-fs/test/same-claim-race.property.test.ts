@@ -1,0 +1,85 @@
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { type FsOps, nodeFsOps, parseRelativeVolumePath, VolumeRoot } from '../src/index.ts';
+import { ownerOf, useTempDirs } from './fixtures.ts';
+
+const tempDir = useTempDirs();
+
+/** Every entry below `dir`, as relative paths, sorted. */
+async function tree(dir: string, prefix = ''): Promise<string[]> {
+  const entries = await readdir(join(dir, prefix), { withFileTypes: true });
+  const names: string[] = [];
+  for (const entry of entries) {
+    const relative = prefix === '' ? entry.name : `${prefix}/${entry.name}`;
+    names.push(relative);
+    if (entry.isDirectory()) names.push(...(await tree(dir, relative)));
+  }
+  return names.sort();
+}
+
+/**
+ * System calls that each wait a number of event-loop turns taken from `delays`, so two concurrent
+ * provisions interleave differently on every run.
+ */
+function interleaving(delays: readonly number[]): FsOps {
+  let call = 0;
+  const pause = async () => {
+    const turns = delays[call++ % delays.length] ?? 0;
+    for (let turn = 0; turn < turns; turn++) await new Promise((resolve) => setImmediate(resolve));
+  };
+  const delayed = Object.entries(nodeFsOps).map(([name, fn]) => [
+    name,
+    async (...args: unknown[]) => {
+      await pause();
+      return (fn as (...a: unknown[]) => Promise<unknown>)(...args);
+    },
+  ]);
+  return Object.fromEntries(delayed) as FsOps;
+}
+
+describe('two concurrent provisions of one claim', () => {
+  it('both succeed (created and reused), with one directory, one record and no leftovers', async () => {
+    let interleaved = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('data', 'ns1/data', 'ns1/team/data'),
+        fc.array(fc.nat({ max: 3 }), { minLength: 1, maxLength: 40 }),
+        fc.array(fc.nat({ max: 3 }), { minLength: 1, maxLength: 40 }),
+        async (target, first, second) => {
+          const base = await tempDir();
+          const path = parseRelativeVolumePath(target);
+          const owner = ownerOf('ns1', 'data', 'u1');
+          const replicas = [first, second].map(
+            (delays) => new VolumeRoot(base, { fs: interleaving(delays) }),
+          );
+
+          const outcomes = await Promise.all(
+            replicas.map((root) => root.createVolume(path, { owner, mode: 0o777 })),
+          );
+
+          expect(outcomes).toContain('created');
+          for (const outcome of outcomes) expect(['created', 'reused']).toContain(outcome);
+          if (outcomes.includes('reused')) interleaved++;
+          const segments = target.split('/');
+          const leaf = segments.pop() ?? '';
+          const parents = segments.map((_, index) => segments.slice(0, index + 1).join('/'));
+          const inParent = (name: string) => (segments.length === 0 ? name : `${segments.join('/')}/${name}`);
+          expect(await tree(base)).toEqual(
+            [
+              ...parents,
+              ...parents.map((parent) => `${parent}/.kube-provisioner-parent.json`),
+              target,
+              inParent(`.${leaf}.kube-provisioner.json`),
+            ].sort(),
+          );
+          expect((await new VolumeRoot(base).readOwner(path))?.claimUid).toBe('u1');
+        },
+      ),
+      { numRuns: 40 },
+    );
+    // Not vacuous: some runs had the two provisions overlap.
+    expect(interleaved).toBeGreaterThan(0);
+  });
+});
