@@ -1,4 +1,5 @@
 export { type Binaries, defaultCacheRoot, type EnsureBinariesOptions, ensureBinaries } from './binaries.ts';
+export { type HelmBinaryOptions, helmBinary } from './helm.ts';
 export { bindClaim, type ClaimSpec, deleteClaimAndVolume } from './claims.ts';
 export { MissingToolError } from './command.ts';
 export {
