@@ -49,7 +49,9 @@ async function main(): Promise<void> {
     const chart = loadYaml<{ name: string; version: string; appVersion: string }>(
       (await run(helm, ['show', 'chart', chartDir])).stdout,
     );
-    const defaultValues = loadYaml<Record<string, unknown>>((await run(helm, ['show', 'values', chartDir])).stdout);
+    const defaultValues = loadYaml<Record<string, unknown>>(
+      (await run(helm, ['show', 'values', chartDir])).stdout,
+    );
     const cases: UpstreamChartFixture['cases'] = {};
     for (const chartCase of chartCases) {
       cases[chartCase.id] = objectFacts(await renderChart(helm, chartDir, chartCase));
@@ -62,7 +64,9 @@ async function main(): Promise<void> {
     };
     await mkdir(join(upstreamFixturePath, '..'), { recursive: true });
     await writeFile(upstreamFixturePath, `${JSON.stringify(fixture, null, 2)}\n`);
-    process.stderr.write(`recorded ${chartCases.length} cases of ${chart.name} ${chart.version} into ${upstreamFixturePath}\n`);
+    process.stderr.write(
+      `recorded ${chartCases.length} cases of ${chart.name} ${chart.version} into ${upstreamFixturePath}\n`,
+    );
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }

@@ -53,7 +53,14 @@ describe('helm lint and template', () => {
       stdout: expect.stringContaining('1 chart(s) linted, 0 chart(s) failed'),
     });
     await expect(
-      lint('--set', 'buildMode=true', '--set', 'podSecurityPolicy.enabled=true', '--api-versions', pspApiVersion),
+      lint(
+        '--set',
+        'buildMode=true',
+        '--set',
+        'podSecurityPolicy.enabled=true',
+        '--api-versions',
+        pspApiVersion,
+      ),
     ).resolves.toBeDefined();
   });
 
@@ -64,7 +71,14 @@ describe('helm lint and template', () => {
   it('accepts every key of the upstream values, and references only keys it declares', () => {
     const upstreamKeys = keyPaths(upstream.defaultValues).filter((path) => path !== '');
     expect(upstreamKeys.length).toBeGreaterThan(30);
-    expect(upstreamKeys.filter((path) => !keyPaths(values).some((ours) => ours === path || ours.startsWith(`${path}.`) || path.startsWith(`${ours}.`)))).toEqual([]);
+    expect(
+      upstreamKeys.filter(
+        (path) =>
+          !keyPaths(values).some(
+            (ours) => ours === path || ours.startsWith(`${path}.`) || path.startsWith(`${ours}.`),
+          ),
+      ),
+    ).toEqual([]);
     const templates = readdirSync(join(chartDir, 'templates')).map((file) =>
       readFileSync(join(chartDir, 'templates', file), 'utf8'),
     );

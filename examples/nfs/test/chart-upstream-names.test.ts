@@ -50,7 +50,9 @@ describe('our chart against the upstream chart', () => {
   });
 
   it('lists no allowance that no longer matches a difference', () => {
-    const unused = allowedDifferences.filter((allowance) => !differences.some((d) => isAllowed(allowance, d)));
+    const unused = allowedDifferences.filter(
+      (allowance) => !differences.some((d) => isAllowed(allowance, d)),
+    );
     expect(unused).toEqual([]);
   });
 

@@ -24,9 +24,13 @@ export type HelmBinaryOptions = EnsureBinariesOptions;
 export function helmLdflags(version: string): string {
   if (!/^v\d+\.\d+\.\d+$/.test(version)) throw new Error(`not a Helm release tag: ${version}`);
   const pkg = 'helm.sh/helm/v4/internal/version';
-  return ['-s', '-w', `-X ${pkg}.version=${version}`, `-X ${pkg}.gitCommit=`, `-X ${pkg}.gitTreeState=clean`].join(
-    ' ',
-  );
+  return [
+    '-s',
+    '-w',
+    `-X ${pkg}.version=${version}`,
+    `-X ${pkg}.gitCommit=`,
+    `-X ${pkg}.gitTreeState=clean`,
+  ].join(' ');
 }
 
 /** Directory holding the cached build of one Helm version. */

@@ -1,5 +1,4 @@
 export { type Binaries, defaultCacheRoot, type EnsureBinariesOptions, ensureBinaries } from './binaries.ts';
-export { type HelmBinaryOptions, helmBinary } from './helm.ts';
 export { bindClaim, type ClaimSpec, deleteClaimAndVolume } from './claims.ts';
 export { MissingToolError } from './command.ts';
 export {
@@ -10,6 +9,7 @@ export {
   startControlPlane,
 } from './control-plane.ts';
 export { createFakeNode, type FakeNodeOptions } from './fake-node.ts';
+export { type HelmBinaryOptions, helmBinary } from './helm.ts';
 export { listNfsDirectory, type NfsLocation, nfsUrl, readNfsFile, writeNfsFile } from './libnfs.ts';
 export {
   type ApplyManifestsOptions,

@@ -44,6 +44,8 @@ export interface RenderOptions {
   readonly chartValues?: Readonly<Record<string, unknown>>;
   /** Values given after the case's, like `--set` on the command line. */
   readonly overrides?: Readonly<Record<string, unknown>>;
+  /** Release namespace; defaults to {@link chartNamespace}. */
+  readonly namespace?: string;
 }
 
 /** `helm template` of `chartDir` for one case; resolves with the rendered objects. */
@@ -59,7 +61,13 @@ export async function renderChart(
       const file = join(scratch, `values-${i}.json`);
       return writeFile(file, JSON.stringify(values)).then(() => file);
     });
-    const args = ['template', chartCase.release, chartDir, '--namespace', chartNamespace];
+    const args = [
+      'template',
+      chartCase.release,
+      chartDir,
+      '--namespace',
+      options.namespace ?? chartNamespace,
+    ];
     for (const file of await Promise.all(files)) args.push('-f', file);
     for (const apiVersion of chartCase.apiVersions ?? []) args.push('--api-versions', apiVersion);
     let dir = chartDir;
@@ -98,7 +106,8 @@ function rootVolume(podSpec: unknown): string | undefined {
   return `${String(volume.name)} (${source})`;
 }
 
-function kindFacts(object: KubernetesObject): Partial<ObjectFacts> {
+/** Kind-specific facts; fields left `undefined` are dropped by {@link objectFacts}. */
+function kindFacts(object: KubernetesObject): Record<string, unknown> {
   const o = object as unknown as Json;
   switch (object.kind) {
     case 'Deployment': {
@@ -149,7 +158,7 @@ function kindFacts(object: KubernetesObject): Partial<ObjectFacts> {
 export function objectFacts(objects: readonly KubernetesObject[]): ObjectFacts[] {
   return objects
     .map((object) => {
-      const facts: ObjectFacts = {
+      const facts = {
         kind: object.kind ?? '',
         name: object.metadata?.name ?? '',
         labels: stringMap(object.metadata?.labels) ?? {},

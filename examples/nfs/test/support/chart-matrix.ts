@@ -52,6 +52,7 @@ export const chartCases: readonly ChartCase[] = [
         volumeBindingMode: 'WaitForFirstConsumer',
         archiveOnDelete: false,
         onDelete: 'retain',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a pathPattern placeholder, not a JS template
         pathPattern: '${.PVC.namespace}/${.PVC.name}',
         annotations: { team: 'storage' },
       },

@@ -17,7 +17,12 @@ export interface UpstreamChartFixture {
   readonly cases: Record<string, readonly ObjectFacts[]>;
 }
 
-export const upstreamFixturePath = join(import.meta.dirname, '..', 'fixtures', 'upstream-chart-facts.json');
+export const upstreamFixturePath: string = join(
+  import.meta.dirname,
+  '..',
+  'fixtures',
+  'upstream-chart-facts.json',
+);
 
 /** Reads the committed fixture. */
 export function readUpstreamFixture(): UpstreamChartFixture {

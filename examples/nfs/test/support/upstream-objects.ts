@@ -40,7 +40,9 @@ function subject(text: string, namespace: string): Record<string, string> {
 function spec(facts: ObjectFacts, options: UpstreamObjectsOptions): Record<string, unknown> {
   const ref = (facts.roleRef ?? '').split('/');
   const [volumeName = 'root', source = ''] = (facts.rootVolume ?? '').replace(/[()]/g, '').split(' ');
-  const claim = source.startsWith('persistentVolumeClaim:') ? source.slice('persistentVolumeClaim:'.length) : '';
+  const claim = source.startsWith('persistentVolumeClaim:')
+    ? source.slice('persistentVolumeClaim:'.length)
+    : '';
   switch (facts.kind) {
     case 'Deployment':
       return {
