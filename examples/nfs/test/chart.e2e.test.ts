@@ -163,11 +163,13 @@ describe('the Helm chart on the control plane', () => {
     const standIn = await upstreamStandInChart(namespace, storageClassName);
     cleanups.push(() => run(helm, ['uninstall', release, ...kube]));
     cleanups.push(() => rm(standIn, { recursive: true, force: true }));
+    // Upstream releases were installed by Helm 3 (client-side apply); Helm 4's upgrade keeps the method.
     await run(helm, [
       'install',
       release,
       standIn,
       ...kube,
+      '--server-side=false',
       '--set',
       'nfs.server=10.0.0.5',
       '--set',

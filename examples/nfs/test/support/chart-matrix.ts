@@ -28,11 +28,8 @@ export const chartCases: readonly ChartCase[] = [
   { id: 'default', release: 'nfs-subdir-external-provisioner', values: { nfs } },
   { id: 'short-release', release: 'nfs', values: { nfs } },
   { id: 'release-contains-chart-name', release: 'team-a-nfs-subdir-external-provisioner', values: { nfs } },
-  {
-    id: 'long-release',
-    release: 'a-release-name-that-is-long-enough-to-be-truncated-by-the-chart',
-    values: { nfs },
-  },
+  // 51 characters (Helm allows 53): `<release>-nfs-subdir-` is cut at 63 characters and loses its `-`.
+  { id: 'long-release', release: 'release-name-long-enough-that-names-get-truncated-x', values: { nfs } },
   { id: 'name-override', release: 'nfs', values: { nfs, nameOverride: 'files' } },
   { id: 'fullname-override', release: 'nfs', values: { nfs, fullnameOverride: 'shared-nfs' } },
   {
