@@ -13,7 +13,7 @@ import { helmBinary } from '@kube-provisioner/testenv';
 import { type KubernetesObject, loadYaml, type V1Deployment, type V1Role } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { renderChart } from './support/chart-facts.ts';
-import { type ChartCase, chartCases, pspApiVersion } from './support/chart-matrix.ts';
+import { type ChartCase, chartCases } from './support/chart-matrix.ts';
 import { readUpstreamFixture } from './support/upstream-fixture.ts';
 
 const run = promisify(execFile);
