@@ -86,7 +86,11 @@ export async function ensureBinaries(options: EnsureBinariesOptions = {}): Promi
   }
 }
 
-async function acquireLock(
+/**
+ * Takes the build lock directory `lockDir`, waiting while a live process holds it and taking over from a
+ * dead one; resolves with its release function.
+ */
+export async function acquireLock(
   lockDir: string,
   onProgress?: (message: string) => void,
 ): Promise<() => Promise<void>> {
@@ -201,7 +205,8 @@ async function build(versionDir: string, binDir: string, options: EnsureBinaries
   report(`built all binaries in ${formatDuration(Date.now() - started)} into ${binDir}`);
 }
 
-async function freshModule(
+/** Creates an empty wrapper Go module `path` in `dir`, at the pinned `go` line, and returns `dir`. */
+export async function freshModule(
   dir: string,
   path: string,
   go: (cwd: string, ...args: string[]) => Promise<string>,

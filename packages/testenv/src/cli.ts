@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { ensureBinaries } from './binaries.ts';
 import { attachControlPlane, type ControlPlane, startControlPlane } from './control-plane.ts';
 import { testenvEnvironment } from './environment.ts';
+import { helmBinary } from './helm.ts';
 import { componentNames } from './state-dir.ts';
 
 const usage = `Usage: kube-testenv <command> [--dir <state dir>]
@@ -19,6 +20,7 @@ Commands:
             and PATH (kubectl) set, stop it, and exit with the command's status. With
             TESTENV_KUBECONFIG already set, only runs the command.
   build     build or verify the cached binaries and print their directory
+  helm-path build or verify the cached helm (for chart tests) and print its path
 
 --dir defaults to $TESTENV_DIR, else ./.testenv.
 `;
@@ -147,6 +149,9 @@ export async function main(argv: readonly string[]): Promise<number> {
       process.stdout.write(`${binaries.dir}\n`);
       return 0;
     }
+    case 'helm-path':
+      process.stdout.write(`${await helmBinary({ onProgress: log })}\n`);
+      return 0;
     default:
       process.stderr.write(usage);
       return subcommand === 'help' ? 0 : 2;

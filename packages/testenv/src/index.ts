@@ -9,6 +9,7 @@ export {
   startControlPlane,
 } from './control-plane.ts';
 export { createFakeNode, type FakeNodeOptions } from './fake-node.ts';
+export { type HelmBinaryOptions, helmBinary } from './helm.ts';
 export { listNfsDirectory, type NfsLocation, nfsUrl, readNfsFile, writeNfsFile } from './libnfs.ts';
 export {
   type ApplyManifestsOptions,

@@ -22,3 +22,9 @@ export function stagingVersion(kubernetes: string): string {
 export function cacheKey(versions: { readonly kubernetes: string; readonly etcd: string }): string {
   return `${versions.kubernetes}-etcd-${versions.etcd}`;
 }
+
+/**
+ * The Helm release built for chart tests (`kube-testenv helm-path`): the newest `helm.sh/helm/v4` on the
+ * module proxy that builds with the pinned Go.
+ */
+export const pinnedHelmVersion = 'v4.3.1';
