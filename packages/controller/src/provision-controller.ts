@@ -12,8 +12,7 @@
  */
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
-import type { KubeApiClient } from './client/kube-api.ts';
-import { defaultRateLimit, type RateLimit } from './client/request-limiter.ts';
+import { defaultRateLimit } from './client/request-limiter.ts';
 import {
   type KubeApi,
   type KubeObject,
@@ -22,10 +21,8 @@ import {
   resources,
 } from './client/resource-client.ts';
 import { BlockingVolumeStore, type SaveConfig } from './controller/blocking-volume-store.ts';
-import { claimKey } from './controller/claim-fields.ts';
 import { ClaimSync } from './controller/claim-sync.ts';
 import { type ControllerMetrics, createControllerMetrics } from './controller/controller-metrics.ts';
-import { withDeadline } from './controller/deadline.ts';
 import { LeaderElectionLostError } from './controller/leader-election-lost-error.ts';
 import {
   ConfigurationError,
@@ -34,11 +31,14 @@ import {
   type ResolvedOptions,
   resolveOptions,
 } from './controller/options.ts';
+import { queueLimiters, withOwnRateLimit } from './controller/queue-limiters.ts';
 import { QueueVolumeStore } from './controller/queue-volume-store.ts';
 import type { RecordEvent } from './controller/record-event.ts';
+import { rescheduleClaim } from './controller/reschedule.ts';
 import { SlowRetrySet } from './controller/slow-retry.ts';
 import type { VolumeStore } from './controller/volume-store.ts';
 import { VolumeSync } from './controller/volume-sync.ts';
+import type { WorkFence } from './controller/work-fence.ts';
 import { processWorkItem, type WorkItemConfig } from './controller/work-item.ts';
 import { createEventRecorder, type EventRecorder } from './events/event-recorder.ts';
 import { HealthServer } from './http/health-server.ts';
@@ -48,16 +48,11 @@ import { unwrapTombstone } from './informer/tombstone.ts';
 import { withoutManagedFields } from './informer/without-managed-fields.ts';
 import { LeaderElector } from './leader-election/leader-elector.ts';
 import { leaderIdentity } from './leader-election/leader-identity.ts';
+import { type Leadership, LeadershipLapsedError } from './leader-election/lease-fence.ts';
 import { leaseNameFor } from './leader-election/lease-name.ts';
 import { type Clock, realClock, sleep } from './util/clock.ts';
+import { holdProcessOpen } from './util/keep-alive.ts';
 import { createLogger, type Logger } from './util/logger.ts';
-import { annSelectedNode } from './wire-names.ts';
-import {
-  BucketRateLimiter,
-  ItemExponentialFailureRateLimiter,
-  MaxOfRateLimiter,
-  type RateLimiter,
-} from './workqueue/rate-limiters.ts';
 import { RateLimitingQueue } from './workqueue/rate-limiting-queue.ts';
 import { runWorkers } from './workqueue/worker-pool.ts';
 
@@ -68,6 +63,12 @@ const cacheSyncPollMs = 100;
 
 /** How long past the lease a leader may go without renewing before it is unhealthy (client-go's adaptor in kube-controller-manager). */
 const maxTolerableExpiredLeaseMs = 20_000;
+
+/**
+ * How long the leader part still waits, after a hard stop, for operations that ignore their abort
+ * signal; then it abandons them so that `run()` settles (and a CLI can exit) whatever a provisioner does.
+ */
+const abandonAfterMs = 5_000;
 
 /** Where {@link ProvisionController.registerChecks} adds its probes; a `HealthServer` is one. */
 export type ProbeRegistry = Pick<HealthServer, 'addHealthCheck' | 'addReadinessCheck'>;
@@ -100,6 +101,20 @@ export class ProvisionController {
   readonly #elector: LeaderElector | undefined;
   /** The leader part while it runs under the elector. */
   #leading: Promise<void> | undefined;
+  /** The current leadership term under the elector (its fence), if any. */
+  #leadership: Leadership | undefined;
+  /** What every side-effecting step checks immediately before it acts. */
+  readonly #fence: WorkFence = {
+    assertLeader: () => {
+      if (this.#elector === undefined) return;
+      const leadership = this.#leadership;
+      if (leadership === undefined) throw new LeadershipLapsedError(`not leading lease ${this.lease}`);
+      leadership.assertLeader();
+    },
+    abandoned: () =>
+      this.#hardStop.signal.aborted ||
+      (this.#elector !== undefined && !(this.#leadership?.isValid() ?? false)),
+  };
   /** Aborted when in-flight operations must stop: at once on Lease loss, else after the grace period. */
   readonly #hardStop = new AbortController();
   /** The signal given to {@link run}: only its abort is a requested (graceful) stop. */
@@ -154,7 +169,7 @@ export class ProvisionController {
     this.#classes =
       resolved.classesInformer ?? own(new SharedInformer(cached(resources.storageClasses), informerOptions));
 
-    const limiters = this.#queueLimiters();
+    const limiters = queueLimiters(resolved, clock);
     this.#claimQueue = new RateLimitingQueue({
       name: 'claims',
       clock,
@@ -179,6 +194,7 @@ export class ProvisionController {
       apiRequestTimeoutMs: resolved.apiRequestTimeoutMs,
       verifyExistingPV: resolved.verifyExistingPV,
       signal: this.#hardStop.signal,
+      fence: this.#fence,
     };
     if (resolved.save.kind === 'queue') {
       this.#queueStore = new QueueVolumeStore({
@@ -203,12 +219,23 @@ export class ProvisionController {
       claimsByUid,
       getClass: (name) => this.#classes.store.getByKey(name),
       volumeExists: (name) => this.#volumes.store.getByKey(name) !== undefined,
-      reschedule: (claim, signal) => this.#reschedule(claim, signal),
+      reschedule: (claim, signal) =>
+        rescheduleClaim(
+          {
+            claims: api.resource(resources.persistentVolumeClaims),
+            mode: resolved.rescheduleMode,
+            clock,
+            apiRequestTimeoutMs: resolved.apiRequestTimeoutMs,
+          },
+          claim,
+          signal,
+        ),
       slowRetry: this.#slowRetry,
       recordEvent: recordClaimEvent,
       store: this.#store,
       metrics: this.#metrics,
       clock,
+      fence: this.#fence,
     });
     this.#volumeSync = new VolumeSync({
       provisioner: resolved.provisioner,
@@ -221,6 +248,7 @@ export class ProvisionController {
       metrics: this.#metrics,
       clock,
       apiRequestTimeoutMs: resolved.apiRequestTimeoutMs,
+      fence: this.#fence,
     });
 
     const name = leaseNameFor(resolved.provisionerName);
@@ -237,12 +265,17 @@ export class ProvisionController {
    * flushes events. Settles after that. Runs once. When the Lease is lost, in-flight operations are
    * aborted at once (a successor may lead already) and `run()` rejects with a `LeaderElectionLostError`.
    *
+   * While it runs it holds the process open on purpose (one ref'd handle, released when it settles):
+   * an unreachable API server is retried with backoff for as long as it takes, never a reason for
+   * Node to find nothing left to wait for and exit. Every other timer of the controller is unref'd.
+   *
    * @throws the listen error when `metricsPort` is set and cannot be bound (before anything starts).
    */
   async run(signal: AbortSignal = new AbortController().signal): Promise<void> {
     if (this.#phase !== 'new') throw new Error('ProvisionController.run can be called only once');
     this.#phase = 'running';
     this.#requestedStop = signal;
+    const release = holdProcessOpen();
     let server: HealthServer | undefined;
     try {
       server = await this.#listen();
@@ -250,6 +283,7 @@ export class ProvisionController {
     } finally {
       this.#phase = 'stopped';
       await server?.close();
+      release();
     }
   }
 
@@ -329,8 +363,11 @@ export class ProvisionController {
     }
   }
 
-  /** Everything that runs only on the leader (contract §15 start-up order). */
-  async #runLeaderPart(signal: AbortSignal): Promise<void> {
+  /**
+   * Everything that runs only on the leader (contract §15 start-up order). `lost` aborts when the Lease
+   * is lost or lapses, in any state, a graceful stop included: in-flight work stops at once.
+   */
+  async #runLeaderPart(signal: AbortSignal, lost?: AbortSignal): Promise<void> {
     const logger = this.#logger;
     logger.info({ component: this.identity }, 'Starting provisioner controller');
     // A requested stop lets in-flight operations finish, but only for so long. A lost Lease stops them
@@ -343,7 +380,10 @@ export class ProvisionController {
       }
       cancelHardStop = this.#clock.setTimer(() => this.#hardStop.abort(), this.#options.shutdownTimeoutMs);
     };
+    const onLost = (): void => this.#hardStop.abort(lost?.reason);
     signal.addEventListener('abort', onStop, { once: true });
+    if (lost?.aborted) onLost();
+    else lost?.addEventListener('abort', onLost, { once: true });
     const informersStop = new AbortController();
     const informersDone = Promise.all(
       this.#ownedInformers.map((informer) => informer.run(informersStop.signal)),
@@ -361,6 +401,7 @@ export class ProvisionController {
         clock: this.#clock,
         logger,
         signal: this.#hardStop.signal,
+        fence: this.#fence,
         sync: (key, context) => this.#claimSync.syncKey(key, context),
         onFinished: (key) => this.#claimSync.inProgress.delete(key),
       };
@@ -372,6 +413,7 @@ export class ProvisionController {
         clock: this.#clock,
         logger,
         signal: this.#hardStop.signal,
+        fence: this.#fence,
         sync: (key, context) => this.#volumeSync.syncKey(key, context),
       };
       const workers = Promise.all([
@@ -384,9 +426,10 @@ export class ProvisionController {
           logger,
         }),
       ]);
-      await workers.then(undefined, () => undefined);
+      await this.#settleWorkers(workers);
     } finally {
       signal.removeEventListener('abort', onStop);
+      lost?.removeEventListener('abort', onLost);
       cancelHardStop();
       this.#claimQueue.shutDown();
       this.#volumeQueue.shutDown();
@@ -411,8 +454,9 @@ export class ProvisionController {
         retryPeriodMs: options.retryPeriodMs,
         releaseOnCancel: options.releaseLeaseOnShutdown,
         callbacks: {
-          onStartedLeading: (signal) => {
-            this.#leading = this.#runLeaderPart(signal);
+          onStartedLeading: (signal, leadership) => {
+            this.#leadership = leadership;
+            this.#leading = this.#runLeaderPart(signal, leadership.lost);
             return this.#leading;
           },
           onStoppedLeading: () => this.#logger.info({ lease: this.lease }, 'Stopped leading'),
@@ -424,6 +468,34 @@ export class ProvisionController {
       });
     } catch (err) {
       throw new ConfigurationError([err instanceof Error ? err.message : String(err)]);
+    }
+  }
+
+  /**
+   * Waits for the workers; once the hard stop has aborted them, for at most {@link abandonAfterMs}
+   * more, so that an operation that ignores its signal cannot hold `run()` (and the host) forever.
+   * An abandoned operation gets no further fenced side effects.
+   */
+  async #settleWorkers(workers: Promise<unknown>): Promise<void> {
+    const settled = workers.then(
+      () => true,
+      () => true,
+    );
+    const hardStop = this.#hardStop.signal;
+    const abandoned = new Promise<boolean>((resolve) => {
+      const arm = (): void => {
+        const cancel = this.#clock.setTimer(() => resolve(false), abandonAfterMs);
+        void settled.then(cancel);
+      };
+      if (hardStop.aborted) arm();
+      else hardStop.addEventListener('abort', arm, { once: true });
+      void settled.then(() => hardStop.removeEventListener('abort', arm));
+    });
+    if (!(await Promise.race([settled, abandoned]))) {
+      this.#logger.error(
+        { afterMs: abandonAfterMs },
+        'Operations ignored their abort signal; abandoning them so the controller can stop',
+      );
     }
   }
 
@@ -470,60 +542,9 @@ export class ProvisionController {
     );
   }
 
-  /** Removes the GA selected-node annotation so the scheduler picks another node (§9.6, §17 row 4). */
-  async #reschedule(claim: Readonly<V1PersistentVolumeClaim>, parent: AbortSignal): Promise<void> {
-    const client = this.#options.api.resource(resources.persistentVolumeClaims);
-    const name = claim.metadata?.name ?? '';
-    const namespace = claim.metadata?.namespace ?? '';
-    try {
-      await withDeadline(this.#clock, this.#options.apiRequestTimeoutMs, parent, async (signal) => {
-        if (this.#options.rescheduleMode === 'update') {
-          const annotations = { ...claim.metadata?.annotations };
-          delete annotations[annSelectedNode];
-          const updated = { ...claim, metadata: { ...claim.metadata, annotations } };
-          await client.update(updated, { namespace, signal });
-        } else {
-          await client.patch(name, { metadata: { annotations: { [annSelectedNode]: null } } }, 'merge', {
-            namespace,
-            signal,
-          });
-        }
-      });
-    } catch (err) {
-      throw new Error(
-        `delete annotation 'annSelectedNode' for PersistentVolumeClaim "${claimKey(claim)}": ${String(err)}`,
-        { cause: err },
-      );
-    }
-  }
-
-  /** The two queue limiters (§7): the user's factory, or Go's default; one instance per queue unless shared. */
-  #queueLimiters(): [RateLimiter, RateLimiter] {
-    const { rateLimiter, exponentialBackOffOnError, separateQueueLimiters } = this.#options;
-    const create =
-      rateLimiter ??
-      ((): RateLimiter =>
-        new MaxOfRateLimiter(
-          new ItemExponentialFailureRateLimiter(15_000, exponentialBackOffOnError ? 1_000_000 : 15_000),
-          new BucketRateLimiter(10, 100, this.#clock),
-        ));
-    const first = create();
-    return [first, separateQueueLimiters ? create() : first];
-  }
-
   /** Adapts the recorder for one kind of object: cached objects often lack `kind` and `apiVersion`. */
   #eventRecorderFor(kind: 'PersistentVolumeClaim' | 'PersistentVolume'): RecordEvent {
     return (object: KubeObject, type, reason, message) =>
       this.#recorder.event({ apiVersion: 'v1', kind, ...object }, type, reason, message);
   }
-}
-
-/**
- * `api` with a throttle of its own when it can make one (a {@link KubeApiClient}), else `api` itself.
- * The Lease needs one so that a burst of provisioning work queued on the shared throttle cannot delay
- * renewals until the Lease is lost; the event recorder so that events never delay PV writes.
- */
-function withOwnRateLimit(api: KubeApi, limit: RateLimit): KubeApi {
-  const { withRateLimit } = api as Partial<KubeApiClient>;
-  return typeof withRateLimit === 'function' ? withRateLimit.call(api, limit) : api;
 }

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ClaimSync, DelayRetryError } from '../src/controller/claim-sync.ts';
 import { createControllerMetrics } from '../src/controller/controller-metrics.ts';
 import { SlowRetrySet } from '../src/controller/slow-retry.ts';
+import { openFence } from '../src/controller/work-fence.ts';
 import { InfeasibleError } from '../src/errors.ts';
 import type { ProvisioningState } from '../src/provisioner.ts';
 import { ManualClock } from '../src/testing/manual-clock.ts';
@@ -11,7 +12,7 @@ import { silentLogger } from '../src/util/logger.ts';
 import { annAlphaSelectedNode, annBetaStorageProvisioner, annSelectedNode } from '../src/wire-names.ts';
 import { newClaim, newStorageClass, provisionerName, TestProvisioner } from './controller-fixtures.ts';
 
-const context = { signal: new AbortController().signal, logger: silentLogger };
+const context = { signal: new AbortController().signal, assertLeader: () => {}, logger: silentLogger };
 
 function setup(
   options: { classes?: V1StorageClass[]; claims?: V1PersistentVolumeClaim[]; names?: string[] } = {},
@@ -40,6 +41,7 @@ function setup(
     store: { storeVolume: async (_claim, volume) => void saved.push(volume.metadata?.name ?? '') },
     metrics: createControllerMetrics(new Registry()),
     clock,
+    fence: openFence,
   });
   return { sync, provisioner, clock, events, saved, slowRetry, classes };
 }

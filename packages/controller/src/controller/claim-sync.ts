@@ -4,6 +4,7 @@
  */
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import { isIgnoredError, isInfeasibleError } from '../errors.ts';
+import { isLeadershipLapsedError } from '../leader-election/lease-fence.ts';
 import type { OperationContext, Provisioner, ProvisioningState, ProvisionResult } from '../provisioner.ts';
 import type { Clock } from '../util/clock.ts';
 import { annDynamicallyProvisioned, finalizerPV } from '../wire-names.ts';
@@ -24,6 +25,7 @@ import type { RecordEvent } from './record-event.ts';
 import type { SlowRetrySet } from './slow-retry.ts';
 import { toError } from './to-error.ts';
 import type { VolumeStore } from './volume-store.ts';
+import type { WorkFence } from './work-fence.ts';
 
 /** A claim sync refused because the claim recently failed with an infeasible error (§6). */
 export class DelayRetryError extends Error {
@@ -51,12 +53,18 @@ export interface ClaimSyncConfig {
   readonly store: VolumeStore;
   readonly metrics: ControllerMetrics;
   readonly clock: Clock;
+  /** Checked immediately before each side effect. */
+  readonly fence: WorkFence;
 }
 
-/** Result of one provision attempt: saved, stopped for good (Go's `errStopProvision`), or failed. */
+/**
+ * Result of one provision attempt: saved, stopped for good (Go's `errStopProvision`), failed, or
+ * abandoned because the controller stops or no longer leads (neither an event nor a failure).
+ */
 type Outcome =
   | { readonly kind: 'provisioned' }
   | { readonly kind: 'stop' }
+  | { readonly kind: 'abandoned'; readonly error: Error }
   | { readonly kind: 'failed'; readonly error: Error; readonly state: ProvisioningState };
 
 const finished = (error: Error): Outcome => ({ kind: 'failed', error, state: 'Finished' });
@@ -93,13 +101,15 @@ export class ClaimSync {
     try {
       should = await this.shouldProvision(claim, context);
     } catch (err) {
-      metrics.provisionFailedTotal.inc(labels);
+      if (!this.#config.fence.abandoned()) metrics.provisionFailedTotal.inc(labels);
       throw err;
     }
     if (!should) return;
 
     const start = clock.now();
     const outcome = await this.#provisionClaimOperation(claim, context);
+    // Claims in progress stay as they are: the process is stopping, and a successor starts afresh.
+    if (outcome.kind === 'abandoned') throw outcome.error;
     if (outcome.kind === 'provisioned') {
       metrics.provisionDurationSeconds.observe(labels, (clock.now() - start) / 1000);
       metrics.provisionTotal.inc(labels);
@@ -195,6 +205,8 @@ export class ClaimSync {
       return stop;
     }
 
+    const { fence } = this.#config;
+    fence.assertLeader();
     recordEvent(
       claim,
       'Normal',
@@ -209,16 +221,21 @@ export class ClaimSync {
         pvc: frozenClone(claim),
         selectedNodeName: selectedNodeName(claim),
       },
-      { signal: context.signal, logger },
+      { ...context, logger },
     );
-    if ('error' in result)
+    if ('error' in result) {
+      if (fence.abandoned()) return { kind: 'abandoned', error: result.error };
       return this.#provisionFailed(claim, result.error, result.state, { ...context, logger });
+    }
 
     logger.debug({ PV: result.pv.metadata?.name }, 'Volume is provisioned');
     const volume = this.#completeVolume(result.pv, claimRef, storageClass, className);
     try {
+      fence.assertLeader();
       await this.#config.store.storeVolume(claim, volume, logger);
     } catch (err) {
+      if (isLeadershipLapsedError(err) || fence.abandoned())
+        return { kind: 'abandoned', error: toError(err) };
       return finished(toError(err));
     }
     return { kind: 'provisioned' };
@@ -252,6 +269,7 @@ export class ClaimSync {
     if (state !== 'Reschedule') return { kind: 'failed', error, state };
     if (!hasSelectedNodeAnnotation(claim)) return finished(error);
     try {
+      this.#config.fence.assertLeader();
       await this.#config.reschedule(claim, context.signal);
     } catch (err) {
       logger.info({ err }, 'Volume rescheduling failed');
