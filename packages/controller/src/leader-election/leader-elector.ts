@@ -244,10 +244,6 @@ export class LeaderElector {
         const renewed = await this.#renewRound(stopRenewing.signal);
         this.#reportTransition();
         if (renewed) fence.renewed(this.#lastSuccessSentAt);
-        if (fence.lost.aborted) {
-          outcome = 'lost';
-          break;
-        }
         if (stopRenewing.signal.aborted) break;
         if (!renewed) {
           outcome = 'lost';
@@ -258,6 +254,8 @@ export class LeaderElector {
     } finally {
       signal.removeEventListener('abort', onCancel);
     }
+    // A lapse can end the loop anywhere (in a round, in the pause): it is a loss wherever it happened.
+    if (fence.lost.aborted) outcome = 'lost';
 
     this.#leading = false;
     this.#masterStatus?.set({ name: this.#lock.name }, 0);
