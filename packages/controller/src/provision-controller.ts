@@ -103,6 +103,8 @@ export class ProvisionController {
   #leading: Promise<void> | undefined;
   /** The current leadership term under the elector (its fence), if any. */
   #leadership: Leadership | undefined;
+  /** The owned informers once started (with the first term), until `run()` ends. */
+  #informers: { stop: AbortController; done: Promise<void> } | undefined;
   /** What every side-effecting step checks immediately before it acts. */
   readonly #fence: WorkFence = {
     assertLeader: () => {
@@ -115,7 +117,7 @@ export class ProvisionController {
       this.#hardStop.signal.aborted ||
       (this.#elector !== undefined && !(this.#leadership?.isValid() ?? false)),
   };
-  /** Aborted when in-flight operations must stop: at once on Lease loss, else after the grace period. */
+  /** Aborted when `run()` ends for good (after the grace period of a graceful stop). */
   readonly #hardStop = new AbortController();
   /** The signal given to {@link run}: only its abort is a requested (graceful) stop. */
   #requestedStop: AbortSignal = new AbortController().signal;
@@ -262,8 +264,9 @@ export class ProvisionController {
   /**
    * Runs until `signal` aborts, then stops gracefully: takes no more work, lets in-flight operations
    * finish (at most `shutdownTimeoutMs`, then aborts them), stops the informers it created and
-   * flushes events. Settles after that. Runs once. When the Lease is lost, in-flight operations are
-   * aborted at once (a successor may lead already) and `run()` rejects with a `LeaderElectionLostError`.
+   * flushes events. Settles after that. Runs once. When the Lease is lost or its fence lapses,
+   * in-flight operations are aborted at once (a successor may lead already); then, by default, the
+   * controller campaigns again (`onLeaseLost: 'reject'` rejects with a `LeaderElectionLostError`).
    *
    * While it runs it holds the process open on purpose (one ref'd handle, released when it settles):
    * an unreachable API server is retried with backoff for as long as it takes, never a reason for
@@ -352,15 +355,38 @@ export class ProvisionController {
         await this.#runLeaderPart(signal);
         return;
       }
-      const outcome = await this.#elector.run(signal);
-      await this.#leading;
-      if (outcome === 'lost') throw new LeaderElectionLostError(this.lease);
+      for (;;) {
+        const outcome = await this.#elector.run(signal);
+        await this.#leading;
+        if (outcome !== 'lost' || signal.aborted) return;
+        if (this.#options.onLeaseLost === 'reject') throw new LeaderElectionLostError(this.lease);
+        // Every operation was aborted when the fence closed; leading again needs the Lease afresh.
+        this.#logger.error({ lease: this.lease }, 'Lost the lease; stopped all work, campaigning again');
+      }
     } finally {
+      this.#claimQueue.shutDown();
+      this.#volumeQueue.shutDown();
+      this.#informers?.stop.abort();
+      await this.#informers?.done;
       stopQueueStore.abort();
       await queueStoreDone;
       this.#hardStop.abort();
       await this.#recorder.close();
     }
+  }
+
+  /**
+   * Starts the informers this controller owns, once, with the first leadership term. They run until
+   * `run()` ends, across terms: a replica that lost the Lease keeps its caches warm for the next one.
+   */
+  #startInformers(): void {
+    if (this.#informers !== undefined) return;
+    const stop = new AbortController();
+    const done = Promise.all(this.#ownedInformers.map((informer) => informer.run(stop.signal))).then(
+      () => undefined,
+    );
+    this.#slowRetry.runPurge(stop.signal);
+    this.#informers = { stop, done };
   }
 
   /**
@@ -372,23 +398,24 @@ export class ProvisionController {
     logger.info({ component: this.identity }, 'Starting provisioner controller');
     // A requested stop lets in-flight operations finish, but only for so long. A lost Lease stops them
     // at once: a successor may already lead, and two leaders must not work side by side.
+    // `termStop` aborts the operations of this term; `#hardStop` is the end of `run()`.
+    const termStop = new AbortController();
     let cancelHardStop = (): void => {};
     const onStop = (): void => {
       if (!this.#requestedStop.aborted) {
-        this.#hardStop.abort(signal.reason);
+        termStop.abort(signal.reason);
         return;
       }
-      cancelHardStop = this.#clock.setTimer(() => this.#hardStop.abort(), this.#options.shutdownTimeoutMs);
+      cancelHardStop = this.#clock.setTimer(() => {
+        termStop.abort();
+        this.#hardStop.abort();
+      }, this.#options.shutdownTimeoutMs);
     };
-    const onLost = (): void => this.#hardStop.abort(lost?.reason);
+    const onLost = (): void => termStop.abort(lost?.reason);
     signal.addEventListener('abort', onStop, { once: true });
     if (lost?.aborted) onLost();
     else lost?.addEventListener('abort', onLost, { once: true });
-    const informersStop = new AbortController();
-    const informersDone = Promise.all(
-      this.#ownedInformers.map((informer) => informer.run(informersStop.signal)),
-    );
-    this.#slowRetry.runPurge(informersStop.signal);
+    this.#startInformers();
     try {
       if (!(await this.#waitForCacheSync(signal))) return;
       logger.info({ component: this.identity }, 'Started provisioner controller');
@@ -400,7 +427,7 @@ export class ProvisionController {
         timeoutMs: this.#options.provisionTimeoutMs,
         clock: this.#clock,
         logger,
-        signal: this.#hardStop.signal,
+        signal: termStop.signal,
         fence: this.#fence,
         sync: (key, context) => this.#claimSync.syncKey(key, context),
         onFinished: (key) => this.#claimSync.inProgress.delete(key),
@@ -412,7 +439,7 @@ export class ProvisionController {
         timeoutMs: this.#options.deletionTimeoutMs,
         clock: this.#clock,
         logger,
-        signal: this.#hardStop.signal,
+        signal: termStop.signal,
         fence: this.#fence,
         sync: (key, context) => this.#volumeSync.syncKey(key, context),
       };
@@ -426,15 +453,11 @@ export class ProvisionController {
           logger,
         }),
       ]);
-      await this.#settleWorkers(workers);
+      await this.#settleWorkers(workers, termStop.signal);
     } finally {
       signal.removeEventListener('abort', onStop);
       lost?.removeEventListener('abort', onLost);
       cancelHardStop();
-      this.#claimQueue.shutDown();
-      this.#volumeQueue.shutDown();
-      informersStop.abort();
-      await informersDone;
       logger.info('Stopped provisioner controller');
     }
   }
@@ -472,16 +495,15 @@ export class ProvisionController {
   }
 
   /**
-   * Waits for the workers; once the hard stop has aborted them, for at most {@link abandonAfterMs}
+   * Waits for the workers; once `hardStop` has aborted them, for at most {@link abandonAfterMs}
    * more, so that an operation that ignores its signal cannot hold `run()` (and the host) forever.
    * An abandoned operation gets no further fenced side effects.
    */
-  async #settleWorkers(workers: Promise<unknown>): Promise<void> {
+  async #settleWorkers(workers: Promise<unknown>, hardStop: AbortSignal): Promise<void> {
     const settled = workers.then(
       () => true,
       () => true,
     );
-    const hardStop = this.#hardStop.signal;
     const abandoned = new Promise<boolean>((resolve) => {
       const arm = (): void => {
         const cancel = this.#clock.setTimer(() => resolve(false), abandonAfterMs);

@@ -9,9 +9,8 @@ import { resources } from '../src/client/resource-client.ts';
 import { isLeaderElectionLostError } from '../src/controller/leader-election-lost-error.ts';
 import { isLeadershipLapsedError } from '../src/leader-election/lease-fence.ts';
 import type { ManualClock } from '../src/testing/manual-clock.ts';
-import { defaultControllerRateLimiter } from '../src/workqueue/rate-limiters.ts';
 import { finalizerPV } from '../src/wire-names.ts';
-import { createLogger } from '../src/util/logger.ts';
+import { defaultControllerRateLimiter } from '../src/workqueue/rate-limiters.ts';
 import {
   deleteCounts,
   dynamicallyProvisioned,
@@ -60,12 +59,15 @@ const resumes = {
   'timers before I/O': (clock: ManualClock): void => clock.advance(pauseMs),
 } as const;
 
-/** A leading controller on the manual clock; `outcome()` is how `run()` settled, once it has. */
+/**
+ * A leading controller on the manual clock that stops for good on a lapse (`onLeaseLost: 'reject'`),
+ * so that nothing of a later term mixes in; `outcome()` is how `run()` settled, once it has.
+ */
 async function leader(options: HarnessOptions) {
   const harness = manualHarness({
-    ...(process.env.FENCE_DEBUG ? { logger: createLogger({ level: 'debug' }) } : {}),
     leaderElection: true,
     leaderElectionNamespace: 'kube-system',
+    onLeaseLost: 'reject',
     ...options,
   });
   let outcome: unknown = 'running';
@@ -113,11 +115,13 @@ describe('leadership fence: provisioning', () => {
     const { clock, h } = await leader({ objects: [storageClass, claim] });
     const qualified = gate();
     let asked = 0;
-    h.provisioner.shouldProvision = async () => {
-      asked++;
-      await qualified.wait;
-      return true;
-    };
+    Object.assign(h.provisioner, {
+      shouldProvision: async () => {
+        asked++;
+        await qualified.wait;
+        return true;
+      },
+    });
     await pump(clock, 2_000);
     expect(asked).toBe(1);
 
@@ -217,11 +221,13 @@ describe('leadership fence: deletion', () => {
     const { clock, h } = await leader({ objects: [storageClass, releasedVolume()] });
     const guarded = gate();
     let asked = 0;
-    h.provisioner.shouldDelete = async () => {
-      asked++;
-      await guarded.wait;
-      return true;
-    };
+    Object.assign(h.provisioner, {
+      shouldDelete: async () => {
+        asked++;
+        await guarded.wait;
+        return true;
+      },
+    });
     await pump(clock, 2_000);
     expect(asked).toBe(1);
 
@@ -317,5 +323,34 @@ describe('leadership fence: the operation context', () => {
     expect(isLeadershipLapsedError(aborted)).toBe(true);
     expect(startedAt).toBeGreaterThan(0);
     expect(h.volumes()).toEqual([]);
+  });
+});
+
+describe('leadership fence: after a lapse', () => {
+  it('campaigns again by default and acts again only after writing the Lease afresh', async () => {
+    const { clock, api, h, outcome } = await leader({
+      objects: [storageClass, claim],
+      onLeaseLost: 'campaign',
+    });
+    const provisioned = gate();
+    h.provisioner.provisionResult = async (options) => {
+      await provisioned.wait;
+      return { pv: volumeFor(options) };
+    };
+    await pump(clock, 2_000);
+    const frozenAt = api.actions().length;
+
+    clock.freeze(pauseMs);
+    provisioned.open();
+    await settle();
+    await pump(clock, 5_000);
+    expect(outcome()).toBe('running');
+    expect(h.volumes().map((pv) => pv.metadata?.name)).toEqual(['pvc-uid-1-1']);
+    expect(h.provisioner.provisionCalls).toHaveLength(2);
+    const after = api.actions().slice(frozenAt);
+    const leaseWrite = after.findIndex((a) => a.resource === 'leases' && a.verb === 'update');
+    const pvCreate = after.findIndex((a) => a.resource === 'persistentvolumes' && a.verb === 'create');
+    expect(leaseWrite).toBeGreaterThanOrEqual(0);
+    expect(pvCreate).toBeGreaterThan(leaseWrite);
   });
 });

@@ -32,7 +32,7 @@ export interface WorkItemConfig {
 
 /**
  * Processes `key` once. Never rejects. An item abandoned because the controller is stopping or its
- * leadership lapsed is neither requeued nor counted: a successor (or the next start) syncs it afresh.
+ * leadership lapsed counts no failure and waits, unlimited, for the next leadership term.
  */
 export async function processWorkItem(config: WorkItemConfig, key: string): Promise<void> {
   const { kind, queue, threshold, logger, fence } = config;
@@ -42,7 +42,9 @@ export async function processWorkItem(config: WorkItemConfig, key: string): Prom
     );
   } catch (err) {
     if (isLeadershipLapsedError(err) || fence.abandoned()) {
+      // Kept for the next leadership term of this process (ignored once the queue shuts down).
       logger.debug({ key, err }, `Abandoned syncing ${kind}: stopping or no longer leading`);
+      queue.add(key);
       return;
     }
     const failures = queue.numRequeues(key);
