@@ -298,7 +298,8 @@ export class ProvisionController {
    *   last renewal, so only a stuck one fails, not one riding out an API blip;
    * - readiness `provision-controller` passes while `run()` runs and either the three caches have
    *   synced or, with leader election, this replica stands by for the Lease. Standby replicas are
-   *   ready so that a rolling update can start the successor before stopping the leader.
+   *   ready so that a rolling update can start the successor before stopping the leader. It fails
+   *   while the Lease is forbidden (HTTP 403), naming the verb and the RBAC rule that grants it.
    *
    * The built-in server (`metricsPort`) has them already.
    */
@@ -322,6 +323,8 @@ export class ProvisionController {
     if (this.#phase !== 'running') {
       throw new Error(this.#phase === 'new' ? 'not started' : 'stopped');
     }
+    const denied = this.#elector?.accessCheck();
+    if (denied) throw denied;
     if (this.#elector !== undefined && !this.#elector.isLeader()) return;
     const unsynced = Object.entries({ claims: this.#claims, volumes: this.#volumes, classes: this.#classes })
       .filter(([, informer]) => !informer.hasSynced())

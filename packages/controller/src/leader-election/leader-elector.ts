@@ -23,6 +23,7 @@ import {
   masterStatusGauge,
   validate,
 } from './leader-elector-options.ts';
+import { LeaseDenials } from './lease-denial.ts';
 import { LeaseFence } from './lease-fence.ts';
 import { type LeaderElectionRecord, LeaseLock, type ObservedLeaseRecord } from './lease-lock.ts';
 
@@ -61,6 +62,7 @@ export class LeaderElector {
   #lastSuccessSentAt = Number.NEGATIVE_INFINITY;
   /** Wakes the renew loop from its pause between rounds, when a stall needs a renewal now. */
   #wakeRenewal: (() => void) | undefined;
+  readonly #denials: LeaseDenials;
 
   /** Validates the options with client-go's rules; throws a `TypeError` or `RangeError` when they break one. */
   constructor(options: LeaderElectorOptions) {
@@ -89,6 +91,15 @@ export class LeaderElector {
     });
     this.#random = options.random ?? Math.random;
     this.#masterStatus = options.registry && masterStatusGauge(options.registry);
+    this.#denials = new LeaseDenials(this.#clock, this.#logger, lock.namespace, lock.name);
+  }
+
+  /**
+   * Readiness: an error naming the missing verb and the RBAC rule while the last attempt on the Lease
+   * was forbidden (403); `null` otherwise. A replica that may not use its Lease can never lead.
+   */
+  accessCheck(): Error | null {
+    return this.#denials.check();
   }
 
   /** Whether this candidate currently leads (from acquisition until renewing stops). */
@@ -316,7 +327,10 @@ export class LeaderElector {
   async #tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
     const now = this.#clock.now();
     const acquired = await this.#attempt(now, signal);
-    if (acquired) this.#lastSuccessSentAt = now;
+    if (acquired) {
+      this.#lastSuccessSentAt = now;
+      this.#denials.succeeded();
+    }
     return acquired;
   }
 
@@ -343,6 +357,7 @@ export class LeaderElector {
         this.#setObserved(renewed);
         return true;
       } catch (err) {
+        if (this.#denials.failed('update', err)) return false;
         this.#logger.debug({ err }, 'Failed to update lease optimistically, falling back to slow path');
       }
     }
@@ -352,12 +367,13 @@ export class LeaderElector {
       current = await this.#lock.get({ signal });
     } catch (err) {
       if (!isNotFound(err)) {
-        this.#logger.error({ err }, 'Error retrieving lease');
+        if (!this.#denials.failed('get', err)) this.#logger.error({ err }, 'Error retrieving lease');
         return false;
       }
       try {
         await this.#lock.create(fresh, { signal });
       } catch (createErr) {
+        if (this.#denials.failed('create', createErr)) return false;
         this.#logger.error({ err: createErr }, 'Error creating lease');
         return false;
       }
@@ -384,6 +400,7 @@ export class LeaderElector {
     try {
       await this.#lock.update(next, { signal });
     } catch (err) {
+      if (this.#denials.failed('update', err)) return false;
       // A conflict means another candidate wrote first: an expected race, not a fault.
       this.#logger[isConflict(err) ? 'debug' : 'error']({ err }, 'Failed to update lease');
       return false;
