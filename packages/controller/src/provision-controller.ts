@@ -567,9 +567,14 @@ export class ProvisionController {
     );
   }
 
-  /** Adapts the recorder for one kind of object: cached objects often lack `kind` and `apiVersion`. */
+  /**
+   * Adapts the recorder for one kind of object: cached objects often lack `kind` and `apiVersion`.
+   * Events are side effects too: none is recorded once this replica's work is abandoned.
+   */
   #eventRecorderFor(kind: 'PersistentVolumeClaim' | 'PersistentVolume'): RecordEvent {
-    return (object: KubeObject, type, reason, message) =>
+    return (object: KubeObject, type, reason, message) => {
+      if (this.#fence.abandoned()) return;
       this.#recorder.event({ apiVersion: 'v1', kind, ...object }, type, reason, message);
+    };
   }
 }
