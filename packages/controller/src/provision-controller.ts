@@ -14,7 +14,6 @@ import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from
 import { Registry } from 'prom-client';
 import { defaultRateLimit } from './client/request-limiter.ts';
 import {
-  type KubeApi,
   type KubeObject,
   type ResourceClient,
   type ResourceDescriptor,
@@ -24,6 +23,7 @@ import { BlockingVolumeStore, type SaveConfig } from './controller/blocking-volu
 import { ClaimSync } from './controller/claim-sync.ts';
 import { type ControllerMetrics, createControllerMetrics } from './controller/controller-metrics.ts';
 import { LeaderElectionLostError } from './controller/leader-election-lost-error.ts';
+import { runLeaderTerm } from './controller/leader-term.ts';
 import {
   ConfigurationError,
   ensureUidIndex,
@@ -31,6 +31,8 @@ import {
   type ResolvedOptions,
   resolveOptions,
 } from './controller/options.ts';
+import { type ProbeRegistry, registerControllerChecks } from './controller/probes.ts';
+import { registerQueueHandlers } from './controller/queue-handlers.ts';
 import { queueLimiters, withOwnRateLimit } from './controller/queue-limiters.ts';
 import { QueueVolumeStore } from './controller/queue-volume-store.ts';
 import type { RecordEvent } from './controller/record-event.ts';
@@ -39,39 +41,22 @@ import { SlowRetrySet } from './controller/slow-retry.ts';
 import type { VolumeStore } from './controller/volume-store.ts';
 import { VolumeSync } from './controller/volume-sync.ts';
 import type { WorkFence } from './controller/work-fence.ts';
-import { processWorkItem, type WorkItemConfig } from './controller/work-item.ts';
 import { createEventRecorder, type EventRecorder } from './events/event-recorder.ts';
 import { HealthServer } from './http/health-server.ts';
 import { SharedInformer } from './informer/shared-informer.ts';
 import { indexByUid, uidIndex } from './informer/store.ts';
-import { unwrapTombstone } from './informer/tombstone.ts';
 import { withoutManagedFields } from './informer/without-managed-fields.ts';
 import { LeaderElector } from './leader-election/leader-elector.ts';
 import { leaderIdentity } from './leader-election/leader-identity.ts';
 import { type Leadership, LeadershipLapsedError } from './leader-election/lease-fence.ts';
 import { leaseNameFor } from './leader-election/lease-name.ts';
-import { type Clock, realClock, sleep } from './util/clock.ts';
+import { type Clock, realClock } from './util/clock.ts';
 import { holdProcessOpen } from './util/keep-alive.ts';
 import { createLogger, type Logger } from './util/logger.ts';
 import { RateLimitingQueue } from './workqueue/rate-limiting-queue.ts';
-import { runWorkers } from './workqueue/worker-pool.ts';
 
 export type { ProvisionControllerOptions } from './controller/options.ts';
-
-/** How often cache sync is polled, as client-go's `WaitForCacheSync`. */
-const cacheSyncPollMs = 100;
-
-/** How long past the lease a leader may go without renewing before it is unhealthy (client-go's adaptor in kube-controller-manager). */
-const maxTolerableExpiredLeaseMs = 20_000;
-
-/**
- * How long the leader part still waits, after a hard stop, for operations that ignore their abort
- * signal; then it abandons them so that `run()` settles (and a CLI can exit) whatever a provisioner does.
- */
-const abandonAfterMs = 5_000;
-
-/** Where {@link ProvisionController.registerChecks} adds its probes; a `HealthServer` is one. */
-export type ProbeRegistry = Pick<HealthServer, 'addHealthCheck' | 'addReadinessCheck'>;
+export type { ProbeRegistry } from './controller/probes.ts';
 
 /** Runs a {@link Provisioner} against the cluster. Construct once, {@link run} once. */
 export class ProvisionController {
@@ -258,7 +243,14 @@ export class ProvisionController {
     this.#elector = resolved.leaderElection ? this.#createElector(name) : undefined;
     // Last: everything above may still reject the options, and these change the caller's informers.
     if (resolved.claimsInformer !== undefined) ensureUidIndex(resolved.claimsInformer);
-    this.#registerHandlers();
+    registerQueueHandlers({
+      claims: this.#claims,
+      volumes: this.#volumes,
+      claimQueue: this.#claimQueue,
+      volumeQueue: this.#volumeQueue,
+      volumeSync: this.#volumeSync,
+      resyncPeriodMs: resolved.resyncPeriodMs,
+    });
   }
 
   /**
@@ -304,32 +296,12 @@ export class ProvisionController {
    * The built-in server (`metricsPort`) has them already.
    */
   registerChecks(server: ProbeRegistry): void {
-    const elector = this.#elector;
-    if (elector !== undefined) {
-      const { renewDeadlineMs, leaseDurationMs, retryPeriodMs } = this.#options;
-      const tolerance = Math.max(
-        maxTolerableExpiredLeaseMs,
-        retryPeriodMs + renewDeadlineMs - leaseDurationMs,
-      );
-      server.addHealthCheck('leader-election', () => {
-        const stuck = elector.healthCheck(tolerance);
-        if (stuck !== null) throw stuck;
-      });
-    }
-    server.addReadinessCheck('provision-controller', () => this.#checkReady());
-  }
-
-  #checkReady(): void {
-    if (this.#phase !== 'running') {
-      throw new Error(this.#phase === 'new' ? 'not started' : 'stopped');
-    }
-    const denied = this.#elector?.accessCheck();
-    if (denied) throw denied;
-    if (this.#elector !== undefined && !this.#elector.isLeader()) return;
-    const unsynced = Object.entries({ claims: this.#claims, volumes: this.#volumes, classes: this.#classes })
-      .filter(([, informer]) => !informer.hasSynced())
-      .map(([name]) => name);
-    if (unsynced.length > 0) throw new Error(`caches not synced: ${unsynced.join(', ')}`);
+    registerControllerChecks(server, {
+      elector: this.#elector,
+      options: this.#options,
+      phase: () => this.#phase,
+      informers: { claims: this.#claims, volumes: this.#volumes, classes: this.#classes },
+    });
   }
 
   /** Starts the built-in server when `metricsPort` is set. */
@@ -355,7 +327,7 @@ export class ProvisionController {
     const queueStoreDone = this.#queueStore?.run(stopQueueStore.signal);
     try {
       if (this.#elector === undefined) {
-        await this.#runLeaderPart(signal);
+        await this.#runLeaderTerm(signal);
         return;
       }
       for (;;) {
@@ -392,77 +364,27 @@ export class ProvisionController {
     this.#informers = { stop, done };
   }
 
-  /**
-   * Everything that runs only on the leader (contract §15 start-up order). `lost` aborts when the Lease
-   * is lost or lapses, in any state, a graceful stop included: in-flight work stops at once.
-   */
-  async #runLeaderPart(signal: AbortSignal, lost?: AbortSignal): Promise<void> {
-    const logger = this.#logger;
-    logger.info({ component: this.identity }, 'Starting provisioner controller');
-    // A requested stop lets in-flight operations finish, but only for so long. A lost Lease stops them
-    // at once: a successor may already lead, and two leaders must not work side by side.
-    // `termStop` aborts the operations of this term; `#hardStop` is the end of `run()`.
-    const termStop = new AbortController();
-    let cancelHardStop = (): void => {};
-    const onStop = (): void => {
-      if (!this.#requestedStop.aborted) {
-        termStop.abort(signal.reason);
-        return;
-      }
-      cancelHardStop = this.#clock.setTimer(() => {
-        termStop.abort();
-        this.#hardStop.abort();
-      }, this.#options.shutdownTimeoutMs);
-    };
-    const onLost = (): void => termStop.abort(lost?.reason);
-    signal.addEventListener('abort', onStop, { once: true });
-    if (lost?.aborted) onLost();
-    else lost?.addEventListener('abort', onLost, { once: true });
+  /** One leadership term (the whole run without leader election); see {@link runLeaderTerm}. */
+  #runLeaderTerm(signal: AbortSignal, lost?: AbortSignal): Promise<void> {
     this.#startInformers();
-    try {
-      if (!(await this.#waitForCacheSync(signal))) return;
-      logger.info({ component: this.identity }, 'Started provisioner controller');
-      const { threadiness, failedProvisionThreshold, failedDeleteThreshold } = this.#options;
-      const claimItem: WorkItemConfig = {
-        kind: 'claim',
-        queue: this.#claimQueue,
-        threshold: failedProvisionThreshold,
-        timeoutMs: this.#options.provisionTimeoutMs,
+    return runLeaderTerm(
+      {
+        identity: this.identity,
+        options: this.#options,
         clock: this.#clock,
-        logger,
-        signal: termStop.signal,
+        logger: this.#logger,
         fence: this.#fence,
-        sync: (key, context) => this.#claimSync.syncKey(key, context),
-        onFinished: (key) => this.#claimSync.inProgress.delete(key),
-      };
-      const volumeItem: WorkItemConfig = {
-        kind: 'volume',
-        queue: this.#volumeQueue,
-        threshold: failedDeleteThreshold,
-        timeoutMs: this.#options.deletionTimeoutMs,
-        clock: this.#clock,
-        logger,
-        signal: termStop.signal,
-        fence: this.#fence,
-        sync: (key, context) => this.#volumeSync.syncKey(key, context),
-      };
-      const workers = Promise.all([
-        runWorkers(this.#claimQueue, threadiness, (key) => processWorkItem(claimItem, key), {
-          signal,
-          logger,
-        }),
-        runWorkers(this.#volumeQueue, threadiness, (key) => processWorkItem(volumeItem, key), {
-          signal,
-          logger,
-        }),
-      ]);
-      await this.#settleWorkers(workers, termStop.signal);
-    } finally {
-      signal.removeEventListener('abort', onStop);
-      lost?.removeEventListener('abort', onLost);
-      cancelHardStop();
-      logger.info('Stopped provisioner controller');
-    }
+        claimQueue: this.#claimQueue,
+        volumeQueue: this.#volumeQueue,
+        claimSync: this.#claimSync,
+        volumeSync: this.#volumeSync,
+        informers: [this.#claims, this.#volumes, this.#classes],
+        requestedStop: this.#requestedStop,
+        hardStop: this.#hardStop,
+      },
+      signal,
+      lost,
+    );
   }
 
   #createElector(name: string): LeaderElector {
@@ -482,7 +404,7 @@ export class ProvisionController {
         callbacks: {
           onStartedLeading: (signal, leadership) => {
             this.#leadership = leadership;
-            this.#leading = this.#runLeaderPart(signal, leadership.lost);
+            this.#leading = this.#runLeaderTerm(signal, leadership.lost);
             return this.#leading;
           },
           onStoppedLeading: () => this.#logger.info({ lease: this.lease }, 'Stopped leading'),
@@ -495,76 +417,6 @@ export class ProvisionController {
     } catch (err) {
       throw new ConfigurationError([err instanceof Error ? err.message : String(err)]);
     }
-  }
-
-  /**
-   * Waits for the workers; once `hardStop` has aborted them, for at most {@link abandonAfterMs}
-   * more, so that an operation that ignores its signal cannot hold `run()` (and the host) forever.
-   * An abandoned operation gets no further fenced side effects.
-   */
-  async #settleWorkers(workers: Promise<unknown>, hardStop: AbortSignal): Promise<void> {
-    const settled = workers.then(
-      () => true,
-      () => true,
-    );
-    const abandoned = new Promise<boolean>((resolve) => {
-      const arm = (): void => {
-        const cancel = this.#clock.setTimer(() => resolve(false), abandonAfterMs);
-        void settled.then(cancel);
-      };
-      if (hardStop.aborted) arm();
-      else hardStop.addEventListener('abort', arm, { once: true });
-      void settled.then(() => hardStop.removeEventListener('abort', arm));
-    });
-    if (!(await Promise.race([settled, abandoned]))) {
-      this.#logger.error(
-        { afterMs: abandonAfterMs },
-        'Operations ignored their abort signal; abandoning them so the controller can stop',
-      );
-    }
-  }
-
-  /** Resolves true once all three caches are synced, false if `signal` aborts first. */
-  async #waitForCacheSync(signal: AbortSignal): Promise<boolean> {
-    const informers = [this.#claims, this.#volumes, this.#classes];
-    while (!informers.every((informer) => informer.hasSynced())) {
-      try {
-        await sleep(this.#clock, cacheSyncPollMs, signal);
-      } catch {
-        return false;
-      }
-    }
-    return !signal.aborted;
-  }
-
-  #registerHandlers(): void {
-    const period = this.#options.resyncPeriodMs;
-    const enqueueClaim = (claim: V1PersistentVolumeClaim): void => {
-      const uid = claim.metadata?.uid;
-      if (uid) this.#claimQueue.add(uid);
-    };
-    // Deleted claims are not forgotten: one still in progress is finished through the in-progress map.
-    this.#claims.addEventHandler(
-      { onAdd: enqueueClaim, onUpdate: (_old, claim) => enqueueClaim(claim) },
-      period,
-    );
-    const enqueueVolume = (volume: V1PersistentVolume): void => {
-      const name = volume.metadata?.name;
-      if (name) this.#volumeQueue.add(name);
-    };
-    this.#volumes.addEventHandler(
-      {
-        onAdd: enqueueVolume,
-        onUpdate: (_old, volume) => enqueueVolume(volume),
-        // Only forget: calling `done` here is what once drove the queue depth negative (sig-storage-lib#190).
-        onDelete: (deleted) => {
-          const { name, uid } = unwrapTombstone(deleted).metadata ?? {};
-          if (name) this.#volumeQueue.forget(name);
-          if (uid) this.#volumeSync.forget(uid);
-        },
-      },
-      period,
-    );
   }
 
   /**
