@@ -74,6 +74,12 @@ export class ClaimSync {
   /** Claims in progress (§4): UID → the claim as last seen. */
   readonly inProgress: Map<string, V1PersistentVolumeClaim> = new Map();
   readonly #config: ClaimSyncConfig;
+  /**
+   * Claims whose selected node this controller removed: UID → the resourceVersion the removal was
+   * made from. Until the cache shows another version, the cached claim still names the rejected node
+   * and must not be provisioned again (the patch does not write to the informer's cache).
+   */
+  readonly #rescheduled = new Map<string, string>();
 
   constructor(config: ClaimSyncConfig) {
     this.#config = config;
@@ -86,6 +92,7 @@ export class ClaimSync {
   async syncKey(uid: string, context: OperationContext): Promise<void> {
     const claim = this.#config.claimsByUid(uid)[0] ?? this.inProgress.get(uid);
     if (claim === undefined) {
+      this.#rescheduled.delete(uid);
       context.logger.info(`claim "${uid}" in work queue no longer exists`);
       return;
     }
@@ -96,6 +103,10 @@ export class ClaimSync {
   async sync(claim: V1PersistentVolumeClaim, context: OperationContext): Promise<void> {
     const { metrics, clock } = this.#config;
     const labels = claimMetricLabels(claim);
+    if (this.#isStaleAfterReschedule(claim)) {
+      context.logger.debug({ claimUID: claim.metadata?.uid }, 'Claim was rescheduled; waiting for the cache');
+      return;
+    }
     this.#delayIfRecentlyInfeasible(claim);
     let should: boolean;
     try {
@@ -152,6 +163,16 @@ export class ClaimSync {
       this.inProgress.set(uid, claim);
     }
     throw outcome.error;
+  }
+
+  /** Whether `claim` is the cached version this controller already rescheduled (see {@link #rescheduled}). */
+  #isStaleAfterReschedule(claim: Readonly<V1PersistentVolumeClaim>): boolean {
+    const uid = claim.metadata?.uid ?? '';
+    const version = this.#rescheduled.get(uid);
+    if (version === undefined) return false;
+    if (version === (claim.metadata?.resourceVersion ?? '')) return true;
+    this.#rescheduled.delete(uid);
+    return false;
   }
 
   #delayIfRecentlyInfeasible(claim: Readonly<V1PersistentVolumeClaim>): void {
@@ -275,6 +296,7 @@ export class ClaimSync {
       logger.info({ err }, 'Volume rescheduling failed');
       return finished(error);
     }
+    this.#rescheduled.set(claim.metadata?.uid ?? '', claim.metadata?.resourceVersion ?? '');
     logger.info({ err: error }, 'Volume rescheduled because of the provisioning error');
     return stop;
   }
