@@ -71,7 +71,8 @@ async function leader(options: HarnessOptions) {
     ...options,
   });
   let outcome: unknown = 'running';
-  void harness.h.controller.run(new AbortController().signal).then(
+  const stop = new AbortController();
+  void harness.h.controller.run(stop.signal).then(
     () => {
       outcome = 'stopped';
     },
@@ -79,7 +80,7 @@ async function leader(options: HarnessOptions) {
       outcome = err;
     },
   );
-  return { ...harness, outcome: () => outcome };
+  return { ...harness, stop, outcome: () => outcome };
 }
 
 /** Reasons of the events written about claims and volumes so far (not the Lease's). */
@@ -352,5 +353,55 @@ describe('leadership fence: after a lapse', () => {
     const pvCreate = after.findIndex((a) => a.resource === 'persistentvolumes' && a.verb === 'create');
     expect(leaseWrite).toBeGreaterThanOrEqual(0);
     expect(pvCreate).toBeGreaterThan(leaseWrite);
+  });
+});
+
+describe('leadership fence: stopping', () => {
+  it('a Lease lost during a graceful stop aborts the remaining work at once, not after the grace period', async () => {
+    const { clock, api, h, stop, outcome } = await leader({
+      objects: [storageClass, claim],
+      onLeaseLost: 'campaign',
+    });
+    let abortedAt: number | undefined;
+    h.provisioner.provision = async (options, context) => {
+      h.provisioner.provisionCalls.push(options);
+      await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
+      abortedAt = clock.now();
+      return { error: context.signal.reason as Error, state: 'Finished' };
+    };
+    await pump(clock, 2_000);
+    expect(h.provisioner.provisionCalls).toHaveLength(1);
+
+    stop.abort();
+    const stoppedAt = clock.now();
+    await pump(clock, 1_000);
+    expect(abortedAt).toBeUndefined();
+    api.prependReactor({ resource: 'leases' }, () => {
+      throw new Error('api down');
+    });
+    await pump(clock, 12_000);
+    // Aborted when the fence closed (at most renewDeadline after the last renewal), far before the 30 s grace.
+    expect(abortedAt).toBeLessThanOrEqual(stoppedAt + 10_500);
+    await pump(clock, 6_000);
+    expect(outcome()).toBe('stopped');
+    expect(reasons(h.events())).toEqual(['Provisioning']);
+  });
+
+  it('an operation that ignores its abort signal cannot keep run() from settling after the Lease is lost', async () => {
+    const { clock, api, h, outcome } = await leader({ objects: [storageClass, claim] });
+    h.provisioner.provision = async (options) => {
+      h.provisioner.provisionCalls.push(options);
+      return new Promise(() => {});
+    };
+    await pump(clock, 2_000);
+    expect(h.provisioner.provisionCalls).toHaveLength(1);
+    api.prependReactor({ resource: 'leases' }, () => {
+      throw new Error('api down');
+    });
+    await pump(clock, 10_000);
+    expect(outcome()).toBe('running');
+    // The fence closed within renewDeadline; the stuck operation is abandoned 5 s later.
+    await pump(clock, 6_000);
+    expect(isLeaderElectionLostError(outcome())).toBe(true);
   });
 });
