@@ -36,8 +36,10 @@ const nfsOptions = (dir: string, bin: string) => ({
   deployDir: nfsDeploy,
   prefix: `outage-${dir}`,
   // The Lease watch is an optional speed-up the example Role deliberately does not grant; and for a
-  // moment after its restart kube-apiserver's authorizer denies reads until its RBAC cache has synced.
-  expectedDenials: /Cannot watch the lease|cannot (get|list|watch) resource/u,
+  // moment after its restart kube-apiserver's authorizer denies requests until its RBAC cache has
+  // synced: reads, and the Event writes that record them (the work itself is retried and checked below).
+  expectedDenials:
+    /Cannot watch the lease|cannot (get|list|watch) resource|cannot (create|patch) resource \\"events\\"/u,
 });
 const subdir = useNfsProvisioners(env, nfsOptions('nfs-subdir', 'nfs-subdir-provisioner'));
 const client = useNfsProvisioners(env, nfsOptions('nfs-client', 'nfs-client-provisioner'));
