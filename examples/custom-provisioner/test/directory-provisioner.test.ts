@@ -5,7 +5,7 @@ import { isIgnoredError, type Provisioner, silentLogger } from '@kube-provisione
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DirectoryProvisioner } from '../src/directory-provisioner.ts';
 
-const context = { signal: new AbortController().signal, logger: silentLogger };
+const context = { signal: new AbortController().signal, assertLeader: () => {}, logger: silentLogger };
 let root = '';
 beforeEach(async () => {
   root = await mkdtemp(join(tmpdir(), 'directory-provisioner-'));

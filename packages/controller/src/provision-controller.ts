@@ -12,21 +12,18 @@
  */
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
-import type { KubeApiClient } from './client/kube-api.ts';
-import { defaultRateLimit, type RateLimit } from './client/request-limiter.ts';
+import { defaultRateLimit } from './client/request-limiter.ts';
 import {
-  type KubeApi,
   type KubeObject,
   type ResourceClient,
   type ResourceDescriptor,
   resources,
 } from './client/resource-client.ts';
 import { BlockingVolumeStore, type SaveConfig } from './controller/blocking-volume-store.ts';
-import { claimKey } from './controller/claim-fields.ts';
 import { ClaimSync } from './controller/claim-sync.ts';
 import { type ControllerMetrics, createControllerMetrics } from './controller/controller-metrics.ts';
-import { withDeadline } from './controller/deadline.ts';
 import { LeaderElectionLostError } from './controller/leader-election-lost-error.ts';
+import { runLeaderTerm } from './controller/leader-term.ts';
 import {
   ConfigurationError,
   ensureUidIndex,
@@ -34,43 +31,32 @@ import {
   type ResolvedOptions,
   resolveOptions,
 } from './controller/options.ts';
+import { type ProbeRegistry, registerControllerChecks } from './controller/probes.ts';
+import { registerQueueHandlers } from './controller/queue-handlers.ts';
+import { queueLimiters, withOwnRateLimit } from './controller/queue-limiters.ts';
 import { QueueVolumeStore } from './controller/queue-volume-store.ts';
 import type { RecordEvent } from './controller/record-event.ts';
+import { rescheduleClaim } from './controller/reschedule.ts';
 import { SlowRetrySet } from './controller/slow-retry.ts';
 import type { VolumeStore } from './controller/volume-store.ts';
 import { VolumeSync } from './controller/volume-sync.ts';
-import { processWorkItem, type WorkItemConfig } from './controller/work-item.ts';
+import type { WorkFence } from './controller/work-fence.ts';
 import { createEventRecorder, type EventRecorder } from './events/event-recorder.ts';
 import { HealthServer } from './http/health-server.ts';
 import { SharedInformer } from './informer/shared-informer.ts';
 import { indexByUid, uidIndex } from './informer/store.ts';
-import { unwrapTombstone } from './informer/tombstone.ts';
 import { withoutManagedFields } from './informer/without-managed-fields.ts';
 import { LeaderElector } from './leader-election/leader-elector.ts';
 import { leaderIdentity } from './leader-election/leader-identity.ts';
+import { type Leadership, LeadershipLapsedError } from './leader-election/lease-fence.ts';
 import { leaseNameFor } from './leader-election/lease-name.ts';
-import { type Clock, realClock, sleep } from './util/clock.ts';
+import { type Clock, realClock } from './util/clock.ts';
+import { holdProcessOpen } from './util/keep-alive.ts';
 import { createLogger, type Logger } from './util/logger.ts';
-import { annSelectedNode } from './wire-names.ts';
-import {
-  BucketRateLimiter,
-  ItemExponentialFailureRateLimiter,
-  MaxOfRateLimiter,
-  type RateLimiter,
-} from './workqueue/rate-limiters.ts';
 import { RateLimitingQueue } from './workqueue/rate-limiting-queue.ts';
-import { runWorkers } from './workqueue/worker-pool.ts';
 
 export type { ProvisionControllerOptions } from './controller/options.ts';
-
-/** How often cache sync is polled, as client-go's `WaitForCacheSync`. */
-const cacheSyncPollMs = 100;
-
-/** How long past the lease a leader may go without renewing before it is unhealthy (client-go's adaptor in kube-controller-manager). */
-const maxTolerableExpiredLeaseMs = 20_000;
-
-/** Where {@link ProvisionController.registerChecks} adds its probes; a `HealthServer` is one. */
-export type ProbeRegistry = Pick<HealthServer, 'addHealthCheck' | 'addReadinessCheck'>;
+export type { ProbeRegistry } from './controller/probes.ts';
 
 /** Runs a {@link Provisioner} against the cluster. Construct once, {@link run} once. */
 export class ProvisionController {
@@ -100,7 +86,23 @@ export class ProvisionController {
   readonly #elector: LeaderElector | undefined;
   /** The leader part while it runs under the elector. */
   #leading: Promise<void> | undefined;
-  /** Aborted when in-flight operations must stop: at once on Lease loss, else after the grace period. */
+  /** The current leadership term under the elector (its fence), if any. */
+  #leadership: Leadership | undefined;
+  /** The owned informers once started (with the first term), until `run()` ends. */
+  #informers: { stop: AbortController; done: Promise<void> } | undefined;
+  /** What every side-effecting step checks immediately before it acts. */
+  readonly #fence: WorkFence = {
+    assertLeader: () => {
+      if (this.#elector === undefined) return;
+      const leadership = this.#leadership;
+      if (leadership === undefined) throw new LeadershipLapsedError(`not leading lease ${this.lease}`);
+      leadership.assertLeader();
+    },
+    abandoned: () =>
+      this.#hardStop.signal.aborted ||
+      (this.#elector !== undefined && !(this.#leadership?.isValid() ?? false)),
+  };
+  /** Aborted when `run()` ends for good (after the grace period of a graceful stop). */
   readonly #hardStop = new AbortController();
   /** The signal given to {@link run}: only its abort is a requested (graceful) stop. */
   #requestedStop: AbortSignal = new AbortController().signal;
@@ -154,7 +156,7 @@ export class ProvisionController {
     this.#classes =
       resolved.classesInformer ?? own(new SharedInformer(cached(resources.storageClasses), informerOptions));
 
-    const limiters = this.#queueLimiters();
+    const limiters = queueLimiters(resolved, clock);
     this.#claimQueue = new RateLimitingQueue({
       name: 'claims',
       clock,
@@ -179,6 +181,7 @@ export class ProvisionController {
       apiRequestTimeoutMs: resolved.apiRequestTimeoutMs,
       verifyExistingPV: resolved.verifyExistingPV,
       signal: this.#hardStop.signal,
+      fence: this.#fence,
     };
     if (resolved.save.kind === 'queue') {
       this.#queueStore = new QueueVolumeStore({
@@ -203,12 +206,23 @@ export class ProvisionController {
       claimsByUid,
       getClass: (name) => this.#classes.store.getByKey(name),
       volumeExists: (name) => this.#volumes.store.getByKey(name) !== undefined,
-      reschedule: (claim, signal) => this.#reschedule(claim, signal),
+      reschedule: (claim, signal) =>
+        rescheduleClaim(
+          {
+            claims: api.resource(resources.persistentVolumeClaims),
+            mode: resolved.rescheduleMode,
+            clock,
+            apiRequestTimeoutMs: resolved.apiRequestTimeoutMs,
+          },
+          claim,
+          signal,
+        ),
       slowRetry: this.#slowRetry,
       recordEvent: recordClaimEvent,
       store: this.#store,
       metrics: this.#metrics,
       clock,
+      fence: this.#fence,
     });
     this.#volumeSync = new VolumeSync({
       provisioner: resolved.provisioner,
@@ -221,6 +235,7 @@ export class ProvisionController {
       metrics: this.#metrics,
       clock,
       apiRequestTimeoutMs: resolved.apiRequestTimeoutMs,
+      fence: this.#fence,
     });
 
     const name = leaseNameFor(resolved.provisionerName);
@@ -228,14 +243,26 @@ export class ProvisionController {
     this.#elector = resolved.leaderElection ? this.#createElector(name) : undefined;
     // Last: everything above may still reject the options, and these change the caller's informers.
     if (resolved.claimsInformer !== undefined) ensureUidIndex(resolved.claimsInformer);
-    this.#registerHandlers();
+    registerQueueHandlers({
+      claims: this.#claims,
+      volumes: this.#volumes,
+      claimQueue: this.#claimQueue,
+      volumeQueue: this.#volumeQueue,
+      volumeSync: this.#volumeSync,
+      resyncPeriodMs: resolved.resyncPeriodMs,
+    });
   }
 
   /**
    * Runs until `signal` aborts, then stops gracefully: takes no more work, lets in-flight operations
    * finish (at most `shutdownTimeoutMs`, then aborts them), stops the informers it created and
-   * flushes events. Settles after that. Runs once. When the Lease is lost, in-flight operations are
-   * aborted at once (a successor may lead already) and `run()` rejects with a `LeaderElectionLostError`.
+   * flushes events. Settles after that. Runs once. When the Lease is lost or its fence lapses,
+   * in-flight operations are aborted at once (a successor may lead already); then, by default, the
+   * controller campaigns again (`onLeaseLost: 'reject'` rejects with a `LeaderElectionLostError`).
+   *
+   * While it runs it holds the process open on purpose (one ref'd handle, released when it settles):
+   * an unreachable API server is retried with backoff for as long as it takes, never a reason for
+   * Node to find nothing left to wait for and exit. Every other timer of the controller is unref'd.
    *
    * @throws the listen error when `metricsPort` is set and cannot be bound (before anything starts).
    */
@@ -243,6 +270,7 @@ export class ProvisionController {
     if (this.#phase !== 'new') throw new Error('ProvisionController.run can be called only once');
     this.#phase = 'running';
     this.#requestedStop = signal;
+    const release = holdProcessOpen();
     let server: HealthServer | undefined;
     try {
       server = await this.#listen();
@@ -250,6 +278,7 @@ export class ProvisionController {
     } finally {
       this.#phase = 'stopped';
       await server?.close();
+      release();
     }
   }
 
@@ -261,35 +290,18 @@ export class ProvisionController {
    *   last renewal, so only a stuck one fails, not one riding out an API blip;
    * - readiness `provision-controller` passes while `run()` runs and either the three caches have
    *   synced or, with leader election, this replica stands by for the Lease. Standby replicas are
-   *   ready so that a rolling update can start the successor before stopping the leader.
+   *   ready so that a rolling update can start the successor before stopping the leader. It fails
+   *   while the Lease is forbidden (HTTP 403), naming the verb and the RBAC rule that grants it.
    *
    * The built-in server (`metricsPort`) has them already.
    */
   registerChecks(server: ProbeRegistry): void {
-    const elector = this.#elector;
-    if (elector !== undefined) {
-      const { renewDeadlineMs, leaseDurationMs, retryPeriodMs } = this.#options;
-      const tolerance = Math.max(
-        maxTolerableExpiredLeaseMs,
-        retryPeriodMs + renewDeadlineMs - leaseDurationMs,
-      );
-      server.addHealthCheck('leader-election', () => {
-        const stuck = elector.healthCheck(tolerance);
-        if (stuck !== null) throw stuck;
-      });
-    }
-    server.addReadinessCheck('provision-controller', () => this.#checkReady());
-  }
-
-  #checkReady(): void {
-    if (this.#phase !== 'running') {
-      throw new Error(this.#phase === 'new' ? 'not started' : 'stopped');
-    }
-    if (this.#elector !== undefined && !this.#elector.isLeader()) return;
-    const unsynced = Object.entries({ claims: this.#claims, volumes: this.#volumes, classes: this.#classes })
-      .filter(([, informer]) => !informer.hasSynced())
-      .map(([name]) => name);
-    if (unsynced.length > 0) throw new Error(`caches not synced: ${unsynced.join(', ')}`);
+    registerControllerChecks(server, {
+      elector: this.#elector,
+      options: this.#options,
+      phase: () => this.#phase,
+      informers: { claims: this.#claims, volumes: this.#volumes, classes: this.#classes },
+    });
   }
 
   /** Starts the built-in server when `metricsPort` is set. */
@@ -315,13 +327,22 @@ export class ProvisionController {
     const queueStoreDone = this.#queueStore?.run(stopQueueStore.signal);
     try {
       if (this.#elector === undefined) {
-        await this.#runLeaderPart(signal);
+        await this.#runLeaderTerm(signal);
         return;
       }
-      const outcome = await this.#elector.run(signal);
-      await this.#leading;
-      if (outcome === 'lost') throw new LeaderElectionLostError(this.lease);
+      for (;;) {
+        const outcome = await this.#elector.run(signal);
+        await this.#leading;
+        if (outcome !== 'lost' || signal.aborted) return;
+        if (this.#options.onLeaseLost === 'reject') throw new LeaderElectionLostError(this.lease);
+        // Every operation was aborted when the fence closed; leading again needs the Lease afresh.
+        this.#logger.error({ lease: this.lease }, 'Lost the lease; stopped all work, campaigning again');
+      }
     } finally {
+      this.#claimQueue.shutDown();
+      this.#volumeQueue.shutDown();
+      this.#informers?.stop.abort();
+      await this.#informers?.done;
       stopQueueStore.abort();
       await queueStoreDone;
       this.#hardStop.abort();
@@ -329,71 +350,41 @@ export class ProvisionController {
     }
   }
 
-  /** Everything that runs only on the leader (contract §15 start-up order). */
-  async #runLeaderPart(signal: AbortSignal): Promise<void> {
-    const logger = this.#logger;
-    logger.info({ component: this.identity }, 'Starting provisioner controller');
-    // A requested stop lets in-flight operations finish, but only for so long. A lost Lease stops them
-    // at once: a successor may already lead, and two leaders must not work side by side.
-    let cancelHardStop = (): void => {};
-    const onStop = (): void => {
-      if (!this.#requestedStop.aborted) {
-        this.#hardStop.abort(signal.reason);
-        return;
-      }
-      cancelHardStop = this.#clock.setTimer(() => this.#hardStop.abort(), this.#options.shutdownTimeoutMs);
-    };
-    signal.addEventListener('abort', onStop, { once: true });
-    const informersStop = new AbortController();
-    const informersDone = Promise.all(
-      this.#ownedInformers.map((informer) => informer.run(informersStop.signal)),
+  /**
+   * Starts the informers this controller owns, once, with the first leadership term. They run until
+   * `run()` ends, across terms: a replica that lost the Lease keeps its caches warm for the next one.
+   */
+  #startInformers(): void {
+    if (this.#informers !== undefined) return;
+    const stop = new AbortController();
+    const done = Promise.all(this.#ownedInformers.map((informer) => informer.run(stop.signal))).then(
+      () => undefined,
     );
-    this.#slowRetry.runPurge(informersStop.signal);
-    try {
-      if (!(await this.#waitForCacheSync(signal))) return;
-      logger.info({ component: this.identity }, 'Started provisioner controller');
-      const { threadiness, failedProvisionThreshold, failedDeleteThreshold } = this.#options;
-      const claimItem: WorkItemConfig = {
-        kind: 'claim',
-        queue: this.#claimQueue,
-        threshold: failedProvisionThreshold,
-        timeoutMs: this.#options.provisionTimeoutMs,
+    this.#slowRetry.runPurge(stop.signal);
+    this.#informers = { stop, done };
+  }
+
+  /** One leadership term (the whole run without leader election); see {@link runLeaderTerm}. */
+  #runLeaderTerm(signal: AbortSignal, lost?: AbortSignal): Promise<void> {
+    this.#startInformers();
+    return runLeaderTerm(
+      {
+        identity: this.identity,
+        options: this.#options,
         clock: this.#clock,
-        logger,
-        signal: this.#hardStop.signal,
-        sync: (key, context) => this.#claimSync.syncKey(key, context),
-        onFinished: (key) => this.#claimSync.inProgress.delete(key),
-      };
-      const volumeItem: WorkItemConfig = {
-        kind: 'volume',
-        queue: this.#volumeQueue,
-        threshold: failedDeleteThreshold,
-        timeoutMs: this.#options.deletionTimeoutMs,
-        clock: this.#clock,
-        logger,
-        signal: this.#hardStop.signal,
-        sync: (key, context) => this.#volumeSync.syncKey(key, context),
-      };
-      const workers = Promise.all([
-        runWorkers(this.#claimQueue, threadiness, (key) => processWorkItem(claimItem, key), {
-          signal,
-          logger,
-        }),
-        runWorkers(this.#volumeQueue, threadiness, (key) => processWorkItem(volumeItem, key), {
-          signal,
-          logger,
-        }),
-      ]);
-      await workers.then(undefined, () => undefined);
-    } finally {
-      signal.removeEventListener('abort', onStop);
-      cancelHardStop();
-      this.#claimQueue.shutDown();
-      this.#volumeQueue.shutDown();
-      informersStop.abort();
-      await informersDone;
-      logger.info('Stopped provisioner controller');
-    }
+        logger: this.#logger,
+        fence: this.#fence,
+        claimQueue: this.#claimQueue,
+        volumeQueue: this.#volumeQueue,
+        claimSync: this.#claimSync,
+        volumeSync: this.#volumeSync,
+        informers: [this.#claims, this.#volumes, this.#classes],
+        requestedStop: this.#requestedStop,
+        hardStop: this.#hardStop,
+      },
+      signal,
+      lost,
+    );
   }
 
   #createElector(name: string): LeaderElector {
@@ -411,8 +402,9 @@ export class ProvisionController {
         retryPeriodMs: options.retryPeriodMs,
         releaseOnCancel: options.releaseLeaseOnShutdown,
         callbacks: {
-          onStartedLeading: (signal) => {
-            this.#leading = this.#runLeaderPart(signal);
+          onStartedLeading: (signal, leadership) => {
+            this.#leadership = leadership;
+            this.#leading = this.#runLeaderTerm(signal, leadership.lost);
             return this.#leading;
           },
           onStoppedLeading: () => this.#logger.info({ lease: this.lease }, 'Stopped leading'),
@@ -427,103 +419,14 @@ export class ProvisionController {
     }
   }
 
-  /** Resolves true once all three caches are synced, false if `signal` aborts first. */
-  async #waitForCacheSync(signal: AbortSignal): Promise<boolean> {
-    const informers = [this.#claims, this.#volumes, this.#classes];
-    while (!informers.every((informer) => informer.hasSynced())) {
-      try {
-        await sleep(this.#clock, cacheSyncPollMs, signal);
-      } catch {
-        return false;
-      }
-    }
-    return !signal.aborted;
-  }
-
-  #registerHandlers(): void {
-    const period = this.#options.resyncPeriodMs;
-    const enqueueClaim = (claim: V1PersistentVolumeClaim): void => {
-      const uid = claim.metadata?.uid;
-      if (uid) this.#claimQueue.add(uid);
-    };
-    // Deleted claims are not forgotten: one still in progress is finished through the in-progress map.
-    this.#claims.addEventHandler(
-      { onAdd: enqueueClaim, onUpdate: (_old, claim) => enqueueClaim(claim) },
-      period,
-    );
-    const enqueueVolume = (volume: V1PersistentVolume): void => {
-      const name = volume.metadata?.name;
-      if (name) this.#volumeQueue.add(name);
-    };
-    this.#volumes.addEventHandler(
-      {
-        onAdd: enqueueVolume,
-        onUpdate: (_old, volume) => enqueueVolume(volume),
-        // Only forget: calling `done` here is what once drove the queue depth negative (sig-storage-lib#190).
-        onDelete: (deleted) => {
-          const { name, uid } = unwrapTombstone(deleted).metadata ?? {};
-          if (name) this.#volumeQueue.forget(name);
-          if (uid) this.#volumeSync.forget(uid);
-        },
-      },
-      period,
-    );
-  }
-
-  /** Removes the GA selected-node annotation so the scheduler picks another node (§9.6, §17 row 4). */
-  async #reschedule(claim: Readonly<V1PersistentVolumeClaim>, parent: AbortSignal): Promise<void> {
-    const client = this.#options.api.resource(resources.persistentVolumeClaims);
-    const name = claim.metadata?.name ?? '';
-    const namespace = claim.metadata?.namespace ?? '';
-    try {
-      await withDeadline(this.#clock, this.#options.apiRequestTimeoutMs, parent, async (signal) => {
-        if (this.#options.rescheduleMode === 'update') {
-          const annotations = { ...claim.metadata?.annotations };
-          delete annotations[annSelectedNode];
-          const updated = { ...claim, metadata: { ...claim.metadata, annotations } };
-          await client.update(updated, { namespace, signal });
-        } else {
-          await client.patch(name, { metadata: { annotations: { [annSelectedNode]: null } } }, 'merge', {
-            namespace,
-            signal,
-          });
-        }
-      });
-    } catch (err) {
-      throw new Error(
-        `delete annotation 'annSelectedNode' for PersistentVolumeClaim "${claimKey(claim)}": ${String(err)}`,
-        { cause: err },
-      );
-    }
-  }
-
-  /** The two queue limiters (§7): the user's factory, or Go's default; one instance per queue unless shared. */
-  #queueLimiters(): [RateLimiter, RateLimiter] {
-    const { rateLimiter, exponentialBackOffOnError, separateQueueLimiters } = this.#options;
-    const create =
-      rateLimiter ??
-      ((): RateLimiter =>
-        new MaxOfRateLimiter(
-          new ItemExponentialFailureRateLimiter(15_000, exponentialBackOffOnError ? 1_000_000 : 15_000),
-          new BucketRateLimiter(10, 100, this.#clock),
-        ));
-    const first = create();
-    return [first, separateQueueLimiters ? create() : first];
-  }
-
-  /** Adapts the recorder for one kind of object: cached objects often lack `kind` and `apiVersion`. */
+  /**
+   * Adapts the recorder for one kind of object: cached objects often lack `kind` and `apiVersion`.
+   * Events are side effects too: none is recorded once this replica's work is abandoned.
+   */
   #eventRecorderFor(kind: 'PersistentVolumeClaim' | 'PersistentVolume'): RecordEvent {
-    return (object: KubeObject, type, reason, message) =>
+    return (object: KubeObject, type, reason, message) => {
+      if (this.#fence.abandoned()) return;
       this.#recorder.event({ apiVersion: 'v1', kind, ...object }, type, reason, message);
+    };
   }
-}
-
-/**
- * `api` with a throttle of its own when it can make one (a {@link KubeApiClient}), else `api` itself.
- * The Lease needs one so that a burst of provisioning work queued on the shared throttle cannot delay
- * renewals until the Lease is lost; the event recorder so that events never delay PV writes.
- */
-function withOwnRateLimit(api: KubeApi, limit: RateLimit): KubeApi {
-  const { withRateLimit } = api as Partial<KubeApiClient>;
-  return typeof withRateLimit === 'function' ? withRateLimit.call(api, limit) : api;
 }

@@ -37,10 +37,25 @@ export interface ProvisionOptions {
   readonly selectedNodeName: string;
 }
 
-/** Per-call context: cancellation and a logger carrying the object's keys. */
+/** Per-call context: cancellation, the leadership fence and a logger carrying the object's keys. */
 export interface OperationContext {
-  /** Aborted when the operation times out or the controller stops. */
+  /**
+   * Aborted when the operation times out, the controller's graceful stop runs out of time, or (with
+   * leader election) this replica's Lease is lost or its last renewal is older than `renewDeadlineMs`.
+   * It fires from a timer, so after the process was frozen it can come after I/O callbacks have
+   * already resumed your code: call {@link OperationContext.assertLeader} before each irreversible step.
+   */
   readonly signal: AbortSignal;
+  /**
+   * Throws a `LeadershipLapsedError` when this replica must not act any more: with leader election,
+   * once the last successful renewal of its Lease was sent more than `renewDeadlineMs` ago, once the
+   * Lease is lost, or after the process was stalled for longer than `retryPeriodMs` until a renewal
+   * succeeds. Call it immediately before each backend step that another replica must not repeat or
+   * race (create, delete, archive); let the error propagate: the controller abandons the operation
+   * without an event or a failure count, and the next leader calls you again. A no-op without leader
+   * election. Synchronous and cheap: it reads the clock.
+   */
+  assertLeader(): void;
   readonly logger: Logger;
 }
 

@@ -241,7 +241,7 @@ describe('runProvisioner', () => {
     await expect(fetch(`http://127.0.0.1:${port}/readyz`)).rejects.toThrow();
   });
 
-  it('exits 1 when the leader Lease is lost', async () => {
+  it('lives on when the leader Lease is lost: stops the work, campaigns again, exits 0 on SIGTERM', async () => {
     const clock = new ManualClock(1_700_000_000_000);
     const api = new FakeKubeApi({ clock });
     const host = new FakeHost(['--leader-election-namespace', 'kube-system'], api);
@@ -251,6 +251,46 @@ describe('runProvisioner', () => {
           provisionerName: options.name,
           provisioner: new TestProvisioner(),
           leaderElection: true,
+          clock,
+        },
+      })),
+      host,
+    );
+    const pump = async (ms: number): Promise<void> => {
+      for (let elapsed = 0; elapsed < ms; elapsed += 500) {
+        clock.advance(500);
+        for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+      }
+    };
+    await pump(2_000);
+    const removes = (['get', 'update'] as const).map((verb) =>
+      api.prependReactor({ resource: 'leases', verb }, () => {
+        throw new Error('api down');
+      }),
+    );
+    await pump(20_000);
+    expect(host.err).toContain('Lost the lease; stopped all work, campaigning again');
+    expect(host.exitCode).toBeUndefined();
+    for (const remove of removes) remove();
+    await pump(5_000);
+    expect(host.err.match(/Successfully acquired lease/gu)).toHaveLength(2);
+    host.stopListener?.('SIGTERM');
+    await pump(2_000);
+    await done;
+    expect(host.exitCode).toBe(0);
+  });
+
+  it('exits 1 when the leader Lease is lost and the program chose onLeaseLost: reject', async () => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const api = new FakeKubeApi({ clock });
+    const host = new FakeHost(['--leader-election-namespace', 'kube-system'], api);
+    const done = runProvisioner(
+      program((options) => ({
+        controller: {
+          provisionerName: options.name,
+          provisioner: new TestProvisioner(),
+          leaderElection: true,
+          onLeaseLost: 'reject',
           clock,
         },
       })),

@@ -2,6 +2,7 @@ import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { resources } from '../src/client/resource-client.ts';
 import { BlockingVolumeStore } from '../src/controller/blocking-volume-store.ts';
+import { openFence } from '../src/controller/work-fence.ts';
 import type { OperationContext } from '../src/provisioner.ts';
 import { FakeKubeApi } from '../src/testing/fake-api.ts';
 import { ManualClock } from '../src/testing/manual-clock.ts';
@@ -32,6 +33,7 @@ function failingStore() {
       apiRequestTimeoutMs: 30_000,
       verifyExistingPV: true,
       signal: stop.signal,
+      fence: openFence,
     },
     { steps: 5, initial: 10_000, factor: 1 },
     provisioner,

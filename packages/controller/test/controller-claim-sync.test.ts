@@ -4,14 +4,21 @@ import { describe, expect, it } from 'vitest';
 import { ClaimSync, DelayRetryError } from '../src/controller/claim-sync.ts';
 import { createControllerMetrics } from '../src/controller/controller-metrics.ts';
 import { SlowRetrySet } from '../src/controller/slow-retry.ts';
+import { openFence } from '../src/controller/work-fence.ts';
 import { InfeasibleError } from '../src/errors.ts';
 import type { ProvisioningState } from '../src/provisioner.ts';
 import { ManualClock } from '../src/testing/manual-clock.ts';
 import { silentLogger } from '../src/util/logger.ts';
 import { annAlphaSelectedNode, annBetaStorageProvisioner, annSelectedNode } from '../src/wire-names.ts';
-import { newClaim, newStorageClass, provisionerName, TestProvisioner } from './controller-fixtures.ts';
+import {
+  newClaim,
+  newStorageClass,
+  provisionerName,
+  TestProvisioner,
+  volumeFor,
+} from './controller-fixtures.ts';
 
-const context = { signal: new AbortController().signal, logger: silentLogger };
+const context = { signal: new AbortController().signal, assertLeader: () => {}, logger: silentLogger };
 
 function setup(
   options: { classes?: V1StorageClass[]; claims?: V1PersistentVolumeClaim[]; names?: string[] } = {},
@@ -25,6 +32,7 @@ function setup(
   const events: string[] = [];
   const saved: string[] = [];
   const slowRetry = new SlowRetrySet(300_000, clock);
+  const rescheduled: number[] = [];
   const sync = new ClaimSync({
     provisioner,
     provisionerName,
@@ -34,14 +42,15 @@ function setup(
     claimsByUid: (uid) => claims.filter((claim) => claim.metadata?.uid === uid),
     getClass: (name) => classes.get(name),
     volumeExists: () => false,
-    reschedule: async () => {},
+    reschedule: async () => void rescheduled.push(1),
     slowRetry,
     recordEvent: (_object, type, reason, message) => events.push(`${type} ${reason}: ${message}`),
     store: { storeVolume: async (_claim, volume) => void saved.push(volume.metadata?.name ?? '') },
     metrics: createControllerMetrics(new Registry()),
     clock,
+    fence: openFence,
   });
-  return { sync, provisioner, clock, events, saved, slowRetry, classes };
+  return { sync, provisioner, clock, events, saved, slowRetry, classes, rescheduled };
 }
 
 const claim1 = newClaim('claim-1', 'uid-1-1', 'class-1', provisionerName);
@@ -284,4 +293,26 @@ describe('TestTopologyParams', () => {
       expect(call?.storageClass.allowedTopologies).toEqual(expected.topologies ? topology : undefined);
     });
   }
+});
+
+describe('reschedule', () => {
+  it('does not provision the cached claim again until the cache shows the patched version', async () => {
+    const waiting = {
+      ...newClaim('claim-1', 'uid-1-1', 'class-1', provisionerName, '', { [annSelectedNode]: 'node-1' }),
+    };
+    waiting.metadata = { ...waiting.metadata, resourceVersion: '10' };
+    const { sync, provisioner, rescheduled } = setup({ claims: [waiting] });
+    provisioner.provisionResult = () => ({ error: new Error('node full'), state: 'Reschedule' });
+    await sync.sync(waiting, context);
+    expect([provisioner.provisionCalls.length, rescheduled.length]).toEqual([1, 1]);
+
+    // The informer has not delivered the patch yet: the cached claim still names node-1.
+    await sync.sync(waiting, context);
+    expect(provisioner.provisionCalls).toHaveLength(1);
+
+    provisioner.provisionResult = (options) => ({ pv: volumeFor(options) });
+    const patched = { ...waiting, metadata: { ...waiting.metadata, resourceVersion: '11' } };
+    await sync.sync(patched, context);
+    expect(provisioner.provisionCalls).toHaveLength(2);
+  });
 });

@@ -17,12 +17,19 @@ describe('leaseNameFor', () => {
     }
   });
 
-  it('sanitises what Go would reject: case, other characters, empty and edge labels, length', () => {
-    expect(leaseNameFor('Example.COM/Host_Path')).toBe('example.com-host-path');
-    expect(leaseNameFor('-a..b-/')).toBe('a.b');
-    expect(leaseNameFor('a.-b-.c')).toBe('a.b.c');
-    const long = leaseNameFor(`${'a'.repeat(252)}-b`);
-    expect(long).toBe('a'.repeat(252));
+  it('sanitises what Go would reject and tells names that sanitise alike apart by a hash', () => {
+    const mixedCase = leaseNameFor('Example.COM/Host_Path');
+    expect(mixedCase).toMatch(/^example\.com-host-path-[0-9a-f]{8}$/u);
+    expect(leaseNameFor('example.com/host_path')).toMatch(/^example\.com-host-path-[0-9a-f]{8}$/u);
+    expect(
+      new Set([mixedCase, leaseNameFor('example.com/host_path'), leaseNameFor('example.com/host-path')]).size,
+    ).toBe(3);
+    expect(leaseNameFor('-a..b-/')).toMatch(/^a\.b-[0-9a-f]{8}$/u);
+    expect(leaseNameFor('a.-b-.c')).toMatch(/^a\.b\.c-[0-9a-f]{8}$/u);
+    const long = [leaseNameFor(`${'a'.repeat(252)}-b`), leaseNameFor(`${'a'.repeat(252)}-c`)];
+    expect(long[0]).not.toBe(long[1]);
+    for (const name of long) expect(name).toMatch(/^a{244}-[0-9a-f]{8}$/u);
+    expect(leaseNameFor('Example.COM/Host_Path')).toBe(mixedCase);
   });
 
   it('rejects a name with nothing usable in it', () => {

@@ -334,7 +334,7 @@ describe('LeaderElector renewal', () => {
     expect(a.elector.healthCheck()).toBeNull();
   });
 
-  it('loses leadership when no renewal succeeds within renewDeadline', async () => {
+  it('loses leadership when renewDeadline has passed since the last successful renewal was sent', async () => {
     const store = new LeaseStore();
     const a = candidate(store, 'a');
     let outcome: LeaderElectionOutcome | undefined;
@@ -345,8 +345,9 @@ describe('LeaderElector renewal', () => {
     const leading = a.started[0];
     store.mode = 'fail';
 
-    // The last success was at 0; the next round starts one retry period later and lasts the renew deadline.
-    await advance(11_800);
+    // The last success was sent at 0: the fence closes at 0 + renewDeadline, before client-go's round
+    // (one retry period later plus the renew deadline) would give up.
+    await advance(9_800);
     expect(outcome).toBeUndefined();
     expect(a.elector.isLeader()).toBe(true);
     await advance(200);
@@ -494,8 +495,8 @@ describe('LeaderElector graceful stop', () => {
     });
     await advance(100);
     store.mode = 'fail';
-    await advance(11_800);
-    // The API answers again, but after the round's last attempt: the round (ending at 12 s) is lost.
+    await advance(9_800);
+    // The API answers again, but too late: the fence closed at 10 s, and a lapse is never undone.
     store.mode = 'ok';
     await advance(300);
 

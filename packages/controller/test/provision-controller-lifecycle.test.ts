@@ -68,7 +68,11 @@ describe('ProvisionController lifecycle', () => {
   });
 
   it('leads through a Lease, provisions, and releases the Lease on graceful stop', async () => {
-    const { clock, api, h } = manual({ leaderElection: true, leaderElectionNamespace: 'kube-system' });
+    const { clock, api, h } = manual({
+      leaderElection: true,
+      leaderElectionNamespace: 'kube-system',
+      onLeaseLost: 'reject',
+    });
     h.start();
     await pump(clock, 2_000);
     const lease = api.objects(resources.leases, 'kube-system')[0];
@@ -82,7 +86,11 @@ describe('ProvisionController lifecycle', () => {
   });
 
   it('rejects run with LeaderElectionLostError when the Lease cannot be renewed', async () => {
-    const { clock, api, h } = manual({ leaderElection: true, leaderElectionNamespace: 'kube-system' });
+    const { clock, api, h } = manual({
+      leaderElection: true,
+      leaderElectionNamespace: 'kube-system',
+      onLeaseLost: 'reject',
+    });
     const run = h.controller.run(new AbortController().signal);
     const outcome = run.then(
       () => 'resolved',
@@ -100,7 +108,11 @@ describe('ProvisionController lifecycle', () => {
   });
 
   it('aborts in-flight operations as soon as the Lease is lost, without the graceful grace period', async () => {
-    const { clock, api, h } = manual({ leaderElection: true, leaderElectionNamespace: 'kube-system' });
+    const { clock, api, h } = manual({
+      leaderElection: true,
+      leaderElectionNamespace: 'kube-system',
+      onLeaseLost: 'reject',
+    });
     let abortedAt: number | undefined;
     h.provisioner.provision = async (options, context) => {
       h.provisioner.provisionCalls.push(options);
@@ -120,11 +132,12 @@ describe('ProvisionController lifecycle', () => {
         throw new Error('api down');
       });
     }
-    // Renewals fail for renewDeadline (10 s) after the next retry (2 s); shutdownTimeoutMs is 30 s.
+    // The fence closes renewDeadline (10 s) after the last successful renewal was sent, which was at
+    // most one retry period (2 s) before the API went down; shutdownTimeoutMs is 30 s.
     await pump(clock, 15_000, 500);
     expect(isLeaderElectionLostError(settled)).toBe(true);
     // Not before renewDeadline has passed without a renewal, and at once when it has.
-    expect(abortedAt).toBeGreaterThanOrEqual(apiDownAt + 10_000);
-    expect(abortedAt).toBeLessThanOrEqual(apiDownAt + 13_000);
+    expect(abortedAt).toBeGreaterThanOrEqual(apiDownAt + 8_000);
+    expect(abortedAt).toBeLessThanOrEqual(apiDownAt + 10_500);
   });
 });

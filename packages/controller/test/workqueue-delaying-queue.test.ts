@@ -83,12 +83,18 @@ describe('DelayingQueue', () => {
     expect(readyTimes).toEqual([...readyTimes].sort((a = 0, b = 0) => a - b));
   });
 
-  it('wakes at least every 10 s, so a wall-clock jump does not hold items back', () => {
+  it('measures delays on the monotonic clock: a wall-clock step neither releases nor holds back items', () => {
     const queue = new DelayingQueue();
     queue.addAfter('a', 60_000);
-    vi.setSystemTime(60_000);
+    queue.addAfter('b', 20_000);
+    vi.setSystemTime(120_000);
+    vi.advanceTimersByTime(10_000);
+    expect(queue.len()).toBe(0);
+    vi.setSystemTime(-100_000);
     vi.advanceTimersByTime(10_000);
     expect(queue.len()).toBe(1);
+    vi.advanceTimersByTime(40_000);
+    expect(queue.len()).toBe(2);
   });
 
   it('keeps no timer while nothing waits', () => {

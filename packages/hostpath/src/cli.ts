@@ -1,9 +1,8 @@
 #!/usr/bin/env node
 /**
  * `kube-hostpath-provisioner`: runs a {@link HostPathProvisioner} under a ProvisionController until
- * SIGTERM/SIGINT. Exit codes (decided by `runProvisioner`): 0 after a graceful stop, 1 when the leader
- * Lease is lost (so the kubelet restarts the pod, as the Go library does) or on a fatal error, 2 for
- * invalid configuration.
+ * SIGTERM/SIGINT. Exit codes (decided by `runProvisioner`): 0 after a graceful stop, 1 on a fatal
+ * error (a lost Lease stops the work and campaigns again), 2 for invalid configuration.
  */
 import { stat } from 'node:fs/promises';
 import { resources } from '@kube-provisioner/controller';

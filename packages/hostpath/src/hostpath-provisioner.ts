@@ -245,6 +245,7 @@ export class HostPathProvisioner implements Provisioner {
     parameters: ClassParameters,
     context: OperationContext,
   ): Promise<string> {
+    context.assertLeader();
     const outcome = await this.#root.createVolume(relative, {
       owner: {
         claimUid: pvc.metadata?.uid ?? '',
@@ -270,6 +271,7 @@ export class HostPathProvisioner implements Provisioner {
     context: OperationContext,
   ): Promise<void> {
     // The ownership record must name this PV, so a forged path cannot reach another volume.
+    context.assertLeader();
     const outcome = await this.#root.deleteVolume(relative, { pvName: pv.metadata?.name ?? '' });
     context.logger.info({ path: relative, outcome }, 'volume directory removed');
   }

@@ -7,7 +7,11 @@ import { createNfsClientProvisioner } from '@kube-provisioner/nfs-client';
 import type { V1PersistentVolume, V1StorageClass } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 
-const context: OperationContext = { signal: new AbortController().signal, logger: silentLogger };
+const context: OperationContext = {
+  signal: new AbortController().signal,
+  assertLeader: () => {},
+  logger: silentLogger,
+};
 const uid = '0b9f6d1e-8c1a-4b8e-9f3e-0a1b2c3d4e5f';
 const pvName = `pvc-${uid}`;
 const dir = `default-test-claim-${pvName}`;

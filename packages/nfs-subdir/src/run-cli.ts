@@ -1,8 +1,8 @@
 /**
  * The program behind both CLIs: runs an {@link NfsProvisioner} of one dialect under a
  * ProvisionController until SIGTERM/SIGINT. Exit codes (decided by `runProvisioner`): 0 after a
- * graceful stop, 1 when the Lease is lost (so the pod restarts, as upstream) or on an unexpected
- * error, 2 for invalid configuration, a mount root that is not a directory included.
+ * graceful stop, 1 on an unexpected error (a lost Lease stops the work and campaigns again), 2 for
+ * invalid configuration, a mount root that is not a directory included.
  */
 import { stat } from 'node:fs/promises';
 import { resources } from '@kube-provisioner/controller';

@@ -3,8 +3,8 @@
  * health server until SIGTERM/SIGINT, and decide the exit code. The library never exits; this is the
  * one place that sets one:
  * - 0 after a graceful stop (in-flight work finished, Lease released) or `--help`;
- * - 1 when the Lease is lost (the kubelet restarts the pod, which campaigns again, as in Go) or on an
- *   unexpected error;
+ * - 1 on an unexpected error, or when the controller rejects with a lost Lease (only with
+ *   `onLeaseLost: 'reject'`; by default the controller campaigns again and the process lives on);
  * - 2 for bad configuration (flags, environment, preflight checks, credentials, controller options),
  *   with the reason on stderr.
  */

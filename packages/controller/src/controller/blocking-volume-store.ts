@@ -6,6 +6,7 @@
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { isAlreadyExists } from '../client/api-error.ts';
 import type { ResourceClient } from '../client/resource-client.ts';
+import { isLeadershipLapsedError } from '../leader-election/lease-fence.ts';
 import type { Provisioner } from '../provisioner.ts';
 import { Backoff } from '../util/backoff.ts';
 import { type Clock, sleep } from '../util/clock.ts';
@@ -17,6 +18,7 @@ import type { SaveBackoff } from './options.ts';
 import type { RecordEvent } from './record-event.ts';
 import { toError } from './to-error.ts';
 import type { VolumeStore } from './volume-store.ts';
+import type { WorkFence } from './work-fence.ts';
 
 /** A PV of the same name exists and belongs to another claim: never retried by the store, never cleaned up. */
 export class VolumeConflictError extends Error {
@@ -33,6 +35,8 @@ export interface SaveConfig {
   readonly verifyExistingPV: boolean;
   /** Aborted when the controller stops for good; ends retries and cleanup. */
   readonly signal: AbortSignal;
+  /** Checked immediately before each create and cleanup. */
+  readonly fence: WorkFence;
 }
 
 /**
@@ -48,6 +52,7 @@ export async function createVolume(
   const call = <T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T> =>
     withDeadline(config.clock, config.apiRequestTimeoutMs, config.signal, fn);
   try {
+    config.fence.assertLeader();
     await call((signal) => config.volumes.create(volume, { signal }));
     logger.debug({ PV: name }, 'Persistentvolume saved');
     return;
@@ -91,7 +96,7 @@ export class BlockingVolumeStore implements VolumeStore {
         await createVolume(this.#config, volume, logger);
         return true;
       } catch (err) {
-        if (err instanceof VolumeConflictError) throw err;
+        if (err instanceof VolumeConflictError || isLeadershipLapsedError(err)) throw err;
         saveError = toError(err);
         logger.info({ PV: name, err: saveError }, 'Failed to save persistentvolume');
         return false;
@@ -108,9 +113,9 @@ export class BlockingVolumeStore implements VolumeStore {
     }
 
     const error = saveError ?? new Error(`saving PersistentVolume "${name}" was interrupted`);
-    if (this.#config.signal.aborted) {
+    if (this.#config.signal.aborted || this.#config.fence.abandoned()) {
       // A create cut short may have reached the server, so the asset may be in use under a PV. It is
-      // kept: `provision` is idempotent and runs again after the restart.
+      // kept: `provision` is idempotent and runs again after the restart or on the new leader.
       logger.info({ PV: name, err: error }, 'Saving the PV was interrupted by shutdown; volume kept');
       throw error;
     }
@@ -125,16 +130,22 @@ export class BlockingVolumeStore implements VolumeStore {
     const frozen = frozenClone(volume);
     const cleaned = await this.#retry(async () => {
       try {
-        await this.#provisioner.delete(frozen, { signal: this.#config.signal, logger });
+        this.#config.fence.assertLeader();
+        await this.#provisioner.delete(frozen, {
+          signal: this.#config.signal,
+          assertLeader: this.#config.fence.assertLeader,
+          logger,
+        });
         logger.debug({ PV: name }, 'Cleaning volume succeeded');
         return true;
       } catch (err) {
+        if (isLeadershipLapsedError(err)) throw err;
         deleteError = toError(err);
         logger.info({ PV: name, err: deleteError }, 'Failed to clean volume');
         return false;
       }
     });
-    if (!cleaned && this.#config.signal.aborted) {
+    if (!cleaned && (this.#config.signal.aborted || this.#config.fence.abandoned())) {
       // Nothing to delete by hand: the claim is provisioned again after the restart.
       logger.info({ PV: name, err: deleteError }, 'Cleaning the volume was interrupted by shutdown');
     } else if (!cleaned) {

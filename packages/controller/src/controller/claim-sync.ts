@@ -4,6 +4,7 @@
  */
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import { isIgnoredError, isInfeasibleError } from '../errors.ts';
+import { isLeadershipLapsedError } from '../leader-election/lease-fence.ts';
 import type { OperationContext, Provisioner, ProvisioningState, ProvisionResult } from '../provisioner.ts';
 import type { Clock } from '../util/clock.ts';
 import { annDynamicallyProvisioned, finalizerPV } from '../wire-names.ts';
@@ -24,6 +25,7 @@ import type { RecordEvent } from './record-event.ts';
 import type { SlowRetrySet } from './slow-retry.ts';
 import { toError } from './to-error.ts';
 import type { VolumeStore } from './volume-store.ts';
+import type { WorkFence } from './work-fence.ts';
 
 /** A claim sync refused because the claim recently failed with an infeasible error (§6). */
 export class DelayRetryError extends Error {
@@ -51,12 +53,18 @@ export interface ClaimSyncConfig {
   readonly store: VolumeStore;
   readonly metrics: ControllerMetrics;
   readonly clock: Clock;
+  /** Checked immediately before each side effect. */
+  readonly fence: WorkFence;
 }
 
-/** Result of one provision attempt: saved, stopped for good (Go's `errStopProvision`), or failed. */
+/**
+ * Result of one provision attempt: saved, stopped for good (Go's `errStopProvision`), failed, or
+ * abandoned because the controller stops or no longer leads (neither an event nor a failure).
+ */
 type Outcome =
   | { readonly kind: 'provisioned' }
   | { readonly kind: 'stop' }
+  | { readonly kind: 'abandoned'; readonly error: Error }
   | { readonly kind: 'failed'; readonly error: Error; readonly state: ProvisioningState };
 
 const finished = (error: Error): Outcome => ({ kind: 'failed', error, state: 'Finished' });
@@ -66,6 +74,12 @@ export class ClaimSync {
   /** Claims in progress (§4): UID → the claim as last seen. */
   readonly inProgress: Map<string, V1PersistentVolumeClaim> = new Map();
   readonly #config: ClaimSyncConfig;
+  /**
+   * Claims whose selected node this controller removed: UID → the resourceVersion the removal was
+   * made from. Until the cache shows another version, the cached claim still names the rejected node
+   * and must not be provisioned again (the patch does not write to the informer's cache).
+   */
+  readonly #rescheduled = new Map<string, string>();
 
   constructor(config: ClaimSyncConfig) {
     this.#config = config;
@@ -78,6 +92,7 @@ export class ClaimSync {
   async syncKey(uid: string, context: OperationContext): Promise<void> {
     const claim = this.#config.claimsByUid(uid)[0] ?? this.inProgress.get(uid);
     if (claim === undefined) {
+      this.#rescheduled.delete(uid);
       context.logger.info(`claim "${uid}" in work queue no longer exists`);
       return;
     }
@@ -88,18 +103,24 @@ export class ClaimSync {
   async sync(claim: V1PersistentVolumeClaim, context: OperationContext): Promise<void> {
     const { metrics, clock } = this.#config;
     const labels = claimMetricLabels(claim);
+    if (this.#isStaleAfterReschedule(claim)) {
+      context.logger.debug({ claimUID: claim.metadata?.uid }, 'Claim was rescheduled; waiting for the cache');
+      return;
+    }
     this.#delayIfRecentlyInfeasible(claim);
     let should: boolean;
     try {
       should = await this.shouldProvision(claim, context);
     } catch (err) {
-      metrics.provisionFailedTotal.inc(labels);
+      if (!this.#config.fence.abandoned()) metrics.provisionFailedTotal.inc(labels);
       throw err;
     }
     if (!should) return;
 
     const start = clock.now();
     const outcome = await this.#provisionClaimOperation(claim, context);
+    // Claims in progress stay as they are: the process is stopping, and a successor starts afresh.
+    if (outcome.kind === 'abandoned') throw outcome.error;
     if (outcome.kind === 'provisioned') {
       metrics.provisionDurationSeconds.observe(labels, (clock.now() - start) / 1000);
       metrics.provisionTotal.inc(labels);
@@ -142,6 +163,16 @@ export class ClaimSync {
       this.inProgress.set(uid, claim);
     }
     throw outcome.error;
+  }
+
+  /** Whether `claim` is the cached version this controller already rescheduled (see {@link #rescheduled}). */
+  #isStaleAfterReschedule(claim: Readonly<V1PersistentVolumeClaim>): boolean {
+    const uid = claim.metadata?.uid ?? '';
+    const version = this.#rescheduled.get(uid);
+    if (version === undefined) return false;
+    if (version === (claim.metadata?.resourceVersion ?? '')) return true;
+    this.#rescheduled.delete(uid);
+    return false;
   }
 
   #delayIfRecentlyInfeasible(claim: Readonly<V1PersistentVolumeClaim>): void {
@@ -195,6 +226,8 @@ export class ClaimSync {
       return stop;
     }
 
+    const { fence } = this.#config;
+    fence.assertLeader();
     recordEvent(
       claim,
       'Normal',
@@ -209,16 +242,21 @@ export class ClaimSync {
         pvc: frozenClone(claim),
         selectedNodeName: selectedNodeName(claim),
       },
-      { signal: context.signal, logger },
+      { ...context, logger },
     );
-    if ('error' in result)
+    if ('error' in result) {
+      if (fence.abandoned()) return { kind: 'abandoned', error: result.error };
       return this.#provisionFailed(claim, result.error, result.state, { ...context, logger });
+    }
 
     logger.debug({ PV: result.pv.metadata?.name }, 'Volume is provisioned');
     const volume = this.#completeVolume(result.pv, claimRef, storageClass, className);
     try {
+      fence.assertLeader();
       await this.#config.store.storeVolume(claim, volume, logger);
     } catch (err) {
+      if (isLeadershipLapsedError(err) || fence.abandoned())
+        return { kind: 'abandoned', error: toError(err) };
       return finished(toError(err));
     }
     return { kind: 'provisioned' };
@@ -252,11 +290,13 @@ export class ClaimSync {
     if (state !== 'Reschedule') return { kind: 'failed', error, state };
     if (!hasSelectedNodeAnnotation(claim)) return finished(error);
     try {
+      this.#config.fence.assertLeader();
       await this.#config.reschedule(claim, context.signal);
     } catch (err) {
       logger.info({ err }, 'Volume rescheduling failed');
       return finished(error);
     }
+    this.#rescheduled.set(claim.metadata?.uid ?? '', claim.metadata?.resourceVersion ?? '');
     logger.info({ err: error }, 'Volume rescheduled because of the provisioning error');
     return stop;
   }

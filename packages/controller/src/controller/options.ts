@@ -44,6 +44,9 @@ export interface SaveBackoff extends Pick<BackoffOptions, 'initial' | 'factor' |
 }
 
 /** How a reschedule removes the selected-node annotation: JSON merge patch (default) or Go's full PUT. */
+/** What `run()` does when the Lease is lost: campaign again (default), or reject. */
+export type LeaseLossPolicy = 'campaign' | 'reject';
+
 export type RescheduleMode = 'merge-patch' | 'update';
 
 /** Options of {@link ProvisionController}. Durations are milliseconds. */
@@ -105,6 +108,14 @@ export interface ProvisionControllerOptions {
   readonly retryPeriodMs?: number;
   /** Give up the Lease on graceful stop. Default true. */
   readonly releaseLeaseOnShutdown?: boolean;
+  /**
+   * What happens when the Lease is lost or its fence lapses (no renewal for `renewDeadlineMs`, e.g.
+   * through an API outage or a frozen process). Either way every operation in flight is aborted at
+   * once and nothing more is done as leader. `'campaign'` (default): `run()` goes on, campaigns
+   * again and leads again only after acquiring the Lease afresh, so an outage never ends the
+   * process. `'reject'`: `run()` rejects with a `LeaderElectionLostError`, as Go's library exits.
+   */
+  readonly onLeaseLost?: LeaseLossPolicy;
 
   /** Where the collectors are registered. Default: a private registry, see `ProvisionController.registry`. */
   readonly metricsRegistry?: Registry;
@@ -188,6 +199,7 @@ export interface ResolvedOptions {
   readonly renewDeadlineMs: number;
   readonly retryPeriodMs: number;
   readonly releaseLeaseOnShutdown: boolean;
+  readonly onLeaseLost: LeaseLossPolicy;
   readonly metricsRegistry: Registry | undefined;
   readonly metricsPort: number;
   readonly metricsAddress: string;
@@ -286,6 +298,7 @@ export function resolveOptions(options: ProvisionControllerOptions): ResolvedOpt
   check.fn('rateLimiter');
   check.limiter('createProvisionedPVLimiter');
   check.oneOf('rescheduleMode', ['merge-patch', 'update']);
+  check.oneOf('onLeaseLost', ['campaign', 'reject']);
   for (const key of [
     'exponentialBackOffOnError',
     'addFinalizer',
@@ -337,6 +350,7 @@ export function resolveOptions(options: ProvisionControllerOptions): ResolvedOpt
     renewDeadlineMs: check.duration('renewDeadlineMs', defaults.renewDeadlineMs),
     retryPeriodMs: check.duration('retryPeriodMs', defaults.retryPeriodMs),
     releaseLeaseOnShutdown: options.releaseLeaseOnShutdown ?? true,
+    onLeaseLost: options.onLeaseLost ?? 'campaign',
     metricsRegistry: options.metricsRegistry,
     metricsPort: check.integer('metricsPort', 0, 0, 65_535),
     metricsAddress: options.metricsAddress ?? '0.0.0.0',

@@ -6,6 +6,7 @@
  */
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
+import { isLeadershipLapsedError } from '../leader-election/lease-fence.ts';
 import type { Logger } from '../util/logger.ts';
 import type { RateLimiter } from '../workqueue/rate-limiters.ts';
 import { RateLimitingQueue } from '../workqueue/rate-limiting-queue.ts';
@@ -54,6 +55,7 @@ export class QueueVolumeStore implements VolumeStore {
     try {
       await this.#save(volume, logger);
     } catch (err) {
+      if (isLeadershipLapsedError(err)) throw err;
       if (err instanceof VolumeConflictError) {
         this.#config.recordEvent(claim, 'Warning', 'ProvisioningFailed', err.message);
         throw err;
@@ -87,6 +89,11 @@ export class QueueVolumeStore implements VolumeStore {
     try {
       await this.#save(volume, logger);
     } catch (err) {
+      if (isLeadershipLapsedError(err)) {
+        // Not leading any more: the successor provisions the claim again (idempotently) and saves its PV.
+        logger.debug({ PV: name }, 'Not saving volume: leadership lapsed');
+        return;
+      }
       if (!(err instanceof VolumeConflictError)) {
         logger.info({ PV: name, err: toError(err) }, 'Error saving volume, enqueued again');
         this.#queue.addRateLimited(name);

@@ -6,6 +6,7 @@ import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { isNotFound } from '../client/api-error.ts';
 import type { DeleteOptions, ResourceClient } from '../client/resource-client.ts';
 import { isIgnoredError } from '../errors.ts';
+import { isLeadershipLapsedError } from '../leader-election/lease-fence.ts';
 import type { OperationContext, Provisioner } from '../provisioner.ts';
 import type { Clock } from '../util/clock.ts';
 import { finalizerPV } from '../wire-names.ts';
@@ -20,6 +21,7 @@ import {
   isVolumeDeletable,
   removeFinalizer,
 } from './volume-policy.ts';
+import type { WorkFence } from './work-fence.ts';
 
 /** What the volume path needs from the controller. */
 export interface VolumeSyncConfig {
@@ -35,6 +37,8 @@ export interface VolumeSyncConfig {
   readonly metrics: ControllerMetrics;
   readonly clock: Clock;
   readonly apiRequestTimeoutMs: number;
+  /** Checked immediately before each side effect. */
+  readonly fence: WorkFence;
 }
 
 export class VolumeSync {
@@ -75,7 +79,7 @@ export class VolumeSync {
     try {
       await this.#deleteVolumeOperation(current, context);
     } catch (err) {
-      metrics.deleteFailedTotal.inc(labels);
+      if (!this.#abandoned(err)) metrics.deleteFailedTotal.inc(labels);
       throw err;
     }
     metrics.deleteDurationSeconds.observe(labels, (clock.now() - start) / 1000);
@@ -91,6 +95,7 @@ export class VolumeSync {
     try {
       return await this.#patchFinalizers(volume, finalizers.includes(finalizerPV), context.signal);
     } catch (err) {
+      if (this.#abandoned(err)) throw err;
       throw new Error(
         `failed to modify finalizers to ${JSON.stringify(finalizers)} on volume ${volume.metadata?.name}: ${toError(err).message}`,
         { cause: err },
@@ -113,8 +118,10 @@ export class VolumeSync {
       logger.debug('Volume asset already deleted; finishing the PersistentVolume deletion');
     } else {
       try {
-        await this.#config.provisioner.delete(frozenClone(volume), { signal: context.signal, logger });
+        this.#config.fence.assertLeader();
+        await this.#config.provisioner.delete(frozenClone(volume), { ...context, logger });
       } catch (err) {
+        if (this.#abandoned(err)) throw err;
         if (isIgnoredError(err)) {
           logger.debug({ reason: err.reason }, 'Volume deletion ignored');
           return;
@@ -131,8 +138,10 @@ export class VolumeSync {
     const options: DeleteOptions = {};
     if (this.#config.pvDeletePrecondition && uid !== undefined) options.preconditions = { uid };
     try {
+      this.#config.fence.assertLeader();
       await this.#call(context.signal, (signal) => this.#config.volumes.delete(name, { ...options, signal }));
     } catch (err) {
+      if (this.#abandoned(err)) throw err;
       logger.info({ err }, 'Failed to delete persistentvolume');
       throw err;
     }
@@ -144,6 +153,7 @@ export class VolumeSync {
         try {
           await this.#patchFinalizers(latest, false, context.signal);
         } catch (err) {
+          if (this.#abandoned(err)) throw err;
           if (!isNotFound(err)) {
             logger.info({ err }, 'Failed to remove finalizer for persistentvolume');
             throw err;
@@ -168,7 +178,13 @@ export class VolumeSync {
       ? { metadata: { finalizers: [finalizerPV] } }
       : { metadata: { '$deleteFromPrimitiveList/finalizers': [finalizerPV] } };
     const name = volume.metadata?.name ?? '';
+    this.#config.fence.assertLeader();
     return this.#call(parent, (signal) => this.#config.volumes.patch(name, patch, 'strategic', { signal }));
+  }
+
+  /** Whether a step failed because the controller stops or no longer leads: not a delete failure. */
+  #abandoned(err: unknown): boolean {
+    return isLeadershipLapsedError(err) || this.#config.fence.abandoned();
   }
 
   #call<T>(parent: AbortSignal, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {

@@ -3,11 +3,13 @@
  * then forget on success, requeue rate-limited below the failure threshold, or give up at it. The
  * worker pool calls `done`.
  */
+import { isLeadershipLapsedError } from '../leader-election/lease-fence.ts';
 import type { OperationContext } from '../provisioner.ts';
 import type { Clock } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
 import type { RateLimitingQueue } from '../workqueue/rate-limiting-queue.ts';
 import { withDeadline } from './deadline.ts';
+import type { WorkFence } from './work-fence.ts';
 
 /** How one queue's items are processed. */
 export interface WorkItemConfig {
@@ -20,21 +22,31 @@ export interface WorkItemConfig {
   readonly timeoutMs: number;
   readonly clock: Clock;
   readonly logger: Logger;
-  /** Aborted when in-flight work must stop (hard stop). */
+  /** Aborted when in-flight work must stop (hard stop, Lease lost or lapsed). */
   readonly signal: AbortSignal;
+  readonly fence: WorkFence;
   readonly sync: (key: string, context: OperationContext) => Promise<void>;
   /** Called when the item is forgotten for good (success) or given up. */
   readonly onFinished?: (key: string) => void;
 }
 
-/** Processes `key` once. Never rejects. */
+/**
+ * Processes `key` once. Never rejects. An item abandoned because the controller is stopping or its
+ * leadership lapsed counts no failure and waits, unlimited, for the next leadership term.
+ */
 export async function processWorkItem(config: WorkItemConfig, key: string): Promise<void> {
-  const { kind, queue, threshold, logger } = config;
+  const { kind, queue, threshold, logger, fence } = config;
   try {
     await withDeadline(config.clock, config.timeoutMs, config.signal, (signal) =>
-      config.sync(key, { signal, logger }),
+      config.sync(key, { signal, logger, assertLeader: fence.assertLeader }),
     );
   } catch (err) {
+    if (isLeadershipLapsedError(err) || fence.abandoned()) {
+      // Kept for the next leadership term of this process (ignored once the queue shuts down).
+      logger.debug({ key, err }, `Abandoned syncing ${kind}: stopping or no longer leading`);
+      queue.add(key);
+      return;
+    }
     const failures = queue.numRequeues(key);
     if (threshold === 0 || failures < threshold) {
       logger.info({ key, failures, threshold, err }, `Retrying syncing ${kind}`);

@@ -113,7 +113,7 @@ export class EventCorrelator {
     // Keep the set below the threshold. Go pops an arbitrary member; popping the newest one is a
     // deterministic choice of the same rule.
     record.messages.delete(message);
-    const timestamp = new Date(now);
+    const timestamp = new Date(this.#clock.wallNow());
     const aggregate: CoreV1Event = {
       metadata: {
         name: this.#namer.name(event.involvedObject.name ?? '', now),
@@ -141,7 +141,7 @@ export class EventCorrelator {
       if (last.firstTimestamp !== undefined) bumped.firstTimestamp = last.firstTimestamp;
       const patch: EventPatch = {
         count,
-        lastTimestamp: rfc3339Seconds(event.lastTimestamp ?? new Date(this.#clock.now())),
+        lastTimestamp: rfc3339Seconds(event.lastTimestamp ?? new Date(this.#clock.wallNow())),
       };
       if (event.message) patch.message = event.message;
       result = { event: bumped, patch };

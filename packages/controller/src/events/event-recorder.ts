@@ -169,7 +169,7 @@ class QueuedEventRecorder implements EventRecorder {
     reason: string,
     message: string,
   ): CoreV1Event {
-    const now = this.#clock.now();
+    const now = this.#clock.wallNow();
     const timestamp = new Date(now);
     return {
       apiVersion: 'v1',

@@ -10,68 +10,30 @@
  * expires. Every attempt still reads the Lease and applies the same rules; the watch only decides
  * *when* to try. Without `watch` permission on Leases the candidate just polls.
  */
-import { type V1Lease, V1MicroTime } from '@kubernetes/client-node';
-import { Gauge, type Registry } from 'prom-client';
+import { V1MicroTime } from '@kubernetes/client-node';
+import type { Gauge } from 'prom-client';
 import { isConflict, isForbidden, isNotFound } from '../client/api-error.ts';
-import type { ResourceClient } from '../client/resource-client.ts';
 import type { EventRecorder } from '../events/event-recorder.ts';
 import { type Clock, realClock, sleep } from '../util/clock.ts';
 import { type Logger, silentLogger } from '../util/logger.ts';
+import {
+  jitterFactor,
+  type LeaderCallbacks,
+  type LeaderElectorOptions,
+  masterStatusGauge,
+  validate,
+} from './leader-elector-options.ts';
+import { LeaseDenials } from './lease-denial.ts';
+import { LeaseFence } from './lease-fence.ts';
 import { type LeaderElectionRecord, LeaseLock, type ObservedLeaseRecord } from './lease-lock.ts';
 
-/** Leadership notifications. */
-export interface LeaderCallbacks {
-  /**
-   * Leadership was gained; `signal` aborts when it ends. Not awaited, but once leading ends the
-   * returned promise is: on a graceful stop the Lease is kept (renewed) until it settles, and after a
-   * lost round it is released only then, so the work can drain before a successor starts.
-   */
-  onStartedLeading(signal: AbortSignal): void | Promise<void>;
-  /** `run` is ending: after leading, or after being cancelled before leadership was gained. */
-  onStoppedLeading(): void;
-  /** The observed leader changed (including to this candidate). Not called when the Lease is released. */
-  onNewLeader?(identity: string): void;
-}
-
-/** Options of {@link LeaderElector}. */
-export interface LeaderElectorOptions {
-  lock: {
-    leases: ResourceClient<V1Lease>;
-    namespace: string;
-    name: string;
-    /** This candidate, unique among candidates, e.g. `leaderIdentity()`. */
-    identity: string;
-  };
-  /** How long a non-leader waits after the last observed change before taking over. Default 15 s. */
-  leaseDurationMs?: number;
-  /** How long the leader keeps retrying a renewal before giving up. Default 10 s. */
-  renewDeadlineMs?: number;
-  /** Pause between attempts. Default 2 s. */
-  retryPeriodMs?: number;
-  /**
-   * When leading ends (graceful stop, or a lost round if the Lease still names this candidate), write
-   * an empty holder so a peer takes over at once; always after the `onStartedLeading` work has
-   * settled. Default false, as in client-go.
-   */
-  releaseOnCancel?: boolean;
-  callbacks: LeaderCallbacks;
-  /** Receives the `LeaderElection` events. */
-  recorder?: EventRecorder;
-  clock?: Clock;
-  logger?: Logger;
-  /** Random numbers in [0, 1) for the jitter. Default `Math.random`. */
-  random?: () => number;
-  /** If given, the gauge `leader_election_master_status{name}` is registered here. */
-  registry?: Registry;
-}
+export type { LeaderCallbacks, LeaderElectorOptions } from './leader-elector-options.ts';
 
 /** How `run` ended: the signal was aborted, or a renewal round failed. */
 export type LeaderElectionOutcome = 'cancelled' | 'lost';
 
-const jitterFactor = 1.2;
 /** Server-side timeout of the candidate's Lease watch; it is renewed after each normal close. */
 const leaseWatchTimeoutSeconds = 300;
-const masterStatusMetric = 'leader_election_master_status';
 
 /** One candidate in a Lease election. */
 export class LeaderElector {
@@ -96,6 +58,11 @@ export class LeaderElector {
   #wakeCampaign: (() => void) | undefined;
   #leading = false;
   #running = false;
+  /** Monotonic time at which the last successful acquire or renew attempt started (before it sent anything). */
+  #lastSuccessSentAt = Number.NEGATIVE_INFINITY;
+  /** Wakes the renew loop from its pause between rounds, when a stall needs a renewal now. */
+  #wakeRenewal: (() => void) | undefined;
+  readonly #denials: LeaseDenials;
 
   /** Validates the options with client-go's rules; throws a `TypeError` or `RangeError` when they break one. */
   constructor(options: LeaderElectorOptions) {
@@ -124,6 +91,15 @@ export class LeaderElector {
     });
     this.#random = options.random ?? Math.random;
     this.#masterStatus = options.registry && masterStatusGauge(options.registry);
+    this.#denials = new LeaseDenials(this.#clock, this.#logger, lock.namespace, lock.name);
+  }
+
+  /**
+   * Readiness: an error naming the missing verb and the RBAC rule while the last attempt on the Lease
+   * was forbidden (403); `null` otherwise. A replica that may not use its Lease can never lead.
+   */
+  accessCheck(): Error | null {
+    return this.#denials.check();
   }
 
   /** Whether this candidate currently leads (from acquisition until renewing stops). */
@@ -250,9 +226,22 @@ export class LeaderElector {
 
   async #lead(signal: AbortSignal): Promise<LeaderElectionOutcome> {
     const leading = new AbortController();
-    const work = this.#startLeading(leading.signal);
-    // Renewing stops once the work has drained after a cancel, or when a round fails.
+    // Renewing stops once the work has drained after a cancel, or when a round fails or the fence lapses.
     const stopRenewing = new AbortController();
+    const fence = new LeaseFence({
+      clock: this.#clock,
+      renewDeadlineMs: this.#renewDeadlineMs,
+      retryPeriodMs: this.#retryPeriodMs,
+      lease: this.#lock.describe(),
+      onLapse: (reason) => {
+        // At once, without waiting for a renew request in flight or the round's own deadline.
+        leading.abort(reason);
+        stopRenewing.abort(reason);
+      },
+      onStall: () => this.#wakeRenewal?.(),
+    });
+    fence.renewed(this.#lastSuccessSentAt);
+    const work = this.#startLeading(leading.signal, fence);
     const onCancel = (): void => {
       leading.abort(signal.reason);
       void work.then(() => stopRenewing.abort());
@@ -265,33 +254,50 @@ export class LeaderElector {
       while (!stopRenewing.signal.aborted) {
         const renewed = await this.#renewRound(stopRenewing.signal);
         this.#reportTransition();
+        if (renewed) fence.renewed(this.#lastSuccessSentAt);
         if (stopRenewing.signal.aborted) break;
         if (!renewed) {
           outcome = 'lost';
           break;
         }
-        await sleep(this.#clock, this.#retryPeriodMs, stopRenewing.signal).catch(() => {});
+        await this.#pauseBetweenRounds(stopRenewing.signal);
       }
     } finally {
       signal.removeEventListener('abort', onCancel);
     }
+    // A lapse can end the loop anywhere (in a round, in the pause): it is a loss wherever it happened.
+    if (fence.lost.aborted) outcome = 'lost';
 
     this.#leading = false;
     this.#masterStatus?.set({ name: this.#lock.name }, 0);
     if (outcome === 'lost') {
       this.#logger.info('Failed to renew lease, leadership lost');
-      leading.abort(new Error(`leader election: lost lease ${this.#lock.describe()}`));
+      fence.lapse(new Error(`leader election: lost lease ${this.#lock.describe()}`));
       // Releasing while the work still runs would let a successor start beside it.
       await work;
     }
+    fence.close();
     if (this.#releaseOnCancel) await this.#release();
     this.#recordEvent('stopped leading');
     return outcome;
   }
 
-  async #startLeading(signal: AbortSignal): Promise<void> {
+  /** One retry period between renew rounds, cut short when a stall needs a renewal now. */
+  async #pauseBetweenRounds(stop: AbortSignal): Promise<void> {
+    const woken = new AbortController();
+    this.#wakeRenewal = () => woken.abort();
     try {
-      await this.#callbacks.onStartedLeading(signal);
+      await sleep(this.#clock, this.#retryPeriodMs, AbortSignal.any([stop, woken.signal]));
+    } catch {
+      // Woken or stopped: the loop tells them apart.
+    } finally {
+      this.#wakeRenewal = undefined;
+    }
+  }
+
+  async #startLeading(signal: AbortSignal, leadership: LeaseFence): Promise<void> {
+    try {
+      await this.#callbacks.onStartedLeading(signal, leadership);
     } catch (err) {
       this.#logger.error({ err }, 'onStartedLeading failed');
     }
@@ -320,11 +326,21 @@ export class LeaderElector {
   /** One attempt to take or keep the lease; true when this candidate holds it afterwards. */
   async #tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
     const now = this.#clock.now();
+    const acquired = await this.#attempt(now, signal);
+    if (acquired) {
+      this.#lastSuccessSentAt = now;
+      this.#denials.succeeded();
+    }
+    return acquired;
+  }
+
+  async #attempt(now: number, signal: AbortSignal): Promise<boolean> {
+    const wallNow = this.#clock.wallNow();
     const fresh: LeaderElectionRecord = {
       holderIdentity: this.#lock.identity,
       leaseDurationSeconds: Math.trunc(this.#leaseDurationMs / 1000),
-      acquireTime: new V1MicroTime(now),
-      renewTime: new V1MicroTime(now),
+      acquireTime: new V1MicroTime(wallNow),
+      renewTime: new V1MicroTime(wallNow),
       leaseTransitions: 0,
     };
 
@@ -341,6 +357,7 @@ export class LeaderElector {
         this.#setObserved(renewed);
         return true;
       } catch (err) {
+        if (this.#denials.failed('update', err)) return false;
         this.#logger.debug({ err }, 'Failed to update lease optimistically, falling back to slow path');
       }
     }
@@ -350,12 +367,13 @@ export class LeaderElector {
       current = await this.#lock.get({ signal });
     } catch (err) {
       if (!isNotFound(err)) {
-        this.#logger.error({ err }, 'Error retrieving lease');
+        if (!this.#denials.failed('get', err)) this.#logger.error({ err }, 'Error retrieving lease');
         return false;
       }
       try {
         await this.#lock.create(fresh, { signal });
       } catch (createErr) {
+        if (this.#denials.failed('create', createErr)) return false;
         this.#logger.error({ err: createErr }, 'Error creating lease');
         return false;
       }
@@ -382,6 +400,7 @@ export class LeaderElector {
     try {
       await this.#lock.update(next, { signal });
     } catch (err) {
+      if (this.#denials.failed('update', err)) return false;
       // A conflict means another candidate wrote first: an expected race, not a fault.
       this.#logger[isConflict(err) ? 'debug' : 'error']({ err }, 'Failed to update lease');
       return false;
@@ -400,7 +419,7 @@ export class LeaderElector {
     try {
       const current = await this.#lock.get({ signal: deadline.signal });
       if (!this.#observedIsSelf() || current.record.holderIdentity !== this.#lock.identity) return;
-      const now = this.#clock.now();
+      const now = this.#clock.wallNow();
       const released: LeaderElectionRecord = {
         holderIdentity: '',
         leaseDurationSeconds: 1,
@@ -463,39 +482,4 @@ export class LeaderElector {
       this.#logger.error({ err }, `${name} failed`);
     }
   }
-}
-
-function validate(leaseDurationMs: number, renewDeadlineMs: number, retryPeriodMs: number): void {
-  for (const [name, value] of [
-    ['leaseDurationMs', leaseDurationMs],
-    ['renewDeadlineMs', renewDeadlineMs],
-    ['retryPeriodMs', retryPeriodMs],
-  ] as const) {
-    if (!(value > 0)) throw new RangeError(`leader election: ${name} must be > 0, got ${value}`);
-  }
-  // The Lease stores whole seconds; a shorter duration would be written as 0 and expire at once.
-  if (leaseDurationMs < 1000) {
-    throw new RangeError(`leader election: leaseDurationMs must be >= 1000, got ${leaseDurationMs}`);
-  }
-  if (!(leaseDurationMs > renewDeadlineMs)) {
-    throw new RangeError(
-      `leader election: leaseDurationMs (${leaseDurationMs}) must be greater than renewDeadlineMs (${renewDeadlineMs})`,
-    );
-  }
-  if (!(renewDeadlineMs > jitterFactor * retryPeriodMs)) {
-    throw new RangeError(
-      `leader election: renewDeadlineMs (${renewDeadlineMs}) must be greater than ${jitterFactor} × retryPeriodMs (${retryPeriodMs})`,
-    );
-  }
-}
-
-function masterStatusGauge(registry: Registry): Gauge<'name'> {
-  const existing = registry.getSingleMetric(masterStatusMetric);
-  if (existing instanceof Gauge) return existing as Gauge<'name'>;
-  return new Gauge({
-    name: masterStatusMetric,
-    help: 'Whether this process leads the named lease: 1 leader, 0 standby.',
-    labelNames: ['name'],
-    registers: [registry],
-  });
 }

@@ -13,6 +13,8 @@ interface Timer {
 /** A clock driven by {@link ManualClock.advance}; timers fire in due order, never on their own. */
 export class ManualClock implements Clock {
   #now: number;
+  /** How far the wall clock is set away from the monotonic one ({@link ManualClock.stepWall}). */
+  #wallOffset = 0;
   #seq = 0;
   #timers: Timer[] = [];
 
@@ -23,6 +25,15 @@ export class ManualClock implements Clock {
 
   now(): number {
     return this.#now;
+  }
+
+  wallNow(): number {
+    return this.#now + this.#wallOffset;
+  }
+
+  /** Sets the wall clock `ms` forward (negative: backward), as NTP or an administrator would; fires nothing. */
+  stepWall(ms: number): void {
+    this.#wallOffset += ms;
   }
 
   setTimer(fn: () => void, ms: number): () => void {
@@ -45,6 +56,15 @@ export class ManualClock implements Clock {
       next.fn();
     }
     this.#now = end;
+  }
+
+  /**
+   * Moves time forward by `ms` without firing any timer, as a process frozen by SIGSTOP or a long
+   * pause finds it on resuming: code that runs next reads the new time; due timers fire at the next
+   * {@link advance}.
+   */
+  freeze(ms: number): void {
+    this.#now += ms;
   }
 
   /** Number of timers set and not yet fired or cancelled. */

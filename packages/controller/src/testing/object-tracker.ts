@@ -312,7 +312,7 @@ export class ObjectTracker {
   }
 
   #timestamp(): string {
-    return new Date(this.#clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    return new Date(this.#clock.wallNow()).toISOString().replace(/\.\d{3}Z$/, 'Z');
   }
 }
 

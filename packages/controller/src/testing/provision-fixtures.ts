@@ -78,9 +78,9 @@ export function provisionOptionsFor(
   };
 }
 
-/** A context that is never aborted and logs nothing. */
+/** A context that is never aborted, always leads and logs nothing. */
 export function operationContext(): OperationContext {
-  return { signal: new AbortController().signal, logger: silentLogger };
+  return { signal: new AbortController().signal, assertLeader: () => {}, logger: silentLogger };
 }
 
 /** The PV of a successful result. @throws the result's error otherwise. */

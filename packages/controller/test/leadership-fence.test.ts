@@ -1,0 +1,407 @@
+/**
+ * Leadership fencing (issue 16): a leader paused for longer than the lease duration between two steps
+ * of one operation must not take the second step, on every side-effecting path, and must neither
+ * record an event nor count a failure for what it abandons.
+ */
+import type { V1PersistentVolume } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { resources } from '../src/client/resource-client.ts';
+import { isLeaderElectionLostError } from '../src/controller/leader-election-lost-error.ts';
+import { isLeadershipLapsedError } from '../src/leader-election/lease-fence.ts';
+import type { ManualClock } from '../src/testing/manual-clock.ts';
+import { finalizerPV } from '../src/wire-names.ts';
+import { defaultControllerRateLimiter } from '../src/workqueue/rate-limiters.ts';
+import {
+  deleteCounts,
+  dynamicallyProvisioned,
+  type HarnessOptions,
+  manualHarness,
+  newClaim,
+  newStorageClass,
+  newVolume,
+  provisionCounts,
+  provisionerName,
+  pump,
+  volumeFor,
+} from './controller-fixtures.ts';
+
+/** Longer than the lease duration (15 s). */
+const pauseMs = 20_000;
+
+const storageClass = newStorageClass('class-1', provisionerName);
+const claim = newClaim('claim-1', 'uid-1-1', 'class-1', provisionerName);
+const releasedVolume = (extra: { finalizers?: string[] } = {}): V1PersistentVolume => ({
+  ...newVolume('pv-1', 'Released', 'Delete', dynamicallyProvisioned(provisionerName), extra),
+  spec: {
+    ...newVolume('pv-1', 'Released', 'Delete', {}).spec,
+    storageClassName: 'class-1',
+    claimRef: { name: 'gone', namespace: 'default', uid: 'uid-gone' },
+  },
+});
+
+/** A promise the test opens by hand. */
+function gate(): { wait: Promise<void>; open: () => void } {
+  let open: () => void = () => {};
+  const wait = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { wait, open };
+}
+
+/** Lets promise callbacks and I/O run without moving the clock: a resumed process's first moments. */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/** How the pause ends: I/O callbacks first (`freeze`), or timers first (`advance`). */
+const resumes = {
+  'I/O before timers': (clock: ManualClock): void => clock.freeze(pauseMs),
+  'timers before I/O': (clock: ManualClock): void => clock.advance(pauseMs),
+} as const;
+
+/**
+ * A leading controller on the manual clock that stops for good on a lapse (`onLeaseLost: 'reject'`),
+ * so that nothing of a later term mixes in; `outcome()` is how `run()` settled, once it has.
+ */
+async function leader(options: HarnessOptions) {
+  const harness = manualHarness({
+    leaderElection: true,
+    leaderElectionNamespace: 'kube-system',
+    onLeaseLost: 'reject',
+    ...options,
+  });
+  let outcome: unknown = 'running';
+  const stop = new AbortController();
+  void harness.h.controller.run(stop.signal).then(
+    () => {
+      outcome = 'stopped';
+    },
+    (err: unknown) => {
+      outcome = err;
+    },
+  );
+  return { ...harness, stop, outcome: () => outcome };
+}
+
+/** Reasons of the events written about claims and volumes so far (not the Lease's). */
+const reasons = (events: string[]): string[] =>
+  events.map((event) => event.split(':')[0] ?? '').filter((reason) => reason !== 'LeaderElection');
+
+describe('leadership fence: provisioning', () => {
+  for (const [resume, pause] of Object.entries(resumes)) {
+    it(`does not save the PV when paused between provision and save (${resume})`, async () => {
+      const { clock, h, outcome } = await leader({ objects: [storageClass, claim] });
+      const provisioned = gate();
+      h.provisioner.provisionResult = async (options) => {
+        await provisioned.wait;
+        return { pv: volumeFor(options) };
+      };
+      await pump(clock, 2_000);
+      expect(h.provisioner.provisionCalls).toHaveLength(1);
+
+      pause(clock);
+      provisioned.open();
+      await settle();
+      expect(h.volumes()).toEqual([]);
+
+      await pump(clock, 2_000);
+      expect(isLeaderElectionLostError(outcome())).toBe(true);
+      expect(h.volumes()).toEqual([]);
+      expect(reasons(h.events())).toEqual(['Provisioning']);
+      expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
+    });
+  }
+
+  it('does not call provision when paused after shouldProvision', async () => {
+    const { clock, h } = await leader({ objects: [storageClass, claim] });
+    const qualified = gate();
+    let asked = 0;
+    Object.assign(h.provisioner, {
+      shouldProvision: async () => {
+        asked++;
+        await qualified.wait;
+        return true;
+      },
+    });
+    await pump(clock, 2_000);
+    expect(asked).toBe(1);
+
+    clock.freeze(pauseMs);
+    qualified.open();
+    await settle();
+    await pump(clock, 2_000);
+    expect(h.provisioner.provisionCalls).toEqual([]);
+    expect(reasons(h.events())).toEqual([]);
+    expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
+  });
+
+  it('neither records ProvisioningFailed nor counts a failure when provision fails after the pause', async () => {
+    const { clock, h } = await leader({ objects: [storageClass, claim] });
+    const failed = gate();
+    h.provisioner.provisionResult = async () => {
+      await failed.wait;
+      return { error: new Error('backend unreachable'), state: 'Reschedule' };
+    };
+    await pump(clock, 2_000);
+
+    clock.freeze(pauseMs);
+    failed.open();
+    await settle();
+    await pump(clock, 2_000);
+    expect(reasons(h.events())).toEqual(['Provisioning']);
+    expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
+  });
+
+  it('does not retry the save nor clean up the asset after the pause (blocking store)', async () => {
+    const { clock, api, h } = await leader({ objects: [storageClass, claim] });
+    const creates = gate();
+    let createCalls = 0;
+    api.prependReactor({ verb: 'create', resource: 'persistentvolumes' }, async () => {
+      createCalls++;
+      await creates.wait;
+      throw new Error('etcd unavailable');
+    });
+    await pump(clock, 2_000);
+    expect(createCalls).toBe(1);
+
+    clock.freeze(pauseMs);
+    creates.open();
+    await settle();
+    await pump(clock, 2_000);
+    expect(createCalls).toBe(1);
+    expect(h.provisioner.deleteCalls).toEqual([]);
+    expect(reasons(h.events())).toEqual(['Provisioning']);
+    expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
+  });
+
+  it('does not save a queued PV after the pause (queue store)', async () => {
+    const { clock, api, h } = await leader({
+      objects: [storageClass, claim],
+      createProvisionedPVLimiter: defaultControllerRateLimiter(),
+    });
+    let createCalls = 0;
+    const remove = api.prependReactor({ verb: 'create', resource: 'persistentvolumes' }, () => {
+      createCalls++;
+      throw new Error('etcd unavailable');
+    });
+    await pump(clock, 2_000);
+    // The inline create and the first background retries failed; the next retry would succeed.
+    expect(createCalls).toBeGreaterThan(0);
+    remove();
+
+    clock.freeze(pauseMs);
+    await settle();
+    await pump(clock, 2_000);
+    expect(h.volumes()).toEqual([]);
+  });
+});
+
+describe('leadership fence: deletion', () => {
+  for (const [resume, pause] of Object.entries(resumes)) {
+    it(`does not delete the PV object when paused between delete and the API call (${resume})`, async () => {
+      const { clock, h, outcome } = await leader({ objects: [storageClass, releasedVolume()] });
+      const deleted = gate();
+      h.provisioner.deleteResult = () => deleted.wait;
+      await pump(clock, 2_000);
+      expect(h.provisioner.deleteCalls).toHaveLength(1);
+
+      pause(clock);
+      deleted.open();
+      await settle();
+      expect(h.volumes().map((pv) => pv.metadata?.name)).toEqual(['pv-1']);
+
+      await pump(clock, 2_000);
+      expect(isLeaderElectionLostError(outcome())).toBe(true);
+      expect(h.volumes().map((pv) => pv.metadata?.name)).toEqual(['pv-1']);
+      expect(reasons(h.events())).toEqual([]);
+      expect(await deleteCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
+    });
+  }
+
+  it('does not call delete when paused after shouldDelete', async () => {
+    const { clock, h } = await leader({ objects: [storageClass, releasedVolume()] });
+    const guarded = gate();
+    let asked = 0;
+    Object.assign(h.provisioner, {
+      shouldDelete: async () => {
+        asked++;
+        await guarded.wait;
+        return true;
+      },
+    });
+    await pump(clock, 2_000);
+    expect(asked).toBe(1);
+
+    clock.freeze(pauseMs);
+    guarded.open();
+    await settle();
+    await pump(clock, 2_000);
+    expect(h.provisioner.deleteCalls).toEqual([]);
+    expect(await deleteCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
+  });
+
+  it('does not remove the finalizer when paused after deleting the PV object', async () => {
+    const { clock, api, h } = await leader({
+      objects: [storageClass, releasedVolume({ finalizers: [finalizerPV] })],
+      addFinalizer: true,
+    });
+    const deleted = gate();
+    let patches = 0;
+    api.prependReactor({ verb: 'patch', resource: 'persistentvolumes' }, () => {
+      patches++;
+      return undefined;
+    });
+    api.prependReactor({ verb: 'delete', resource: 'persistentvolumes' }, async () => {
+      await deleted.wait;
+      return undefined;
+    });
+    await pump(clock, 2_000);
+    expect(h.provisioner.deleteCalls).toHaveLength(1);
+
+    clock.freeze(pauseMs);
+    deleted.open();
+    await settle();
+    await pump(clock, 2_000);
+    expect(patches).toBe(0);
+    expect(h.volumes()[0]?.metadata?.finalizers).toEqual([finalizerPV]);
+  });
+
+  it('does not add the finalizer to a volume first seen after the pause', async () => {
+    const { clock, api, h } = await leader({ objects: [storageClass], addFinalizer: true });
+    await pump(clock, 2_000);
+
+    clock.freeze(pauseMs);
+    const bound = { ...releasedVolume(), status: { phase: 'Bound' } };
+    await api.resource(resources.persistentVolumes).create(bound);
+    await settle();
+    await pump(clock, 2_000);
+    expect(h.volumes()[0]?.metadata?.finalizers).toBeUndefined();
+  });
+});
+
+describe('leadership fence: the operation context', () => {
+  it('assertLeader passes while the Lease is fresh and throws a LeadershipLapsedError after a pause', async () => {
+    const { clock, h } = await leader({ objects: [storageClass, claim] });
+    const checked = gate();
+    const results: unknown[] = [];
+    h.provisioner.provision = async (options, context) => {
+      h.provisioner.provisionCalls.push(options);
+      context.assertLeader();
+      results.push('fresh');
+      await checked.wait;
+      try {
+        context.assertLeader();
+        results.push('still fresh');
+      } catch (err) {
+        results.push(err);
+      }
+      return { pv: volumeFor(options) };
+    };
+    await pump(clock, 2_000);
+    clock.freeze(pauseMs);
+    checked.open();
+    await settle();
+    expect(results[0]).toBe('fresh');
+    expect(isLeadershipLapsedError(results[1])).toBe(true);
+  });
+
+  it('aborts the signal when the renew deadline passes without a renewal', async () => {
+    const { clock, api, h } = await leader({ objects: [storageClass, claim] });
+    let aborted: unknown;
+    let startedAt = 0;
+    h.provisioner.provision = async (options, context) => {
+      h.provisioner.provisionCalls.push(options);
+      startedAt = clock.now();
+      await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
+      aborted = context.signal.reason;
+      return { pv: volumeFor(options) };
+    };
+    await pump(clock, 2_000);
+    api.prependReactor({ resource: 'leases' }, () => {
+      throw new Error('api down');
+    });
+    await pump(clock, 12_000, 50);
+    expect(isLeadershipLapsedError(aborted)).toBe(true);
+    expect(startedAt).toBeGreaterThan(0);
+    expect(h.volumes()).toEqual([]);
+  });
+});
+
+describe('leadership fence: after a lapse', () => {
+  it('campaigns again by default and acts again only after writing the Lease afresh', async () => {
+    const { clock, api, h, outcome } = await leader({
+      objects: [storageClass, claim],
+      onLeaseLost: 'campaign',
+    });
+    const provisioned = gate();
+    h.provisioner.provisionResult = async (options) => {
+      await provisioned.wait;
+      return { pv: volumeFor(options) };
+    };
+    await pump(clock, 2_000);
+    const frozenAt = api.actions().length;
+
+    clock.freeze(pauseMs);
+    provisioned.open();
+    await settle();
+    await pump(clock, 5_000);
+    expect(outcome()).toBe('running');
+    expect(h.volumes().map((pv) => pv.metadata?.name)).toEqual(['pvc-uid-1-1']);
+    expect(h.provisioner.provisionCalls).toHaveLength(2);
+    const after = api.actions().slice(frozenAt);
+    const leaseWrite = after.findIndex((a) => a.resource === 'leases' && a.verb === 'update');
+    const pvCreate = after.findIndex((a) => a.resource === 'persistentvolumes' && a.verb === 'create');
+    expect(leaseWrite).toBeGreaterThanOrEqual(0);
+    expect(pvCreate).toBeGreaterThan(leaseWrite);
+  });
+});
+
+describe('leadership fence: stopping', () => {
+  it('a Lease lost during a graceful stop aborts the remaining work at once, not after the grace period', async () => {
+    const { clock, api, h, stop, outcome } = await leader({
+      objects: [storageClass, claim],
+      onLeaseLost: 'campaign',
+    });
+    let abortedAt: number | undefined;
+    h.provisioner.provision = async (options, context) => {
+      h.provisioner.provisionCalls.push(options);
+      await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
+      abortedAt = clock.now();
+      return { error: context.signal.reason as Error, state: 'Finished' };
+    };
+    await pump(clock, 2_000);
+    expect(h.provisioner.provisionCalls).toHaveLength(1);
+
+    stop.abort();
+    const stoppedAt = clock.now();
+    await pump(clock, 1_000);
+    expect(abortedAt).toBeUndefined();
+    api.prependReactor({ resource: 'leases' }, () => {
+      throw new Error('api down');
+    });
+    await pump(clock, 12_000);
+    // Aborted when the fence closed (at most renewDeadline after the last renewal), far before the 30 s grace.
+    expect(abortedAt).toBeLessThanOrEqual(stoppedAt + 10_500);
+    await pump(clock, 6_000);
+    expect(outcome()).toBe('stopped');
+    expect(reasons(h.events())).toEqual(['Provisioning']);
+  });
+
+  it('an operation that ignores its abort signal cannot keep run() from settling after the Lease is lost', async () => {
+    const { clock, api, h, outcome } = await leader({ objects: [storageClass, claim] });
+    h.provisioner.provision = async (options) => {
+      h.provisioner.provisionCalls.push(options);
+      return new Promise(() => {});
+    };
+    await pump(clock, 2_000);
+    expect(h.provisioner.provisionCalls).toHaveLength(1);
+    api.prependReactor({ resource: 'leases' }, () => {
+      throw new Error('api down');
+    });
+    await pump(clock, 10_000);
+    expect(outcome()).toBe('running');
+    // The fence closed within renewDeadline; the stuck operation is abandoned 5 s later.
+    await pump(clock, 6_000);
+    expect(isLeaderElectionLostError(outcome())).toBe(true);
+  });
+});
