@@ -2,7 +2,7 @@
  * The project's container images, built with podman from the repository root on the local base
  * image ({@link ensureBaseImage}); the Dockerfiles' own default base stays the official Node image.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { baseImage, defaultImagesCacheDir, ensureBaseImage } from './base-image.ts';
@@ -56,6 +56,7 @@ export async function buildProjectImage(
   const logDir = defaultImagesCacheDir(options.env);
   await mkdir(logDir, { recursive: true });
   const logFile = join(logDir, `${image.name}.build.log`);
+  await writeFile(logFile, '');
   options.onProgress?.(`building ${image.tag} from ${image.dockerfile} (log: ${logFile})`);
   await podman(
     [
