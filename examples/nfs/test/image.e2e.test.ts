@@ -5,7 +5,7 @@
  * pod. The image is built first if podman does not hold it (`npm run image` builds it too).
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, copyFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import {
@@ -14,6 +14,7 @@ import {
   ensureProjectImage,
   fetchInside,
   freePorts,
+  type InsideResponse,
   projectImage,
   type RunningContainer,
   startContainer,
@@ -25,35 +26,47 @@ import {
   uniqueName,
   useTestEnv,
 } from '@kube-provisioner/testenv/testing';
-import { StorageV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, StorageV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const env = useTestEnv();
+const core = env.kubeConfig.makeApiClient(CoreV1Api);
 const storage = env.kubeConfig.makeApiClient(StorageV1Api);
 const image = projectImage('nfs-subdir-provisioner');
 const nfsServer = 'nfs.example.test';
 const nfsPath = '/srv/nfs/kubernetes';
-const provisionerName = `e2e.kube-provisioner.io/${uniqueName('nfs-image')}`;
+const mountRoot = '/persistentvolumes';
 /** A cold build (base image included) takes minutes; later runs find the image. */
 const buildTimeoutMs = 20 * 60_000;
 
-let exportDir = '';
-let port = 0;
-let account: DeploymentAccount;
-let container: RunningContainer | undefined;
-
-function started(): RunningContainer {
-  if (!container) throw new Error('the container did not start');
-  return container;
+/** A provisioner container on its own export directory, with a StorageClass of its own. */
+interface Deployment {
+  readonly container: RunningContainer;
+  readonly exportDir: string;
+  /** Holds a copy of the ServiceAccount kubeconfig that any container user may read. */
+  readonly configDir: string;
+  readonly storageClassName: string;
+  /** GETs a probe path from inside the container. */
+  probe(path: '/healthz' | '/readyz'): Promise<InsideResponse>;
 }
 
-beforeAll(async () => {
-  await ensureProjectImage(image, { onProgress: (message) => console.log(message) });
-  account = await deploymentAccount(env, join(import.meta.dirname, '..', 'deploy'));
-  exportDir = await mkdtemp(join(tmpdir(), 'nfs-image-export-'));
-  [port = 0] = await freePorts(1);
-  container = await startContainer({
+const deployments: Deployment[] = [];
+let account: DeploymentAccount;
+
+/** Starts the image on a fresh export directory (mode 0755, owned by root), as `user` if given. */
+async function deploy(user?: string): Promise<Deployment> {
+  const exportDir = await mkdtemp(join(tmpdir(), 'nfs-image-export-'));
+  await chmod(exportDir, 0o755);
+  const configDir = await mkdtemp(join(tmpdir(), 'nfs-image-config-'));
+  await chmod(configDir, 0o755);
+  const kubeconfig = join(configDir, 'kubeconfig');
+  await copyFile(account.kubeconfigPath, kubeconfig);
+  await chmod(kubeconfig, 0o644);
+  const [port = 0] = await freePorts(1);
+  const provisionerName = `e2e.kube-provisioner.io/${uniqueName('nfs-image')}`;
+  const container = await startContainer({
     image: image.tag,
+    ...(user === undefined ? {} : { user }),
     env: {
       NFS_SERVER: nfsServer,
       NFS_PATH: nfsPath,
@@ -63,46 +76,76 @@ beforeAll(async () => {
       METRICS_PORT: String(port),
     },
     mounts: [
-      { source: exportDir, target: '/persistentvolumes' },
-      { source: account.kubeconfigPath, target: '/var/run/kubeconfig', readOnly: true },
+      { source: exportDir, target: mountRoot },
+      { source: kubeconfig, target: '/var/run/kubeconfig', readOnly: true },
     ],
   });
+  const storageClassName = uniqueName('nfs-image');
+  const deployment: Deployment = {
+    container,
+    exportDir,
+    configDir,
+    storageClassName,
+    probe: (path) => fetchInside(container, `http://127.0.0.1:${port}${path}`),
+  };
+  deployments.push(deployment);
+  await storage.createStorageClass({
+    body: {
+      metadata: { name: storageClassName },
+      provisioner: provisionerName,
+      parameters: { archiveOnDelete: 'false' },
+      reclaimPolicy: 'Delete',
+    },
+  });
+  return deployment;
+}
+
+/** Waits until a probe answers at all (the server is listening), then returns that answer. */
+function firstAnswer(
+  deployment: Deployment,
+  path: '/healthz' | '/readyz',
+  want?: number,
+): Promise<InsideResponse> {
+  return waitFor(
+    async () => {
+      const response = await deployment.probe(path).catch(() => undefined);
+      return response !== undefined && (want === undefined || response.status === want)
+        ? response
+        : undefined;
+    },
+    { timeoutMs: 60_000, description: `${path} to answer${want === undefined ? '' : ` ${want}`}` },
+  );
+}
+
+beforeAll(async () => {
+  await ensureProjectImage(image, { onProgress: (message) => console.log(message) });
+  account = await deploymentAccount(env, join(import.meta.dirname, '..', 'deploy'));
 }, buildTimeoutMs);
 
+// Every container is stopped and removed, whatever the tests did.
 afterAll(async () => {
-  const code = await container?.stop();
-  await rm(exportDir, { recursive: true, force: true });
-  const output = container?.program.output() ?? '';
-  expect(output).not.toMatch(/forbidden|"statusCode":403/iu);
-  expect(code, output).toBe(0);
+  const problems: string[] = [];
+  for (const { container, exportDir, configDir, storageClassName } of deployments) {
+    const code = await container.stop();
+    await rm(exportDir, { recursive: true, force: true });
+    await rm(configDir, { recursive: true, force: true });
+    await storage.deleteStorageClass({ name: storageClassName }).catch(() => undefined);
+    const output = container.program.output();
+    if (code !== 0) problems.push(`${container.name} exited with ${code}:\n${output}`);
+    if (/forbidden|"statusCode":403/iu.test(output))
+      problems.push(`${container.name} was denied:\n${output}`);
+  }
+  expect(problems).toEqual([]);
 });
 
-describe('the NFS provisioner image', () => {
-  it('answers /healthz and /readyz from inside the container once the export is mounted', async () => {
-    const ready = await waitFor(
-      async () => {
-        const response = await fetchInside(started(), `http://127.0.0.1:${port}/readyz`).catch(
-          () => undefined,
-        );
-        return response?.status === 200 ? response : undefined;
-      },
-      { timeoutMs: 60_000, description: 'the container to be ready' },
-    );
-    expect(ready.status).toBe(200);
-    expect((await fetchInside(started(), `http://127.0.0.1:${port}/healthz`)).status).toBe(200);
-  });
+describe('the NFS provisioner image, as root (its default)', () => {
+  it('answers /healthz and /readyz from inside the container, provisions claims into the mounted export where data written in a volume reaches the host, and deletes them', async () => {
+    const deployment = await deploy();
+    expect((await firstAnswer(deployment, '/readyz', 200)).body).toContain('[+]mount-root ok');
+    expect((await deployment.probe('/healthz')).status).toBe(200);
 
-  it('provisions claims into the mounted export, where data written in a volume reaches the host, and deletes them', async () => {
     const namespace = await env.namespace('nfs-image');
-    const storageClassName = uniqueName('nfs-image');
-    await storage.createStorageClass({
-      body: {
-        metadata: { name: storageClassName },
-        provisioner: provisionerName,
-        parameters: { archiveOnDelete: 'false' },
-        reclaimPolicy: 'Delete',
-      },
-    });
+    const { storageClassName, exportDir } = deployment;
     const volumes = await Promise.all(
       ['first', 'second'].map((name) => bindClaim(env.kubeConfig, { namespace, name, storageClassName })),
     );
@@ -116,11 +159,11 @@ describe('the NFS provisioner image', () => {
 
     const [first = '', second = ''] = directories;
     const content = `written in the container to ${first}\n`;
-    await started().exec([
+    await deployment.container.exec([
       'node',
       '-e',
       'require("node:fs").writeFileSync(process.argv[1], process.argv[2])',
-      posix.join('/persistentvolumes', first, 'data.txt'),
+      posix.join(mountRoot, first, 'data.txt'),
       content,
     ]);
     expect(await readFile(join(exportDir, first, 'data.txt'), 'utf8')).toBe(content);
@@ -128,6 +171,47 @@ describe('the NFS provisioner image', () => {
 
     for (const pv of volumes) await deleteClaimAndVolume(env.kubeConfig, pv);
     for (const directory of directories) expect(existsSync(join(exportDir, directory))).toBe(false);
-    await storage.deleteStorageClass({ name: storageClassName });
+  });
+});
+
+describe('the NFS provisioner image as uid 1000 on a root-owned 0755 export', () => {
+  it('is not ready, naming the mount root and the errno, and fails a claim with one event that says how to fix it', async () => {
+    const deployment = await deploy('1000:1000');
+    const notReady = await firstAnswer(deployment, '/readyz');
+    expect(notReady.status).toBe(500);
+    expect(notReady.body).toContain(
+      `[-]mount-root failed: ${mountRoot} is not writable by uid 1000, gid 1000`,
+    );
+    expect(notReady.body).toContain('(EACCES)');
+    expect((await deployment.probe('/healthz')).status).toBe(200);
+
+    const namespace = await env.namespace('nfs-image-denied');
+    await core.createNamespacedPersistentVolumeClaim({
+      namespace,
+      body: {
+        metadata: { name: 'denied' },
+        spec: {
+          storageClassName: deployment.storageClassName,
+          accessModes: ['ReadWriteMany'],
+          resources: { requests: { storage: '1Gi' } },
+        },
+      },
+    });
+    const events = await waitFor(
+      async () => {
+        const list = await core.listNamespacedEvent({ namespace });
+        const failed = list.items.filter(
+          (event) => event.reason === 'ProvisioningFailed' && event.involvedObject.name === 'denied',
+        );
+        return failed.length > 0 ? failed : undefined;
+      },
+      { timeoutMs: 90_000, description: 'a ProvisioningFailed event for the claim' },
+    );
+    expect(events).toHaveLength(1);
+    const message = events[0]?.message ?? '';
+    expect(message).toMatch(/permission denied \(EACCES\) in \/persistentvolumes as uid 1000, gid 1000/u);
+    expect(message).toContain('run the provisioner as root');
+    expect(message).toContain('securityContext.fsGroup');
+    expect(await readdir(deployment.exportDir)).toEqual([]);
   });
 });

@@ -9,7 +9,7 @@ import { getSystemErrorMessage } from 'node:util';
 import { errnoCode, isPermissionError, isSafeFsError, SafeFsError } from './errors.ts';
 
 /** What an operator can change when the provisioner may not write its root. */
-export const permissionFix =
+export const permissionFix: string =
   'run the provisioner as root (the image default), give its pod a group that may write there ' +
   '(securityContext.fsGroup or supplementalGroups), or make the directory writable for it ' +
   '(owner or mode; on NFS also the export options, e.g. no_root_squash or all_squash with anonuid)';

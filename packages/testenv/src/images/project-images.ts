@@ -52,7 +52,7 @@ export async function buildProjectImage(
   image: ProjectImage,
   options: BuildImageOptions = {},
 ): Promise<BuiltImage> {
-  await ensureBaseImage({ onProgress: options.onProgress, env: options.env });
+  await ensureBaseImage(options);
   const logDir = defaultImagesCacheDir(options.env);
   await mkdir(logDir, { recursive: true });
   const logFile = join(logDir, `${image.name}.build.log`);
