@@ -139,6 +139,14 @@ afterAll(async () => {
 });
 
 describe('the NFS provisioner image, as root (its default)', () => {
+  it('runs its bundled CLI: --help prints the usage and exits 0', async () => {
+    const help = await startContainer({ image: image.tag, args: ['--help'] });
+    const code = await help.program.exited;
+    await help.stop();
+    expect(help.program.output()).toMatch(/^Usage: nfs-subdir-provisioner /mu);
+    expect(code).toBe(0);
+  });
+
   it('answers /healthz and /readyz from inside the container, provisions claims into the mounted export where data written in a volume reaches the host, and deletes them', async () => {
     const deployment = await deploy();
     expect((await firstAnswer(deployment, '/readyz', 200)).body).toContain('[+]mount-root ok');

@@ -81,6 +81,14 @@ afterAll(async () => {
 });
 
 describe('the hostpath provisioner image', () => {
+  it('runs its bundled CLI: --help prints the usage and exits 0', async () => {
+    const help = await startContainer({ image: image.tag, args: ['--help'] });
+    const code = await help.program.exited;
+    await help.stop();
+    expect(help.program.output()).toMatch(/^Usage: kube-hostpath-provisioner /mu);
+    expect(code).toBe(0);
+  });
+
   it('answers /healthz and /readyz from inside the container', async () => {
     const ready = await waitFor(
       async () => {
