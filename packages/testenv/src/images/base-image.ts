@@ -15,8 +15,15 @@ import { podman } from './podman.ts';
 /** The tag the base is imported as; pass it to builds as `--build-arg NODE_IMAGE=…`. */
 export const baseImage = 'localhost/node:24-local';
 
+/** The Debian suite and the npm package versions a base is made of. */
+export interface BaseImageContents {
+  readonly suite: string;
+  readonly node: string;
+  readonly npm: string;
+}
+
 /** What goes into the base; part of the cache key. */
-export const baseImageContents = { suite: 'bookworm', node: '24.21.0', npm: '11.19.1' } as const;
+export const baseImageContents: BaseImageContents = { suite: 'bookworm', node: '24.21.0', npm: '11.19.1' };
 
 /** Label that records which {@link baseImageContents} an imported image was made from. */
 const contentsLabel = 'io.kube-provisioner.base-image';
@@ -47,7 +54,7 @@ export function defaultImagesCacheDir(env: NodeJS.ProcessEnv = process.env): str
 }
 
 /** `node-24.21.0-npm-11.19.1-bookworm`: names the tarball, its marker and the image label. */
-export function baseImageKey(contents: typeof baseImageContents = baseImageContents): string {
+export function baseImageKey(contents: BaseImageContents = baseImageContents): string {
   return `node-${contents.node}-npm-${contents.npm}-${contents.suite}`;
 }
 
