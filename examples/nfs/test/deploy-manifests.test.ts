@@ -79,15 +79,16 @@ describe('example manifests', () => {
     expect(container?.volumeMounts).toEqual([{ name: volume?.name, mountPath: defaultMountRoot }]);
   });
 
-  it('run non-root with probes, requests and no privileges', () => {
-    expect(podSpec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000 });
+  it('run as root like upstream, with probes, requests and only the capabilities it needs', () => {
+    expect(podSpec.securityContext).not.toHaveProperty('runAsNonRoot');
     expect(container?.livenessProbe.httpGet.path).toBe('/healthz');
     expect(container?.readinessProbe.httpGet.path).toBe('/readyz');
     expect(Object.keys(container?.resources.requests ?? {})).toEqual(['cpu', 'memory']);
     expect(container?.securityContext).toMatchObject({
+      runAsUser: 0,
       allowPrivilegeEscalation: false,
       readOnlyRootFilesystem: true,
-      capabilities: { drop: ['ALL'] },
+      capabilities: { drop: ['ALL'], add: ['CHOWN', 'DAC_OVERRIDE', 'FOWNER'] },
     });
   });
 });

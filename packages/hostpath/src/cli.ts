@@ -7,6 +7,7 @@
 import { stat } from 'node:fs/promises';
 import { resources } from '@kube-provisioner/controller';
 import { runProvisioner } from '@kube-provisioner/controller/cli';
+import { checkWritableDirectory } from '@kube-provisioner/safe-fs';
 import { type CliOptions, parseCliOptions, program, usage } from './cli-options.ts';
 import { HostPathProvisioner } from './hostpath-provisioner.ts';
 
@@ -36,7 +37,13 @@ await runProvisioner<CliOptions>({
       },
       healthPort: options.healthPort,
       // Without its root (a missing or unmounted hostPath) the instance can neither create nor delete.
-      readinessChecks: { root: () => checkRoot(options.root) },
+      // Not ready while the root cannot take new volumes (gone, or not writable by this user).
+      readinessChecks: {
+        root: async () => {
+          await checkRoot(options.root);
+          await checkWritableDirectory(options.root);
+        },
+      },
       logFields: { mode: options.mode, root: options.root, node: options.nodeName },
     };
   },

@@ -17,6 +17,7 @@ import {
   type ResourceClient,
 } from '@kube-provisioner/controller';
 import {
+  explainPermissionError,
   type FsOps,
   isPersistentRefusal,
   joinBasePath,
@@ -131,8 +132,8 @@ export class HostPathProvisioner implements Provisioner {
       };
     } catch (err) {
       // Bad paths and permission refusals slow the retries down; ownership and symlink refusals
-      // stay plain errors with an event.
-      return provisionFailure(err, isPersistentRefusal);
+      // stay plain errors with an event. A permission refusal's event says how to fix it.
+      return provisionFailure(explainPermissionError(err, this.#root.base), isPersistentRefusal);
     }
   }
 

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isIgnoredError } from '@kube-provisioner/controller';
-import { nodeFsOps } from '@kube-provisioner/safe-fs';
+import { nodeFsOps, permissionFix } from '@kube-provisioner/safe-fs';
 import { describe, expect, it } from 'vitest';
 import { annVolumeType } from '../src/class-parameters.ts';
 import { HostPathProvisioner, type HostPathProvisionerOptions } from '../src/hostpath-provisioner.ts';
@@ -130,7 +130,7 @@ describe('per-node provisioning', () => {
     expect(existsSync(join(root.path, options.pvName))).toBe(false);
   });
 
-  it('removes what it created when a chmod fails, and reports the permission error as infeasible', async () => {
+  it('removes what it created when a chmod fails, and reports the permission error as infeasible with the root and the fix', async () => {
     await using root = await temporaryRoot();
     const denied = Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES', errno: -13 });
     const provisioner = perNode(root.path, { fs: { ...nodeFsOps, fchmod: () => Promise.reject(denied) } });
@@ -139,7 +139,9 @@ describe('per-node provisioning', () => {
       storageClass({ pathPattern: 'nested/${.PV.name}' }),
     );
     const error = failed(await provisioner.provision(options, context), true);
-    expect(error.message).toContain('permission denied');
+    expect(error.message).toMatch(/^chmod "nested": permission denied \(EACCES\) in /u);
+    expect(error.message).toContain(`in ${root.path} as uid ${process.getuid?.()}`);
+    expect(error.message).toContain(permissionFix);
     expect(await readdir(root.path)).toEqual([]);
   });
 

@@ -16,6 +16,7 @@ import type { EventRecorder } from '@kube-provisioner/controller/events';
 import {
   type CreateVolumeOptions,
   type CreateVolumeOutcome,
+  explainPermissionError,
   type FsOps,
   isPersistentRefusal,
   isSafeFsError,
@@ -193,8 +194,8 @@ export class NfsProvisioner implements Provisioner {
       };
     } catch (err) {
       // Bad paths and permission refusals slow the retries down; ownership and symlink refusals
-      // stay plain errors with an event.
-      return provisionFailure(err, isPersistentRefusal);
+      // stay plain errors with an event. A permission refusal's event says how to fix it.
+      return provisionFailure(explainPermissionError(err, this.#root.base), isPersistentRefusal);
     }
   }
 

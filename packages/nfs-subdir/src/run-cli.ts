@@ -8,6 +8,7 @@ import { stat } from 'node:fs/promises';
 import { resources } from '@kube-provisioner/controller';
 import { runProvisioner } from '@kube-provisioner/controller/cli';
 import { createEventRecorder } from '@kube-provisioner/controller/events';
+import { checkWritableDirectory } from '@kube-provisioner/safe-fs';
 import type { NfsDialect } from './class-parameters.ts';
 import { type NfsCliOptions, parseCliOptions, usage } from './cli-options.ts';
 import { NfsProvisioner } from './nfs-provisioner.ts';
@@ -61,8 +62,14 @@ export function runNfsProvisionerCli(cli: NfsCli): Promise<void> {
         releaseLeaseOnShutdown: true,
       },
       healthPort: options.metricsPort,
-      // …and stop being ready when it goes away later.
-      readinessChecks: { 'mount-root': () => checkMountRoot(options.mountRoot) },
+      // …and stop being ready when it goes away later, or cannot take new volumes (not writable by
+      // this user: a non-root image on a root-owned export, or root_squash).
+      readinessChecks: {
+        'mount-root': async () => {
+          await checkMountRoot(options.mountRoot);
+          await checkWritableDirectory(options.mountRoot);
+        },
+      },
       logFields: {
         dialect: cli.dialect,
         server: options.server,

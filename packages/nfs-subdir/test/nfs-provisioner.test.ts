@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { nodeFsOps } from '@kube-provisioner/safe-fs';
+import { nodeFsOps, permissionFix } from '@kube-provisioner/safe-fs';
 import { describe, expect, it } from 'vitest';
 import { annOnDelete } from '../src/delete-policy.ts';
 import {
@@ -99,7 +99,7 @@ describe('provisioning', () => {
     expect(await readdir(root.path)).toEqual([]);
   });
 
-  it('reports permission refusals as infeasible with errno and the path relative to the share (R18)', async () => {
+  it('reports permission refusals as infeasible with errno, the path relative to the share, the mount root and the fix (R18)', async () => {
     await using root = await temporaryRoot();
     const denied = Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES', errno: -13 });
     const fs = { ...nodeFsOps, mkdir: () => Promise.reject(denied) };
@@ -108,7 +108,9 @@ describe('provisioning', () => {
       await nfsProvisioner('nfs-subdir', root.path, { fs }).provision(options, context),
       true,
     );
-    expect(error.message).toMatch(/^mkdir "team-a": permission denied \(EACCES\)$/u);
+    expect(error.message).toBe(
+      `mkdir "team-a": permission denied (EACCES) in ${root.path} as uid ${process.getuid?.()}, gid ${process.getgid?.()}; ${permissionFix}`,
+    );
     expect(await readdir(root.path)).toEqual([]);
   });
 

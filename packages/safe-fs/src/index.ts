@@ -8,6 +8,7 @@ export { adoptionLockName, isReservedName, parentMarkerName, volumeMarkerName } 
 export type { OwnershipRecord, VolumeOwner } from './ownership-record.ts';
 export type { ClaimMetadata, PathPatternValues } from './path-pattern.ts';
 export { renderPathPattern, resolveVolumePath } from './path-pattern.ts';
+export { checkWritableDirectory, explainPermissionError, permissionFix } from './permission-advice.ts';
 export type { RelativeVolumePath } from './relative-volume-path.ts';
 export { parseRelativeVolumePath } from './relative-volume-path.ts';
 /** Version of this package, read from its manifest. */

@@ -6,6 +6,7 @@ import { ensureBinaries } from './binaries.ts';
 import { attachControlPlane, type ControlPlane, startControlPlane } from './control-plane.ts';
 import { testenvEnvironment } from './environment.ts';
 import { helmBinary } from './helm.ts';
+import { bundleCommand, imageBaseCommand, imagesCommand } from './images/image-commands.ts';
 import { componentNames } from './state-dir.ts';
 
 const usage = `Usage: kube-testenv <command> [--dir <state dir>]
@@ -21,6 +22,12 @@ Commands:
             TESTENV_KUBECONFIG already set, only runs the command.
   build     build or verify the cached binaries and print their directory
   helm-path build or verify the cached helm (for chart tests) and print its path
+  image-base
+            make the local Node 24 base image (localhost/node:24-local) present: built with
+            mmdebstrap and cached under $XDG_CACHE_HOME/kube-provisioner/images; needs podman
+  images    build the base if missing, then the project's images; print their sizes
+  bundle <entry.ts> <out.mjs>
+            bundle a CLI and its run-time dependencies into one ES module (an image's app layer)
 
 --dir defaults to $TESTENV_DIR, else ./.testenv.
 `;
@@ -99,7 +106,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`${(err as Error).message}\n\n${usage}`);
     return 2;
   }
-  const { subcommand, dir } = parsed;
+  const { subcommand, dir, operands } = parsed;
   switch (subcommand) {
     case 'up': {
       const controlPlane =
@@ -152,21 +159,35 @@ export async function main(argv: readonly string[]): Promise<number> {
     case 'helm-path':
       process.stdout.write(`${await helmBinary({ onProgress: log })}\n`);
       return 0;
+    case 'image-base':
+      return imageBaseCommand(log);
+    case 'images':
+      return imagesCommand(log);
+    case 'bundle':
+      return bundleCommand(operands, log);
     default:
       process.stderr.write(usage);
       return subcommand === 'help' ? 0 : 2;
   }
 }
 
-function parseOwn(argv: readonly string[]): { subcommand: string | undefined; dir: string } {
+function parseOwn(argv: readonly string[]): {
+  subcommand: string | undefined;
+  dir: string;
+  operands: readonly string[];
+} {
   const { values, positionals } = parseArgs({
     args: [...argv],
     options: { dir: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
     allowPositionals: true,
   });
-  if (positionals.length > 1) throw new Error(`unexpected arguments: ${positionals.slice(1).join(' ')}`);
+  const [subcommand, ...operands] = positionals;
+  if (operands.length > 0 && subcommand !== 'bundle') {
+    throw new Error(`unexpected arguments: ${operands.join(' ')}`);
+  }
   return {
-    subcommand: values.help ? 'help' : positionals[0],
+    subcommand: values.help ? 'help' : subcommand,
+    operands,
     dir: resolve(values.dir ?? process.env.TESTENV_DIR ?? '.testenv'),
   };
 }

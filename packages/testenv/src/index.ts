@@ -9,7 +9,33 @@ export {
   startControlPlane,
 } from './control-plane.ts';
 export { createFakeNode, type FakeNodeOptions } from './fake-node.ts';
+export { freePorts } from './free-ports.ts';
 export { type HelmBinaryOptions, helmBinary } from './helm.ts';
+export {
+  type BaseImage,
+  baseImage,
+  type EnsureBaseImageOptions,
+  ensureBaseImage,
+} from './images/base-image.ts';
+export { type BundleOptions, type BundleResult, bundleProgram } from './images/bundle.ts';
+export {
+  type BindMount,
+  fetchInside,
+  type InsideResponse,
+  type RunningContainer,
+  type StartContainerOptions,
+  startContainer,
+} from './images/container.ts';
+export { formatImageSize, imageSize } from './images/podman.ts';
+export {
+  type BuildImageOptions,
+  type BuiltImage,
+  buildProjectImage,
+  ensureProjectImage,
+  type ProjectImage,
+  projectImage,
+  projectImages,
+} from './images/project-images.ts';
 export { listNfsDirectory, type NfsLocation, nfsUrl, readNfsFile, writeNfsFile } from './libnfs.ts';
 export {
   type ApplyManifestsOptions,

@@ -157,6 +157,42 @@ export interface NfsProvisionersOptions {
   readonly expectedDenials?: RegExp;
 }
 
+const rbacKinds = new Set([
+  'Namespace',
+  'ServiceAccount',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'Role',
+  'RoleBinding',
+]);
+
+/** A deployment's ServiceAccount, with a kubeconfig that authenticates as it. */
+export interface DeploymentAccount {
+  readonly kubeconfigPath: string;
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/**
+ * Applies the RBAC of a kustomization (its Namespace, ServiceAccount, roles and bindings; nothing
+ * else) and mints a kubeconfig for its ServiceAccount, so a provisioner under test runs with exactly
+ * the permissions the deployment ships.
+ */
+export async function deploymentAccount(env: TestEnv, deployDir: string): Promise<DeploymentAccount> {
+  const objects = await renderKustomization(deployDir);
+  await applyManifests(
+    env.kubeConfig,
+    objects.filter((object) => rbacKinds.has(object.kind ?? '')),
+  );
+  const account = objects.find((object) => object.kind === 'ServiceAccount')?.metadata;
+  if (!account?.name || !account.namespace) throw new Error(`${deployDir} has no namespaced ServiceAccount`);
+  const { kubeconfigPath } = await env.serviceAccountKubeconfig({
+    namespace: account.namespace,
+    name: account.name,
+  });
+  return { kubeconfigPath, namespace: account.namespace, name: account.name };
+}
+
 /** NFS provisioners under test for one file, each on its own nfs-ganesha export. */
 export interface NfsProvisioners {
   /**
@@ -174,15 +210,6 @@ export interface NfsProvisioners {
   entries(deployment: NfsProvisionerUnderTest, relative?: string): Promise<string[]>;
 }
 
-const rbacKinds = new Set([
-  'Namespace',
-  'ServiceAccount',
-  'ClusterRole',
-  'ClusterRoleBinding',
-  'Role',
-  'RoleBinding',
-]);
-
 /**
  * Runs NFS provisioners the way their deployment does, under its RBAC. Call once per file, outside
  * tests; the RBAC is applied at the first {@link NfsProvisioners.deploy}.
@@ -190,22 +217,7 @@ const rbacKinds = new Set([
 export function useNfsProvisioners(env: TestEnv, options: NfsProvisionersOptions): NfsProvisioners {
   const storage = env.kubeConfig.makeApiClient(StorageV1Api);
   const deployments: NfsProvisionerUnderTest[] = [];
-  let credentials: Promise<{ kubeconfigPath: string; namespace: string }> | undefined;
-  const deploymentCredentials = async (): Promise<{ kubeconfigPath: string; namespace: string }> => {
-    const objects = await renderKustomization(options.deployDir);
-    await applyManifests(
-      env.kubeConfig,
-      objects.filter((object) => rbacKinds.has(object.kind ?? '')),
-    );
-    const account = objects.find((object) => object.kind === 'ServiceAccount')?.metadata;
-    if (!account?.name || !account.namespace)
-      throw new Error(`${options.deployDir} has no namespaced ServiceAccount`);
-    const { kubeconfigPath } = await env.serviceAccountKubeconfig({
-      namespace: account.namespace,
-      name: account.name,
-    });
-    return { kubeconfigPath, namespace: account.namespace };
-  };
+  let credentials: Promise<DeploymentAccount> | undefined;
 
   afterAll(async () => {
     const problems: string[] = [];
@@ -223,7 +235,7 @@ export function useNfsProvisioners(env: TestEnv, options: NfsProvisionersOptions
 
   return {
     async deploy(exportPath, nfsPath = exportPath) {
-      credentials ??= deploymentCredentials();
+      credentials ??= deploymentAccount(env, options.deployDir);
       const { kubeconfigPath, namespace } = await credentials;
       const deployment = await startNfsProvisioner({
         command: options.command,

@@ -54,4 +54,16 @@ describe('kube-testenv CLI', () => {
       PATH: '/bin/k8s:/usr/bin',
     });
   });
+
+  it('bundle needs exactly an entry point and an output file', async () => {
+    const stderr = vi.spyOn(process.stderr, 'write').mockReturnValue(true);
+    expect(await main(['bundle', 'only-entry.ts'])).toBe(2);
+    expect(String(stderr.mock.calls[0]?.[0])).toContain('bundle needs an entry point and an output file');
+  });
+
+  it('refuses operands for commands that take none', async () => {
+    const stderr = vi.spyOn(process.stderr, 'write').mockReturnValue(true);
+    expect(await main(['status', 'extra'])).toBe(2);
+    expect(String(stderr.mock.calls[0]?.[0])).toContain('unexpected arguments: extra');
+  });
 });

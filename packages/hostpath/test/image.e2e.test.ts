@@ -1,0 +1,186 @@
+/**
+ * The built hostpath provisioner image, run as a container the way its DaemonSet runs it (per-node
+ * mode, the root mounted at the same path inside and out) against the real control plane under the
+ * shipped RBAC, through a ServiceAccount kubeconfig mounted into it. The image is built first if
+ * podman does not hold it (`npm run image` builds it too).
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  applyManifests,
+  ensureProjectImage,
+  fetchInside,
+  freePorts,
+  projectImage,
+  type RunningContainer,
+  startContainer,
+  waitFor,
+} from '@kube-provisioner/testenv';
+import { uniqueName, useTestEnv } from '@kube-provisioner/testenv/testing';
+import { CoreV1Api, type KubernetesObject, loadAllYaml, StorageV1Api } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const env = useTestEnv();
+const core = env.kubeConfig.makeApiClient(CoreV1Api);
+const storage = env.kubeConfig.makeApiClient(StorageV1Api);
+const image = projectImage('hostpath');
+const systemNamespace = 'kube-provisioner-hostpath';
+const provisionerName = `e2e.kube-provisioner.io/${uniqueName('hostpath-image')}`;
+const timeoutMs = 90_000;
+/** A cold build (base image included) takes minutes; later runs find the image. */
+const buildTimeoutMs = 20 * 60_000;
+
+let root = '';
+let port = 0;
+let node = '';
+let container: RunningContainer | undefined;
+
+function started(): RunningContainer {
+  if (!container) throw new Error('the container did not start');
+  return container;
+}
+
+beforeAll(async () => {
+  await ensureProjectImage(image, { onProgress: (message) => console.log(message) });
+  const rbac = await readFile(join(import.meta.dirname, '..', 'deploy', 'rbac.yaml'), 'utf8');
+  await applyManifests(env.kubeConfig, loadAllYaml(rbac) as KubernetesObject[]);
+  const account = await env.serviceAccountKubeconfig({
+    namespace: systemNamespace,
+    name: 'hostpath-provisioner',
+  });
+  node = (await env.createNode()).metadata?.name ?? '';
+  root = await mkdtemp(join(tmpdir(), 'hostpath-image-'));
+  [port = 0] = await freePorts(1);
+  container = await startContainer({
+    image: image.tag,
+    args: ['--mode=per-node'],
+    env: {
+      NODE_NAME: node,
+      PROVISIONER_NAME: provisionerName,
+      HOSTPATH_ROOT: root,
+      POD_NAMESPACE: systemNamespace,
+      KUBECONFIG: '/var/run/kubeconfig',
+      HEALTH_PORT: String(port),
+    },
+    mounts: [
+      // The same path inside and outside, so PV paths are valid on the node (as in the DaemonSet).
+      { source: root, target: root },
+      { source: account.kubeconfigPath, target: '/var/run/kubeconfig', readOnly: true },
+    ],
+  });
+}, buildTimeoutMs);
+
+afterAll(async () => {
+  const code = await container?.stop();
+  await rm(root, { recursive: true, force: true });
+  const output = container?.program.output() ?? '';
+  expect(output).not.toMatch(/forbidden|"statusCode":403/iu);
+  expect(code, output).toBe(0);
+});
+
+describe('the hostpath provisioner image', () => {
+  it('runs its bundled CLI: --help prints the usage and exits 0', async () => {
+    const help = await startContainer({ image: image.tag, args: ['--help'] });
+    const code = await help.program.exited;
+    await help.stop();
+    expect(help.program.output()).toMatch(/^Usage: kube-hostpath-provisioner /mu);
+    expect(code).toBe(0);
+  });
+
+  it('answers /healthz and /readyz from inside the container', async () => {
+    const ready = await waitFor(
+      async () => {
+        const response = await fetchInside(started(), `http://127.0.0.1:${port}/readyz`).catch(
+          () => undefined,
+        );
+        return response?.status === 200 ? response : undefined;
+      },
+      { timeoutMs: 60_000, description: 'the container to be ready' },
+    );
+    expect(ready.status).toBe(200);
+    expect((await fetchInside(started(), `http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+  });
+
+  it('provisions WaitForFirstConsumer claims on its node, where data written in a volume reaches the host, and deletes them', async () => {
+    const namespace = await env.namespace('hostpath-image');
+    const storageClassName = uniqueName('hostpath-image');
+    await storage.createStorageClass({
+      body: {
+        metadata: { name: storageClassName },
+        provisioner: provisionerName,
+        volumeBindingMode: 'WaitForFirstConsumer',
+        reclaimPolicy: 'Delete',
+      },
+    });
+    const claims = ['first', 'second'];
+    for (const name of claims) {
+      await core.createNamespacedPersistentVolumeClaim({
+        namespace,
+        body: {
+          metadata: { name },
+          spec: {
+            storageClassName,
+            accessModes: ['ReadWriteOnce'],
+            resources: { requests: { storage: '1Gi' } },
+          },
+        },
+      });
+      // Scheduling the consumer picks the node; no kubelet runs it.
+      await core.createNamespacedPod({
+        namespace,
+        body: {
+          metadata: { name: `pod-${name}` },
+          spec: {
+            nodeSelector: { 'kubernetes.io/hostname': node },
+            containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }],
+            volumes: [{ name: 'data', persistentVolumeClaim: { claimName: name } }],
+          },
+        },
+      });
+    }
+    const volumes = await waitFor(
+      async () => {
+        const list = await core.listNamespacedPersistentVolumeClaim({ namespace });
+        const bound = list.items.filter((claim) => claim.status?.phase === 'Bound');
+        if (bound.length < claims.length) return undefined;
+        return Promise.all(
+          bound.map((claim) => core.readPersistentVolume({ name: claim.spec?.volumeName ?? '' })),
+        );
+      },
+      { timeoutMs, description: 'both claims to be Bound' },
+    );
+    const paths = volumes.map((pv) => {
+      const path = pv.spec?.hostPath?.path ?? '';
+      expect(path.startsWith(`${root}/`)).toBe(true);
+      expect(pv.spec?.nodeAffinity?.required?.nodeSelectorTerms[0]?.matchExpressions).toEqual([
+        { key: 'kubernetes.io/hostname', operator: 'In', values: [node] },
+      ]);
+      return path;
+    });
+
+    const [first = '', second = ''] = paths;
+    const content = `written in the container to ${first}\n`;
+    await started().exec([
+      'node',
+      '-e',
+      'require("node:fs").writeFileSync(process.argv[1], process.argv[2])',
+      join(first, 'data.txt'),
+      content,
+    ]);
+    expect(await readFile(join(first, 'data.txt'), 'utf8')).toBe(content);
+    expect(existsSync(join(second, 'data.txt'))).toBe(false);
+
+    await core.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0 });
+    await core.deleteCollectionNamespacedPersistentVolumeClaim({ namespace });
+    const names = volumes.map((pv) => pv.metadata?.name ?? '');
+    await waitFor(
+      async () =>
+        !(await core.listPersistentVolume()).items.some((pv) => names.includes(pv.metadata?.name ?? '')),
+      { timeoutMs, description: 'the volumes to be deleted' },
+    );
+    expect(await readdir(root)).toEqual([]);
+    await storage.deleteStorageClass({ name: storageClassName });
+  });
+});

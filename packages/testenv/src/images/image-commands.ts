@@ -1,0 +1,50 @@
+/** The `kube-testenv` subcommands about images: `image-base`, `images` and `bundle`. */
+import { baseImage, ensureBaseImage } from './base-image.ts';
+import { bundleProgram } from './bundle.ts';
+import { formatImageSize, imageSize } from './podman.ts';
+import { buildProjectImage, projectImages } from './project-images.ts';
+
+type Log = (message: string) => void;
+
+/** `image-base`: makes the local base image present; prints its tag. */
+export async function imageBaseCommand(log: Log): Promise<number> {
+  const { image, action } = await ensureBaseImage({ onProgress: log });
+  log(`${image}: ${action}`);
+  process.stdout.write(`${image}\n`);
+  return 0;
+}
+
+/**
+ * `images`: builds the base if missing, then every project image; prints each image's size and what
+ * it adds to the base (the application layer).
+ */
+export async function imagesCommand(log: Log): Promise<number> {
+  await ensureBaseImage({ onProgress: log });
+  const base = await imageSize(baseImage);
+  const rows = [[baseImage, formatImageSize(base), '(base)']];
+  for (const image of projectImages) {
+    const built = await buildProjectImage(image, { onProgress: log });
+    rows.push([
+      built.tag,
+      formatImageSize(built.bytes),
+      `+${formatImageSize(built.bytes - base)} over the base`,
+    ]);
+  }
+  const width = Math.max(...rows.map(([tag]) => tag?.length ?? 0));
+  for (const [tag = '', size = '', note = ''] of rows) {
+    process.stdout.write(`${tag.padEnd(width)}  ${size.padStart(7)}  ${note}\n`);
+  }
+  return 0;
+}
+
+/** `bundle <entry> <outfile>`: the application layer of an image as one file. */
+export async function bundleCommand(args: readonly string[], log: Log): Promise<number> {
+  const [entry, outfile] = args;
+  if (!entry || !outfile || args.length > 2) {
+    log('bundle needs an entry point and an output file');
+    return 2;
+  }
+  const result = await bundleProgram({ entry, outfile });
+  log(`bundled ${result.inputs} files into ${result.outfile} (${formatImageSize(result.bytes)})`);
+  return 0;
+}

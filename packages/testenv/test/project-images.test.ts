@@ -1,0 +1,61 @@
+/**
+ * What the container end-to-end tests cannot see: the Dockerfiles' default base is the official Node
+ * image (the tests build on a local one), the bundle is the package's bin, the image runs as root
+ * like upstream's, and the deployment manifests name the tag `npm run image` builds.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { type ProjectImage, projectImages, repositoryRoot } from '../src/images/project-images.ts';
+
+/** Where each image's program and manifests live. */
+const sources: Record<ProjectImage['name'], { packageDir: string; bin: string; manifests: string[] }> = {
+  'nfs-subdir-provisioner': {
+    packageDir: 'packages/nfs-subdir',
+    bin: 'nfs-subdir-provisioner',
+    manifests: ['examples/nfs/deploy/deployment.yaml'],
+  },
+  hostpath: {
+    packageDir: 'packages/hostpath',
+    bin: 'kube-hostpath-provisioner',
+    manifests: ['packages/hostpath/deploy/daemonset.yaml', 'packages/hostpath/deploy/deployment.yaml'],
+  },
+};
+
+const read = (path: string): string => readFileSync(join(repositoryRoot, path), 'utf8');
+
+/** Dockerfile instructions with continuation lines joined, comments dropped. */
+function instructions(dockerfile: string): string[] {
+  return dockerfile
+    .replace(/\\\n/gu, ' ')
+    .split('\n')
+    .filter((line) => line.trim() !== '' && !line.startsWith('#'));
+}
+
+describe.each(projectImages)('the $name image', (image) => {
+  const { packageDir, bin, manifests } = sources[image.name];
+  const lines = instructions(read(image.dockerfile));
+  const finalStage = lines.slice(lines.findLastIndex((line) => line.startsWith('FROM ')));
+
+  it('defaults to the official Node 24 image and builds every stage on NODE_IMAGE', () => {
+    expect(lines[0]).toMatch(/^ARG NODE_IMAGE=node:24-[a-z]+$/u);
+    const stages = lines.filter((line) => line.startsWith('FROM '));
+    expect(stages.length).toBeGreaterThan(1);
+    for (const stage of stages) expect(stage).toMatch(/^FROM \$\{NODE_IMAGE\}( AS \w+)?$/u);
+  });
+
+  it('bundles the source of its bin and runs that one file as root', () => {
+    const manifest = JSON.parse(read(join(packageDir, 'package.json'))) as { bin: Record<string, string> };
+    const source = join(packageDir, manifest.bin[bin]?.replace(/^\.\/dist\/(.*)\.js$/u, 'src/$1.ts') ?? '');
+    const bundle = `/out/${bin}.mjs`;
+    expect(lines.some((line) => line.includes(`cli.ts bundle ${source} ${bundle}`))).toBe(true);
+    expect(finalStage).toContain(`COPY --from=build ${bundle} /app/`);
+    expect(finalStage.filter((line) => line.startsWith('COPY '))).toHaveLength(1);
+    expect(finalStage).toContain(`ENTRYPOINT ["node", "/app/${bin}.mjs"]`);
+    expect(finalStage.some((line) => line.startsWith('USER '))).toBe(false);
+  });
+
+  it('is the image its deployment manifests name', () => {
+    for (const manifest of manifests) expect(read(manifest)).toContain(`image: ${image.tag}\n`);
+  });
+});
