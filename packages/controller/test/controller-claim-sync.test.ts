@@ -9,7 +9,7 @@ import type { ProvisioningState } from '../src/provisioner.ts';
 import { ManualClock } from '../src/testing/manual-clock.ts';
 import { silentLogger } from '../src/util/logger.ts';
 import { annAlphaSelectedNode, annBetaStorageProvisioner, annSelectedNode } from '../src/wire-names.ts';
-import { newClaim, newStorageClass, provisionerName, TestProvisioner } from './controller-fixtures.ts';
+import { newClaim, newStorageClass, provisionerName, RecordingProvisioner } from './controller-fixtures.ts';
 
 const context = { signal: new AbortController().signal, logger: silentLogger };
 
@@ -17,7 +17,7 @@ function setup(
   options: { classes?: V1StorageClass[]; claims?: V1PersistentVolumeClaim[]; names?: string[] } = {},
 ) {
   const clock = new ManualClock(1_000_000);
-  const provisioner = new TestProvisioner();
+  const provisioner = new RecordingProvisioner();
   const classes = new Map(
     (options.classes ?? [newStorageClass('class-1', provisionerName)]).map((c) => [c.metadata?.name, c]),
   );

@@ -23,6 +23,7 @@ describe('parseCliOptions', () => {
       pvSaveStrategy: 'queue',
       verbosity: 0,
       help: false,
+      warnings: [],
     });
   });
 
