@@ -232,8 +232,8 @@ export class VolumeRoot {
   }
 
   /**
-   * Renames volume directory `path` to an unused archive name in the same parent (see
-   * {@link archiveCandidate}), moving its record along. An existing entry is never replaced: the
+   * Renames volume directory `path` to an unused archive name in the same parent
+   * (`archived-<leaf>`, plus `-<pv>` unless the leaf names the PV, plus a counter on collisions), moving its record along. An existing entry is never replaced: the
    * target is reserved with an exclusive `mkdir`, and `rename` only ever replaces that empty
    * placeholder.
    *
