@@ -128,8 +128,12 @@ describe.each([
       `@types/node@${tools['@types/node']}`,
     ]);
 
-    // Peers are shared, never nested under a package of ours.
     for (const pkg of published) {
+      // Every tarball carries the license, the notice and the changelog.
+      for (const file of ['LICENSE', 'NOTICE', 'CHANGELOG.md']) {
+        expect(existsSync(join(dir, 'node_modules/@kube-provisioner', pkg, file))).toBe(true);
+      }
+      // Peers are shared, never nested under a package of ours.
       expect(existsSync(join(dir, 'node_modules/@kube-provisioner', pkg, 'node_modules/@kubernetes'))).toBe(
         false,
       );
