@@ -23,7 +23,10 @@ import { type Environment, isUsageError } from './flags.ts';
 import type { ProvisionerCliOptions } from './provisioner-flags.ts';
 
 /** An API client the CLI closes when it is done. */
-export type CliApi = KubeApi & { close(): Promise<void> };
+export type CliApi = KubeApi & {
+  /** Closes the client's connections. */
+  close(): Promise<void>;
+};
 
 /**
  * Controller options a program chooses; the CLI supplies the rest from the shared flags, the PV store
@@ -72,12 +75,21 @@ export interface CliHost {
   /** Arguments after the script. */
   readonly argv: readonly string[];
   readonly env: Environment;
-  readonly stdout: { write(text: string): unknown };
-  readonly stderr: { write(text: string): unknown };
+  /** Where `--help` and `--version` go. */
+  readonly stdout: {
+    /** Writes `text` as it is. */
+    write(text: string): unknown;
+  };
+  /** Where logs and errors go. */
+  readonly stderr: {
+    /** Writes `text` as it is. */
+    write(text: string): unknown;
+  };
   /** Calls `listener` on SIGTERM or SIGINT; returns the unsubscribe. */
   onStopSignal(listener: (signal: string) => void): () => void;
   /** Opens the API with `kubeconfig` (in-cluster when `undefined`). @throws for unusable credentials. */
   connect(kubeconfig: string | undefined, rateLimit: RateLimit): CliApi;
+  /** Sets the exit code the process ends with (`process.exitCode`). */
   setExitCode(code: number): void;
 }
 
