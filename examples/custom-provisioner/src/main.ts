@@ -25,6 +25,7 @@ const flags = {
 
 await runProvisioner({
   name: 'directory-provisioner',
+  version: '0.1.0',
   usage: usageText('directory-provisioner', flags),
   parse(argv, env) {
     const parsed = parseFlags(flags, argv, env);

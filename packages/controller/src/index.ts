@@ -25,6 +25,7 @@ export type {
   KubeApi,
   KubeObject,
   ListOptions,
+  NamespaceOption,
   ObjectList,
   PatchType,
   ResourceClient,
@@ -57,6 +58,8 @@ export type {
   ProvisionOptions,
   ProvisionResult,
 } from './provisioner.ts';
+export type { BackoffOptions } from './util/backoff.ts';
+export { Backoff } from './util/backoff.ts';
 export type { Clock } from './util/clock.ts';
 export { realClock } from './util/clock.ts';
 export type { LogFields, LogFn, Logger, LoggerOptions, LogLevel } from './util/logger.ts';

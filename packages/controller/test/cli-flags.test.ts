@@ -5,7 +5,12 @@ const specs = {
   server: { env: 'SERVER', description: 'server name' },
   port: { env: 'PORT', default: '8080', description: 'listen port' },
   'lease-duration': { default: '15s', description: 'Lease duration' },
-  'leader-election': { env: 'ENABLE_LEADER_ELECTION', default: 'true', description: 'elect a leader' },
+  'leader-election': {
+    env: 'ENABLE_LEADER_ELECTION',
+    default: 'true',
+    description: 'elect a leader',
+    boolean: true,
+  },
   'no-env': { description: 'flag only' },
   qps: { default: '20', description: 'rate' },
 } satisfies FlagSpecs;
@@ -25,9 +30,11 @@ describe('parseFlags', () => {
   });
 
   it.each([
-    [['--unknown', 'x'], /'--unknown'/u],
-    [['--port'], /--port/u],
-    [['positional'], /positional/u],
+    [['--unknown', 'x'], /unknown flag "--unknown"/u],
+    [['--port'], /--port needs a value/u],
+    [['positional'], /unexpected argument "positional"/u],
+    [['--leader-election=maybe'], /--leader-election is a switch/u],
+    [['-log_dir'], /-log_dir needs a value/u],
   ])('refuses %j with a UsageError', (argv, message) => {
     const parse = () => parseFlags(specs, argv, {});
     expect(parse).toThrow(UsageError);
@@ -76,7 +83,9 @@ describe('parseFlags', () => {
   it('reads Go booleans, naming the environment variable Go users set', () => {
     expect(parseFlags(specs, [], {}).goBoolean('leader-election')).toBe(true);
     expect(parseFlags(specs, [], { ENABLE_LEADER_ELECTION: 'F' }).goBoolean('leader-election')).toBe(false);
-    expect(() => parseFlags(specs, ['--leader-election', 'yes'], {}).goBoolean('leader-election')).toThrow(
+    expect(() =>
+      parseFlags(specs, [], { ENABLE_LEADER_ELECTION: 'yes' }).goBoolean('leader-election'),
+    ).toThrow(
       /^ENABLE_LEADER_ELECTION must be a Go boolean \(1 t T TRUE true True 0 f F FALSE false False\), got "yes"$/u,
     );
   });
@@ -93,6 +102,53 @@ describe('parseFlags', () => {
 });
 
 describe('UsageError', () => {
+  it('reads a switch as --flag, --flag=<Go boolean>, --flag <Go boolean> and --no-flag', () => {
+    const read = (...argv: string[]) => parseFlags(specs, argv, {}).goBoolean('leader-election');
+    expect(read('--leader-election')).toBe(true);
+    expect(read('--leader-election=false')).toBe(false);
+    expect(read('--leader-election=F')).toBe(false);
+    expect(read('--leader-election', 'false')).toBe(false);
+    expect(read('--no-leader-election')).toBe(false);
+    expect(read('-leader-election=true')).toBe(true);
+    expect(parseFlags(specs, [], { ENABLE_LEADER_ELECTION: 'false' }).goBoolean('leader-election')).toBe(
+      false,
+    );
+    // `--no-env` is a flag of its own, not the negation of a switch.
+    expect(parseFlags(specs, ['--no-env', 'x'], {}).string('no-env')).toBe('x');
+  });
+
+  it('reads Go-style single-dash flags, --version and --help', () => {
+    expect(parseFlags(specs, ['-port=1'], {}).string('port')).toBe('1');
+    expect(parseFlags(specs, ['-port', '2'], {}).string('port')).toBe('2');
+    expect(parseFlags(specs, ['--version'], {}).version).toBe(true);
+    expect(parseFlags(specs, ['-h'], {}).help).toBe(true);
+    expect(parseFlags(specs, [], {})).toMatchObject({ help: false, version: false, warnings: [] });
+  });
+
+  it('accepts the klog flags upstream manifests pass, with one warning each', () => {
+    const parsed = parseFlags(
+      specs,
+      [
+        '-logtostderr',
+        '--alsologtostderr=false',
+        '-stderrthreshold=2',
+        '-log_dir',
+        '/var/log',
+        '-add_dir_header',
+        '--port=9',
+      ],
+      {},
+    );
+    expect(parsed.string('port')).toBe('9');
+    expect(parsed.warnings).toEqual([
+      'ignoring klog flag -logtostderr: logs are always JSON lines on stderr',
+      'ignoring klog flag -alsologtostderr: logs are always JSON lines on stderr',
+      'ignoring klog flag -stderrthreshold: logs are always JSON lines on stderr; use -v for verbosity',
+      'ignoring klog flag -log_dir: logs are always JSON lines on stderr, never to files',
+      'ignoring klog flag -add_dir_header: JSON lines carry no source location',
+    ]);
+  });
+
   it('is recognised by brand, across copies of the package', () => {
     expect(isUsageError(new UsageError('bad'))).toBe(true);
     expect(isUsageError(new Error('bad'))).toBe(false);
@@ -104,13 +160,16 @@ describe('usageText', () => {
     expect(usageText('demo', specs).split('\n')).toEqual([
       'Usage: demo [flags]',
       '',
-      '  --server <value>           [$SERVER] server name',
-      '  --port <value>             [$PORT] listen port (default 8080)',
-      '  --lease-duration <value>   Lease duration (default 15s)',
-      '  --leader-election <value>  [$ENABLE_LEADER_ELECTION] elect a leader (default true)',
-      '  --no-env <value>           flag only',
-      '  --qps <value>              rate (default 20)',
-      '  --help                     print this help',
+      '  --server <value>          [$SERVER] server name',
+      '  --port <value>            [$PORT] listen port (default 8080)',
+      '  --lease-duration <value>  Lease duration (default 15s)',
+      '  --[no-]leader-election    [$ENABLE_LEADER_ELECTION] elect a leader (default true)',
+      '  --no-env <value>          flag only',
+      '  --qps <value>             rate (default 20)',
+      '  --version                 print the version',
+      '  --help                    print this help',
+      '',
+      'Accepted and ignored, with a warning, for Go manifests (klog): -logtostderr, -alsologtostderr, -stderrthreshold, -log_dir, -log_file, -log_file_max_size, -add_dir_header, -skip_headers, -skip_log_headers, -one_output, -legacy_stderr_threshold_behavior, -log_backtrace_at, -vmodule.',
     ]);
   });
 });

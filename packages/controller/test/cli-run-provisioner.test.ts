@@ -17,7 +17,7 @@ import type { RateLimit } from '../src/client/request-limiter.ts';
 import { resources } from '../src/client/resource-client.ts';
 import { FakeKubeApi } from '../src/testing/fake-api.ts';
 import { ManualClock } from '../src/testing/manual-clock.ts';
-import { eventually, newClaim, newStorageClass, TestProvisioner } from './controller-fixtures.ts';
+import { eventually, newClaim, newStorageClass, RecordingProvisioner } from './controller-fixtures.ts';
 
 /** A process double: records output, the exit code and the API it hands out. */
 class FakeHost implements CliHost {
@@ -80,6 +80,7 @@ function program(
 ): ProvisionerProgram<TestOptions> {
   return {
     name: 'test-provisioner',
+    version: '1.2.3',
     usage: usageText('test-provisioner', flags),
     parse(argv, env) {
       const parsed = parseFlags(flags, argv, env);
@@ -93,7 +94,7 @@ function program(
     setup: (options) => ({
       controller: {
         provisionerName: options.name,
-        provisioner: new TestProvisioner(),
+        provisioner: new RecordingProvisioner(),
         leaderElection: false,
       },
       healthPort: options.healthPort,
@@ -153,7 +154,7 @@ describe('runProvisioner', () => {
   it('exits 2 when the controller refuses its options, and closes the API', async () => {
     const host = new FakeHost(['--name', 'example.com/test']);
     await runProvisioner(
-      program(() => ({ controller: { provisionerName: '', provisioner: new TestProvisioner() } })),
+      program(() => ({ controller: { provisionerName: '', provisioner: new RecordingProvisioner() } })),
       host,
     );
     expect(host.exitCode).toBe(2);
@@ -249,7 +250,7 @@ describe('runProvisioner', () => {
       program((options) => ({
         controller: {
           provisionerName: options.name,
-          provisioner: new TestProvisioner(),
+          provisioner: new RecordingProvisioner(),
           leaderElection: true,
           clock,
         },

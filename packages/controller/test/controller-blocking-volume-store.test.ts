@@ -7,7 +7,7 @@ import type { OperationContext } from '../src/provisioner.ts';
 import { FakeKubeApi } from '../src/testing/fake-api.ts';
 import { ManualClock } from '../src/testing/manual-clock.ts';
 import { silentLogger } from '../src/util/logger.ts';
-import { newClaim, provisionerName, TestProvisioner } from './controller-fixtures.ts';
+import { newClaim, provisionerName, RecordingProvisioner } from './controller-fixtures.ts';
 
 const claim = newClaim('claim-1', 'uid-1', 'class-1', provisionerName);
 const volume: V1PersistentVolume = {
@@ -23,7 +23,7 @@ function failingStore() {
     throw new Error('etcd unavailable');
   });
   const stop = new AbortController();
-  const provisioner = new TestProvisioner();
+  const provisioner = new RecordingProvisioner();
   const events: string[] = [];
   const store = new BlockingVolumeStore(
     {

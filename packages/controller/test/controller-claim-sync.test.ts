@@ -14,7 +14,7 @@ import {
   newClaim,
   newStorageClass,
   provisionerName,
-  TestProvisioner,
+  RecordingProvisioner,
   volumeFor,
 } from './controller-fixtures.ts';
 
@@ -24,7 +24,7 @@ function setup(
   options: { classes?: V1StorageClass[]; claims?: V1PersistentVolumeClaim[]; names?: string[] } = {},
 ) {
   const clock = new ManualClock(1_000_000);
-  const provisioner = new TestProvisioner();
+  const provisioner = new RecordingProvisioner();
   const classes = new Map(
     (options.classes ?? [newStorageClass('class-1', provisionerName)]).map((c) => [c.metadata?.name, c]),
   );

@@ -14,12 +14,12 @@ import { uidIndex } from '../src/informer/store.ts';
 import { ProvisionController } from '../src/provision-controller.ts';
 import { FakeKubeApi } from '../src/testing/fake-api.ts';
 import { ItemExponentialFailureRateLimiter } from '../src/workqueue/rate-limiters.ts';
-import { TestProvisioner } from './controller-fixtures.ts';
+import { RecordingProvisioner } from './controller-fixtures.ts';
 
 const base = (): ProvisionControllerOptions => ({
   api: new FakeKubeApi(),
   provisionerName: 'example.com/hostpath',
-  provisioner: new TestProvisioner(),
+  provisioner: new RecordingProvisioner(),
   leaderElectionNamespace: 'kube-system',
 });
 

@@ -16,7 +16,7 @@ import {
   newStorageClass,
   provisionerName,
   pump,
-  TestProvisioner,
+  RecordingProvisioner,
 } from './controller-fixtures.ts';
 
 const objects = [
@@ -152,7 +152,7 @@ describe('ProvisionController built-in server (metricsPort)', () => {
       new ProvisionController({
         api: new FakeKubeApi(),
         provisionerName,
-        provisioner: new TestProvisioner(),
+        provisioner: new RecordingProvisioner(),
         metricsPath,
       });
     expect(create).toThrow(ConfigurationError);

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { annDynamicallyProvisioned, annSelectedNode, IgnoredError, InfeasibleError } from '../src/index.ts';
+import {
+  annDynamicallyProvisioned,
+  annSelectedNode,
+  annStorageProvisioner,
+  IgnoredError,
+  InfeasibleError,
+} from '../src/index.ts';
 import {
   claimFixture,
+  classFixture,
   finishedFailure,
   operationContext,
   provisionedVolume,
@@ -16,8 +23,9 @@ describe('provision fixtures', () => {
     const second = claimFixture({ namespace: 'ns', accessModes: ['ReadWriteMany'], selectedNode: 'node-a' });
     expect(first.metadata?.name).not.toBe(second.metadata?.name);
     expect(first.metadata?.uid).not.toBe(second.metadata?.uid);
-    expect(first.metadata?.annotations).toBeUndefined();
+    expect(first.metadata?.annotations).toEqual({ [annStorageProvisioner]: 'example.com/fixture' });
     expect(first.spec).toEqual({
+      storageClassName: 'fixture',
       accessModes: ['ReadWriteOnce'],
       resources: { requests: { storage: '1Gi' } },
     });
@@ -25,10 +33,30 @@ describe('provision fixtures', () => {
     expect(second.spec?.accessModes).toEqual(['ReadWriteMany']);
   });
 
+  it('makes a claim and class that name each other and the harness provisioner, with no extra fields', () => {
+    const claim = claimFixture();
+    const cls = classFixture();
+    expect(claim.spec?.storageClassName).toBe(cls.metadata?.name);
+    expect(claim.metadata?.annotations?.[annStorageProvisioner]).toBe(cls.provisioner);
+    expect(
+      classFixture({ name: 'gold', provisioner: 'example.com/p', reclaimPolicy: 'Retain' }),
+    ).toMatchObject({
+      metadata: { name: 'gold' },
+      provisioner: 'example.com/p',
+      reclaimPolicy: 'Retain',
+    });
+    expect(claimFixture({ storageClassName: 'gold', provisioner: 'example.com/p' })).toMatchObject({
+      metadata: { annotations: { [annStorageProvisioner]: 'example.com/p' } },
+      spec: { storageClassName: 'gold' },
+    });
+  });
+
   it('hands a claim over as the controller does: PV name from its UID, selected node from its annotation', () => {
     const pvc = claimFixture({ uid: 'u-1', selectedNode: 'node-b' });
     const sc = storageClassFixture('fast', 'example.com/p', { a: 'b' }, { reclaimPolicy: 'Retain' });
     expect(sc).toEqual({
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'StorageClass',
       metadata: { name: 'fast', uid: 'class-uid' },
       provisioner: 'example.com/p',
       parameters: { a: 'b' },

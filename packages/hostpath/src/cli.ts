@@ -1,50 +1,8 @@
 #!/usr/bin/env node
 /**
- * `kube-hostpath-provisioner`: runs a {@link HostPathProvisioner} under a ProvisionController until
- * SIGTERM/SIGINT. Exit codes (decided by `runProvisioner`): 0 after a graceful stop, 1 on a fatal
- * error (a lost Lease stops the work and campaigns again), 2 for invalid configuration.
+ * `kube-hostpath-provisioner` (see `main.ts`): checks the Node.js version before loading anything that
+ * needs a newer one.
  */
-import { stat } from 'node:fs/promises';
-import { resources } from '@kube-provisioner/controller';
-import { runProvisioner } from '@kube-provisioner/controller/cli';
-import { checkWritableDirectory } from '@kube-provisioner/safe-fs';
-import { type CliOptions, parseCliOptions, program, usage } from './cli-options.ts';
-import { HostPathProvisioner } from './hostpath-provisioner.ts';
+import { checkNodeVersion } from '@kube-provisioner/controller/node-guard';
 
-async function checkRoot(root: string): Promise<void> {
-  if (!(await stat(root)).isDirectory()) throw new Error(`${root} is not a directory`);
-}
-
-await runProvisioner<CliOptions>({
-  name: program,
-  usage: usage(),
-  parse: parseCliOptions,
-  setup(options, api) {
-    const perNode = options.mode === 'per-node';
-    return {
-      controller: {
-        provisionerName: options.provisionerName,
-        provisioner: new HostPathProvisioner({
-          mode: options.mode,
-          provisionerName: options.provisionerName,
-          root: options.root,
-          nodeName: options.nodeName,
-          nodeAffinityKey: options.nodeAffinityKey,
-          nodes: perNode ? api.resource(resources.nodes) : undefined,
-        }),
-        // Per-node instances are each authoritative for their own node; only a shared root needs a leader.
-        leaderElection: !perNode,
-      },
-      healthPort: options.healthPort,
-      // Without its root (a missing or unmounted hostPath) the instance can neither create nor delete.
-      // Not ready while the root cannot take new volumes (gone, or not writable by this user).
-      readinessChecks: {
-        root: async () => {
-          await checkRoot(options.root);
-          await checkWritableDirectory(options.root);
-        },
-      },
-      logFields: { mode: options.mode, root: options.root, node: options.nodeName },
-    };
-  },
-});
+if (checkNodeVersion('kube-hostpath-provisioner')) await import('./main.ts');

@@ -21,6 +21,7 @@ describe('parseCliOptions', () => {
       pvSaveStrategy: 'queue',
       verbosity: 0,
       help: false,
+      warnings: [],
     });
   });
 

@@ -1,5 +1,15 @@
 #!/usr/bin/env node
-/** `nfs-client-provisioner`; see the package README for flags, environment and exit codes. */
-import { runNfsProvisionerCli } from '@kube-provisioner/nfs-subdir';
+/**
+ * `nfs-client-provisioner`; see the package README for flags, environment and exit codes. The Node.js
+ * version is checked before anything that needs a newer one is loaded.
+ */
+import { checkNodeVersion } from '@kube-provisioner/controller/node-guard';
 
-await runNfsProvisionerCli({ program: 'nfs-client-provisioner', dialect: 'nfs-client' });
+const program = 'nfs-client-provisioner';
+if (checkNodeVersion(program)) {
+  const [{ runNfsProvisionerCli }, { version }] = await Promise.all([
+    import('@kube-provisioner/nfs-subdir'),
+    import('./version.ts'),
+  ]);
+  await runNfsProvisionerCli({ program, dialect: 'nfs-client', version });
+}

@@ -48,7 +48,8 @@ const flags = {
   'leader-election': {
     env: 'ENABLE_LEADER_ELECTION',
     default: 'true',
-    description: 'elect one active replica with a Lease (Go boolean)',
+    description: 'elect one active replica with a Lease (--no-leader-election or a Go boolean to turn off)',
+    boolean: true,
   },
   'leader-election-lease-duration': { default: '15s', description: 'Lease duration (Go duration)' },
   'leader-election-renew-deadline': { default: '10s', description: 'renew deadline of the leader' },

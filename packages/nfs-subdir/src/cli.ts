@@ -1,5 +1,15 @@
 #!/usr/bin/env node
-/** `nfs-subdir-provisioner`; see the package README for flags, environment and exit codes. */
-import { runNfsProvisionerCli } from './run-cli.ts';
+/**
+ * `nfs-subdir-provisioner`; see the package README for flags, environment and exit codes. The Node.js
+ * version is checked before anything that needs a newer one is loaded.
+ */
+import { checkNodeVersion } from '@kube-provisioner/controller/node-guard';
 
-await runNfsProvisionerCli({ program: 'nfs-subdir-provisioner', dialect: 'nfs-subdir' });
+const program = 'nfs-subdir-provisioner';
+if (checkNodeVersion(program)) {
+  const [{ runNfsProvisionerCli }, { version }] = await Promise.all([
+    import('./run-cli.ts'),
+    import('./version.ts'),
+  ]);
+  await runNfsProvisionerCli({ program, dialect: 'nfs-subdir', version });
+}

@@ -18,6 +18,8 @@ export interface NfsCli {
   /** Name in messages and help, e.g. `nfs-subdir-provisioner`. */
   readonly program: string;
   readonly dialect: NfsDialect;
+  /** Printed by `--version` and logged at start. */
+  readonly version: string;
 }
 
 async function checkMountRoot(mountRoot: string): Promise<void> {
@@ -29,6 +31,7 @@ async function checkMountRoot(mountRoot: string): Promise<void> {
 export function runNfsProvisionerCli(cli: NfsCli): Promise<void> {
   return runProvisioner<NfsCliOptions>({
     name: cli.program,
+    version: cli.version,
     usage: usage(cli.program),
     parse: parseCliOptions,
     // An unmounted or vanished export can neither create nor delete anything: refuse to start…

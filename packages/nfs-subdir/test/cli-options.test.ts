@@ -24,6 +24,7 @@ describe('parseCliOptions', () => {
       pvSaveStrategy: 'queue',
       verbosity: 0,
       help: false,
+      warnings: [],
     });
   });
 
@@ -99,7 +100,10 @@ describe('parseCliOptions', () => {
   });
 
   it.each([
-    [['--leader-election', 'maybe'], /ENABLE_LEADER_ELECTION must be a Go boolean/u],
+    [
+      ['--leader-election=maybe'],
+      /--leader-election is a switch: use --leader-election, --leader-election=false or --no-leader-election/u,
+    ],
     [['--nfs-path', 'export'], /NFS_PATH must be an absolute path/u],
     [['--mount-root', '/'], /--mount-root must be an absolute path other than \//u],
     [

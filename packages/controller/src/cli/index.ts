@@ -5,7 +5,7 @@
  *
  * @packageDocumentation
  */
-export type { Environment, FlagSpec, FlagSpecs } from './flags.ts';
+export type { Environment, FlagSpec, FlagSpecs, ParsedArgv } from './flags.ts';
 export { isUsageError, ParsedFlags, parseFlags, UsageError, usageText } from './flags.ts';
 export { goBooleanSpellings, parseGoBoolean, parseGoDuration } from './go-syntax.ts';
 export type { ProvisionerCliOptions, ProvisionerFlagName, PvSaveStrategy } from './provisioner-flags.ts';

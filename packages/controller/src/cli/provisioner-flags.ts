@@ -64,7 +64,7 @@ export const provisionerFlags: FlagSpecs<ProvisionerFlagName> = {
   v: {
     env: 'VERBOSITY',
     default: '0',
-    description: 'log verbosity (klog levels: 0-2 info, 3-4 debug, 5+ trace)',
+    description: 'log verbosity, klog style (-v=4 works too): 0-2 info, 3-4 debug, 5+ trace',
   },
 };
 
@@ -86,6 +86,8 @@ export interface ProvisionerCliOptions {
   readonly verbosity: number;
   /** `--help` was given: print the help text and exit 0. */
   readonly help: boolean;
+  /** Flags accepted without effect (klog's), logged as warnings at start. */
+  readonly warnings: readonly string[];
 }
 
 /** Reads the shared flags. @throws UsageError for a malformed value. */
@@ -102,6 +104,7 @@ export function readProvisionerFlags(flags: ParsedFlags<ProvisionerFlagName>): P
     pvSaveStrategy: readPvSaveStrategy(flags),
     verbosity: flags.integer('v', 0, 10),
     help: flags.help,
+    warnings: flags.warnings,
   };
 }
 

@@ -2,7 +2,7 @@
  * The process around a provisioner: parse the configuration, connect, run a ProvisionController with a
  * health server until SIGTERM/SIGINT, and decide the exit code. The library never exits; this is the
  * one place that sets one:
- * - 0 after a graceful stop (in-flight work finished, Lease released) or `--help`;
+ * - 0 after a graceful stop (in-flight work finished, Lease released) `--help` or `--version`;
  * - 1 on an unexpected error, or when the controller rejects with a lost Lease (only with
  *   `onLeaseLost: 'reject'`; by default the controller campaigns again and the process lives on);
  * - 2 for bad configuration (flags, environment, preflight checks, credentials, controller options),
@@ -18,11 +18,15 @@ import { type Check, HealthServer } from '../http/health-server.ts';
 import { ProvisionController } from '../provision-controller.ts';
 import { createLogger, type LogFields, type Logger, levelForVerbosity } from '../util/logger.ts';
 import { defaultControllerRateLimiter } from '../workqueue/rate-limiters.ts';
+import { errorChainText, withErrorDetails } from './error-details.ts';
 import { type Environment, isUsageError } from './flags.ts';
 import type { ProvisionerCliOptions } from './provisioner-flags.ts';
 
 /** An API client the CLI closes when it is done. */
-export type CliApi = KubeApi & { close(): Promise<void> };
+export type CliApi = KubeApi & {
+  /** Closes the client's connections. */
+  close(): Promise<void>;
+};
 
 /**
  * Controller options a program chooses; the CLI supplies the rest from the shared flags, the PV store
@@ -54,6 +58,8 @@ export interface ProvisionerSetup {
 export interface ProvisionerProgram<Options extends ProvisionerCliOptions> {
   /** Name in messages, e.g. `kube-hostpath-provisioner`. */
   readonly name: string;
+  /** Printed by `--version` and logged at start, e.g. the program's package version. */
+  readonly version: string;
   /** Printed for `--help` and after a usage error. */
   readonly usage: string;
   /** Reads the configuration. @throws UsageError for bad flags or environment. */
@@ -69,12 +75,21 @@ export interface CliHost {
   /** Arguments after the script. */
   readonly argv: readonly string[];
   readonly env: Environment;
-  readonly stdout: { write(text: string): unknown };
-  readonly stderr: { write(text: string): unknown };
+  /** Where `--help` and `--version` go. */
+  readonly stdout: {
+    /** Writes `text` as it is. */
+    write(text: string): unknown;
+  };
+  /** Where logs and errors go. */
+  readonly stderr: {
+    /** Writes `text` as it is. */
+    write(text: string): unknown;
+  };
   /** Calls `listener` on SIGTERM or SIGINT; returns the unsubscribe. */
   onStopSignal(listener: (signal: string) => void): () => void;
   /** Opens the API with `kubeconfig` (in-cluster when `undefined`). @throws for unusable credentials. */
   connect(kubeconfig: string | undefined, rateLimit: RateLimit): CliApi;
+  /** Sets the exit code the process ends with (`process.exitCode`). */
   setExitCode(code: number): void;
 }
 
@@ -94,9 +109,7 @@ export async function runProvisioner<Options extends ProvisionerCliOptions>(
   try {
     code = await run(program, host);
   } catch (err) {
-    host.stderr.write(
-      `${program.name}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-    );
+    host.stderr.write(`${program.name}: ${errorChainText(err)}\n`);
     code = exitFailure;
   }
   host.setExitCode(code);
@@ -106,6 +119,11 @@ async function run<Options extends ProvisionerCliOptions>(
   program: ProvisionerProgram<Options>,
   host: CliHost,
 ): Promise<number> {
+  // Before parsing, so that no required setting or check stands in its way.
+  if (host.argv.some((arg) => /^--?version(?:=(?:true|1|t|T|TRUE|True))?$/u.test(arg))) {
+    host.stdout.write(`${program.name} ${program.version}\n`);
+    return exitOk;
+  }
   let options: Options;
   try {
     options = program.parse(host.argv, host.env);
@@ -119,7 +137,7 @@ async function run<Options extends ProvisionerCliOptions>(
     return exitOk;
   }
   const refuse = (err: unknown): number => {
-    host.stderr.write(`${program.name}: ${err instanceof Error ? err.message : String(err)}\n`);
+    host.stderr.write(`${program.name}: ${errorChainText(err, false)}\n`);
     return exitBadConfiguration;
   };
   try {
@@ -150,10 +168,13 @@ async function serve<Options extends ProvisionerCliOptions>(
   api: CliApi,
   host: CliHost,
 ): Promise<number> {
-  const logger = createLogger({
-    level: levelForVerbosity(options.verbosity),
-    write: (line) => host.stderr.write(`${line}\n`),
-  });
+  const logger = withErrorDetails(
+    createLogger({
+      level: levelForVerbosity(options.verbosity),
+      write: (line) => host.stderr.write(`${line}\n`),
+    }),
+  );
+  for (const warning of options.warnings) logger.warn(warning);
   const setup = program.setup(options, api, logger);
   const controller = new ProvisionController({
     ...setup.controller,
@@ -182,11 +203,22 @@ async function serve<Options extends ProvisionerCliOptions>(
   }
 
   const stop = new AbortController();
+  // The library's timers do not hold the process open; without a health server, a process waiting
+  // out a back-off (say, with the API unreachable) would otherwise end with an unsettled await.
+  const keepAlive = setInterval(() => {}, 2 ** 30);
   const unsubscribe = host.onStopSignal((signal) => {
     logger.info({ signal }, 'stopping');
     stop.abort();
   });
-  logger.info(setup.logFields ?? {}, `starting ${program.name}`);
+  logger.info(
+    {
+      version: program.version,
+      node: process.version,
+      options: effectiveOptions(options),
+      ...setup.logFields,
+    },
+    `starting ${program.name}`,
+  );
   try {
     await controller.run(stop.signal);
     return exitOk;
@@ -195,9 +227,16 @@ async function serve<Options extends ProvisionerCliOptions>(
     logger.error({ err }, 'leader election lost; exiting');
     return exitFailure;
   } finally {
+    clearInterval(keepAlive);
     unsubscribe();
     await health?.close();
   }
+}
+
+/** The settings the program runs with, without the one-shot switches. */
+function effectiveOptions(options: ProvisionerCliOptions): Record<string, unknown> {
+  const { help: _help, warnings: _warnings, ...effective } = options;
+  return effective;
 }
 
 /** Credentials from a kubeconfig file, or in-cluster. */

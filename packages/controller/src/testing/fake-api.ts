@@ -129,6 +129,7 @@ export class FakeKubeApi implements KubeApi {
     };
   }
 
+  /** A client of one resource, as `KubeApi.resource`; its calls are recorded and pass the reactors. */
   resource<T extends KubeObject>(descriptor: ResourceDescriptor<T>): ResourceClient<T> {
     return new FakeResourceClient(descriptor, this.#backend);
   }
@@ -156,6 +157,7 @@ export class FakeKubeApi implements KubeApi {
     return [...this.#actions];
   }
 
+  /** Forgets the calls recorded so far. */
   clearActions(): void {
     this.#actions.length = 0;
   }

@@ -1,9 +1,22 @@
 /**
- * Test doubles for code built on `@kube-provisioner/controller`: an in-memory {@link FakeKubeApi},
- * a {@link ManualClock}, and builders of the claims, classes and options a provisioner is handed.
+ * Test kit for code built on `@kube-provisioner/controller`: an in-memory {@link FakeKubeApi}, a
+ * {@link ManualClock}, a {@link Harness} that runs a controller on them, ways to wait without sleeps
+ * ({@link eventually}, {@link pump}, {@link settle}), builders of the claims, classes and options a
+ * provisioner is handed, and readers of the controller's metrics.
  *
  * @packageDocumentation
  */
+
+export type { HarnessOptions, ManualHarness, SeedObject } from './controller-harness.ts';
+export { Harness, manualHarness, RecordingProvisioner } from './controller-harness.ts';
+export type { NewVolumeExtra } from './controller-objects.ts';
+export {
+  dynamicallyProvisioned,
+  newClaim,
+  newStorageClass,
+  newVolume,
+  volumeFor,
+} from './controller-objects.ts';
 export type {
   Action,
   FakeKubeApiOptions,
@@ -15,10 +28,15 @@ export type {
 } from './fake-api.ts';
 export { FakeKubeApi } from './fake-api.ts';
 export { ManualClock } from './manual-clock.ts';
-export type { ClaimFixtureInit, ReleaseFixtureInit } from './provision-fixtures.ts';
+export type { OutcomeCounts } from './metric-samples.ts';
+export { deleteCounts, metricValue, processedItems, provisionCounts } from './metric-samples.ts';
+export type { ClaimFixtureInit, ClassFixtureInit, ReleaseFixtureInit } from './provision-fixtures.ts';
 export {
   claimFixture,
+  classFixture,
   finishedFailure,
+  fixtureClassName,
+  fixtureProvisionerName,
   operationContext,
   provisionedVolume,
   provisionOptionsFor,
@@ -27,3 +45,5 @@ export {
 } from './provision-fixtures.ts';
 export type { StatusReason } from './status-error.ts';
 export { failureStatus, statusError } from './status-error.ts';
+export type { EventuallyOptions } from './wait.ts';
+export { eventually, pump, settle } from './wait.ts';

@@ -6,7 +6,13 @@ import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from
 import { isInfeasibleError } from '../errors.ts';
 import type { OperationContext, ProvisionOptions, ProvisionResult } from '../provisioner.ts';
 import { silentLogger } from '../util/logger.ts';
-import { annDynamicallyProvisioned, annSelectedNode } from '../wire-names.ts';
+import { annDynamicallyProvisioned, annSelectedNode, annStorageProvisioner } from '../wire-names.ts';
+
+/** Provisioner name the fixtures and the test `Harness` default to. */
+export const fixtureProvisionerName = 'example.com/fixture';
+
+/** StorageClass name the fixtures default to. */
+export const fixtureClassName = 'fixture';
 
 /** Fields of {@link claimFixture}; each has a default. */
 export interface ClaimFixtureInit {
@@ -20,6 +26,13 @@ export interface ClaimFixtureInit {
   readonly accessModes?: readonly string[] | undefined;
   /** Requested size. Default `1Gi`. */
   readonly storage?: string | undefined;
+  /** `spec.storageClassName`. Default `fixture`, the name of {@link classFixture}'s class. */
+  readonly storageClassName?: string | undefined;
+  /**
+   * Written to the `volume.kubernetes.io/storage-provisioner` annotation, as the PV controller does for
+   * a class it does not provision itself. Default `example.com/fixture`, the harness's provisioner.
+   */
+  readonly provisioner?: string | undefined;
   /** The scheduler's choice, written to the selected-node annotation. */
   readonly selectedNode?: string | undefined;
   readonly labels?: Readonly<Record<string, string>> | undefined;
@@ -28,22 +41,29 @@ export interface ClaimFixtureInit {
 
 let claimCounter = 0;
 
-/** A pending claim; every call without `name` and `uid` gets fresh ones. */
+/**
+ * A pending claim that a controller for `example.com/fixture` provisions as it is (class and
+ * provisioner annotation set); every call without `name` and `uid` gets fresh ones.
+ */
 export function claimFixture(init: ClaimFixtureInit = {}): V1PersistentVolumeClaim {
   claimCounter += 1;
   const annotations = {
+    [annStorageProvisioner]: init.provisioner ?? fixtureProvisionerName,
     ...init.annotations,
     ...(init.selectedNode === undefined ? {} : { [annSelectedNode]: init.selectedNode }),
   };
   return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
     metadata: {
       namespace: init.namespace ?? 'team-a',
       name: init.name ?? `data-${claimCounter}`,
       uid: init.uid ?? `00000000-0000-4000-8000-${String(claimCounter).padStart(12, '0')}`,
       ...(init.labels === undefined ? {} : { labels: { ...init.labels } }),
-      ...(Object.keys(annotations).length === 0 ? {} : { annotations }),
+      annotations,
     },
     spec: {
+      storageClassName: init.storageClassName ?? fixtureClassName,
       accessModes: [...(init.accessModes ?? ['ReadWriteOnce'])],
       resources: { requests: { storage: init.storage ?? '1Gi' } },
     },
@@ -58,11 +78,32 @@ export function storageClassFixture(
   extra: Partial<V1StorageClass> = {},
 ): V1StorageClass {
   return {
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'StorageClass',
     metadata: { name, uid: 'class-uid' },
     provisioner,
     ...(parameters === undefined ? {} : { parameters: { ...parameters } }),
     ...extra,
   };
+}
+
+/** Fields of {@link classFixture}; each has a default. */
+export interface ClassFixtureInit extends Partial<Omit<V1StorageClass, 'metadata' | 'provisioner'>> {
+  /** Default `fixture`, the class {@link claimFixture} asks for. */
+  readonly name?: string | undefined;
+  /** Default `example.com/fixture`, the harness's provisioner. */
+  readonly provisioner?: string | undefined;
+}
+
+/** The StorageClass {@link claimFixture}'s claims ask for, of the harness's provisioner by default. */
+export function classFixture(init: ClassFixtureInit = {}): V1StorageClass {
+  const { name, provisioner, parameters, ...extra } = init;
+  return storageClassFixture(
+    name ?? fixtureClassName,
+    provisioner ?? fixtureProvisionerName,
+    parameters,
+    extra,
+  );
 }
 
 /** The options the controller passes for `pvc`: PV name `pvc-<uid>`, selected node from its annotation. */

@@ -1,0 +1,115 @@
+/**
+ * Claims, classes and volumes as the API server holds them, built positionally for controller tests
+ * that need many of them, and the PV a well-behaved provisioner returns.
+ */
+import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
+import type { ProvisionOptions } from '../provisioner.ts';
+import { annDynamicallyProvisioned, annStorageProvisioner } from '../wire-names.ts';
+
+/** A StorageClass of `provisioner` with reclaim policy `Delete`; `extra` overrides any field. */
+export function newStorageClass(
+  name: string,
+  provisioner: string,
+  extra: Partial<V1StorageClass> = {},
+): V1StorageClass {
+  return {
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'StorageClass',
+    metadata: { name, uid: `uid-${name}` },
+    provisioner,
+    reclaimPolicy: 'Delete',
+    ...extra,
+  };
+}
+
+/**
+ * A claim in namespace `default` of class `className`, asking for 1Gi `ReadWriteOnce`. With
+ * `provisioner`, it carries the `volume.kubernetes.io/storage-provisioner` annotation the PV controller
+ * sets; with `volumeName`, it is already bound to that PV.
+ */
+export function newClaim(
+  name: string,
+  uid: string,
+  className: string,
+  provisioner: string | undefined,
+  volumeName = '',
+  annotations: Readonly<Record<string, string>> = {},
+): V1PersistentVolumeClaim {
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: {
+      name,
+      namespace: 'default',
+      uid,
+      annotations:
+        provisioner === undefined
+          ? { ...annotations }
+          : { [annStorageProvisioner]: provisioner, ...annotations },
+    },
+    spec: {
+      accessModes: ['ReadWriteOnce'],
+      resources: { requests: { storage: '1Gi' } },
+      storageClassName: className,
+      ...(volumeName ? { volumeName } : {}),
+    },
+  };
+}
+
+/** Fields of {@link newVolume} beyond the common ones. */
+export interface NewVolumeExtra {
+  readonly finalizers?: readonly string[];
+  readonly deletionTimestamp?: Date;
+  /** Makes it a CSI volume of this driver instead of a hostPath one. */
+  readonly csiDriver?: string;
+}
+
+/** A 1Gi PV in `phase` with reclaim policy `policy` and the given annotations. */
+export function newVolume(
+  name: string,
+  phase: string,
+  policy: string,
+  annotations: Readonly<Record<string, string>>,
+  extra: NewVolumeExtra = {},
+): V1PersistentVolume {
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolume',
+    metadata: {
+      name,
+      uid: `uid-${name}`,
+      annotations: { ...annotations },
+      ...(extra.finalizers ? { finalizers: [...extra.finalizers] } : {}),
+      ...(extra.deletionTimestamp ? { deletionTimestamp: extra.deletionTimestamp } : {}),
+    },
+    spec: {
+      persistentVolumeReclaimPolicy: policy,
+      capacity: { storage: '1Gi' },
+      accessModes: ['ReadWriteOnce'],
+      ...(extra.csiDriver
+        ? { csi: { driver: extra.csiDriver, volumeHandle: name } }
+        : { hostPath: { path: `/tmp/${name}` } }),
+    },
+    status: { phase },
+  };
+}
+
+/** The `pv.kubernetes.io/provisioned-by` annotation naming `by`. */
+export function dynamicallyProvisioned(by: string): Record<string, string> {
+  return { [annDynamicallyProvisioned]: by };
+}
+
+/** The PV a well-behaved provisioner returns for `options`: a hostPath volume under `/tmp`. */
+export function volumeFor(options: ProvisionOptions): V1PersistentVolume {
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolume',
+    metadata: { name: options.pvName },
+    spec: {
+      persistentVolumeReclaimPolicy: options.storageClass.reclaimPolicy ?? 'Delete',
+      accessModes: [...(options.pvc.spec?.accessModes ?? [])],
+      capacity: { storage: options.pvc.spec?.resources?.requests?.storage ?? '1Gi' },
+      hostPath: { path: `/tmp/${options.pvName}` },
+    },
+  };
+}
