@@ -49,7 +49,7 @@ describe('parseAuditCliOptions', () => {
       {},
       /--root must be an absolute path other than \//u,
     ],
-    [['--unknown', 'x'], {}, /Unknown option '--unknown'/u],
+    [['--unknown', 'x'], {}, /unknown flag "--unknown"/u],
   ])('refuses %j', (argv, env, message) => {
     expect(() => parseAuditCliOptions(argv, env)).toThrow(message);
   });

@@ -41,7 +41,12 @@ export {
   isLeaderElectionLostError,
   LeaderElectionLostError,
 } from './controller/leader-election-lost-error.ts';
-export type { ProvisionControllerOptions, RescheduleMode, SaveBackoff } from './controller/options.ts';
+export type {
+  LeaseLossPolicy,
+  ProvisionControllerOptions,
+  RescheduleMode,
+  SaveBackoff,
+} from './controller/options.ts';
 export { ConfigurationError, isConfigurationError } from './controller/options.ts';
 export { IgnoredError, InfeasibleError, isIgnoredError, isInfeasibleError } from './errors.ts';
 export type { Check, HealthServerOptions } from './http/health-server.ts';

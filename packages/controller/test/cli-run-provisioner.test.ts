@@ -289,7 +289,7 @@ describe('runProvisioner', () => {
       program((options) => ({
         controller: {
           provisionerName: options.name,
-          provisioner: new TestProvisioner(),
+          provisioner: new RecordingProvisioner(),
           leaderElection: true,
           onLeaseLost: 'reject',
           clock,

@@ -4,11 +4,12 @@ export type { NfsCliOptions } from './cli-options.ts';
 export { parseCliOptions, UsageError, usage } from './cli-options.ts';
 export type { DeletePolicy } from './delete-policy.ts';
 export { annOnDelete } from './delete-policy.ts';
-export type { NfsProvisionerOptions, StorageClassReader } from './nfs-provisioner.ts';
+export type { NfsProvisionerOptions, StorageClassReader, VolumeEventSink } from './nfs-provisioner.ts';
 export { defaultMountRoot, NfsProvisioner } from './nfs-provisioner.ts';
 export type { PolicyRule } from './rbac-rules.ts';
 export { clusterRules, namespaceRules } from './rbac-rules.ts';
 export type { NfsCli } from './run-cli.ts';
 export { runNfsProvisionerCli } from './run-cli.ts';
+export type { OwnerLookup } from './stale-record.ts';
 /** Version of this package, read from its manifest. */
 export { version } from './version.ts';

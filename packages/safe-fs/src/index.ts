@@ -1,7 +1,8 @@
+export type { AdoptionRequest } from './adoption.ts';
 export { joinBasePath, normalizeBasePath, relativePathUnder } from './base-path.ts';
 export type { SafeFsErrorInit, SafeFsErrorKind } from './errors.ts';
 export { isPermissionError, isPersistentRefusal, isSafeFsError, SafeFsError } from './errors.ts';
-export type { FsOps } from './fs-ops.ts';
+export type { FsOps, FsPath } from './fs-ops.ts';
 export { nodeFsOps } from './fs-ops.ts';
 // For tools that read an export's bookkeeping, such as the audit of @kube-provisioner/audit.
 export { adoptionLockName, isReservedName, parentMarkerName, volumeMarkerName } from './marker-names.ts';
@@ -11,6 +12,7 @@ export { renderPathPattern, resolveVolumePath } from './path-pattern.ts';
 export { checkWritableDirectory, explainPermissionError, permissionFix } from './permission-advice.ts';
 export type { RelativeVolumePath } from './relative-volume-path.ts';
 export { parseRelativeVolumePath } from './relative-volume-path.ts';
+export type { SweepReport } from './temporary-files.ts';
 /** Version of this package, read from its manifest. */
 export { version } from './version.ts';
 export type {

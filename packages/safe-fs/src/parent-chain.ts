@@ -42,11 +42,12 @@ export async function closeAll(handles: readonly DirectoryHandle[]): Promise<voi
  * Opens the base and every parent of `path` without creating anything, and runs `fn` with them;
  * returns `ifMissing` when a parent does not exist. With `refuseNested`, a parent that is a volume
  * itself is refused (deleting or archiving a path inside another volume would destroy its data).
+ * With `readOnly`, the leaf's directory is not swept of temporary files (a read never writes).
  */
 export async function withParents<T>(
   context: VolumeContext,
   path: RelativeVolumePath,
-  options: { readonly ifMissing: T; readonly refuseNested: boolean },
+  options: { readonly ifMissing: T; readonly refuseNested: boolean; readonly readOnly?: boolean },
   fn: (parents: ParentChain) => Promise<T>,
 ): Promise<T> {
   const { parents, leaf } = split(path);
@@ -61,7 +62,7 @@ export async function withParents<T>(
       if (options.refuseNested) await refuseVolumeParent(dir, name, next, false);
       dir = next;
     }
-    await context.touch(dir);
+    if (options.readOnly !== true) await context.touch(dir);
     return await fn({ chain, parents, dir, leaf });
   } finally {
     await closeAll(chain);

@@ -115,10 +115,16 @@ export class VolumeRoot {
     return releaseVolume(this.#context, path, options);
   }
 
-  /** The ownership record of volume `path`; `undefined` when it or one of its parents is absent. */
+  /**
+   * The ownership record of volume `path`; `undefined` when it or one of its parents is absent.
+   * Only reads: no temporary files are swept, so read-only tools (the audit) can use it.
+   */
   readOwner(path: RelativeVolumePath): Promise<OwnershipRecord | undefined> {
-    return withParents(this.#context, path, { ifMissing: undefined, refuseNested: false }, ({ dir, leaf }) =>
-      readOwnershipRecord(dir, leaf),
+    return withParents(
+      this.#context,
+      path,
+      { ifMissing: undefined, refuseNested: false, readOnly: true },
+      ({ dir, leaf }) => readOwnershipRecord(dir, leaf),
     );
   }
 

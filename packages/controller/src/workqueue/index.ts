@@ -5,6 +5,7 @@
  * @packageDocumentation
  */
 export { DelayingQueue } from './delaying-queue.ts';
+export { QueueMetrics } from './metrics.ts';
 export type { GetResult, WorkQueueOptions } from './queue.ts';
 export { WorkQueue } from './queue.ts';
 export type { RateLimiter } from './rate-limiters.ts';
