@@ -148,8 +148,11 @@ export interface DeleteOptions extends CallOptions, NamespaceOption {
 
 /** Typed operations on one resource. Failures reject with an {@link ApiError} (server answer) or a transport error. */
 export interface ResourceClient<T extends KubeObject> {
+  /** The resource this client operates on. */
   readonly descriptor: ResourceDescriptor<T>;
+  /** Reads one object by name. */
   get(name: string, options?: CallOptions & NamespaceOption): Promise<T>;
+  /** Lists one page of objects; pass `metadata.continue` back as `options.continue` for the next. */
   list(options?: ListOptions): Promise<ObjectList<T>>;
   /**
    * Streams events to `onEvent`, in order and one at a time. Resolves when the stream ends: the
@@ -160,14 +163,18 @@ export interface ResourceClient<T extends KubeObject> {
    * arrives as an `ERROR` event (410 Gone) on a started stream.
    */
   watch(options: WatchOptions, onEvent: (event: WatchEvent<T>) => void): Promise<void>;
+  /** Creates `object` and resolves with the object as stored by the server. */
   create(object: T, options?: CallOptions & NamespaceOption): Promise<T>;
   /** PUT; the object's `metadata.resourceVersion` is the optimistic-concurrency precondition. */
   update(object: T, options?: CallOptions & NamespaceOption): Promise<T>;
+  /** Applies `patch` to the named object with the given patch content type; resolves with the result. */
   patch(name: string, patch: unknown, type: PatchType, options?: CallOptions & NamespaceOption): Promise<T>;
+  /** Deletes the named object, subject to `options.preconditions` when given. */
   delete(name: string, options?: DeleteOptions): Promise<void>;
 }
 
 /** Access to typed resource clients. */
 export interface KubeApi {
+  /** Returns the typed client of the resource `descriptor` identifies. */
   resource<T extends KubeObject>(descriptor: ResourceDescriptor<T>): ResourceClient<T>;
 }

@@ -43,10 +43,10 @@ export interface SaveBackoff extends Pick<BackoffOptions, 'initial' | 'factor' |
   readonly steps: number;
 }
 
-/** How a reschedule removes the selected-node annotation: JSON merge patch (default) or Go's full PUT. */
 /** What `run()` does when the Lease is lost: campaign again (default), or reject. */
 export type LeaseLossPolicy = 'campaign' | 'reject';
 
+/** How a reschedule removes the selected-node annotation: JSON merge patch (default) or Go's full PUT. */
 export type RescheduleMode = 'merge-patch' | 'update';
 
 /** Options of {@link ProvisionController}. Durations are milliseconds. */

@@ -32,7 +32,10 @@ export interface ReflectorStats {
   readonly events: number;
 }
 
-/** Options of a {@link Reflector}. Durations are milliseconds. */
+/**
+ * Options of the reflector, the list-and-watch loop that fills a {@link SharedInformer}'s cache.
+ * Durations are milliseconds.
+ */
 export interface ReflectorOptions {
   /** Restricts a namespaced resource to one namespace. Default: all namespaces. */
   namespace?: string;
@@ -42,7 +45,10 @@ export interface ReflectorOptions {
   pageSize?: number;
   /** Server-side watch timeouts are drawn from [min, 2 × min). Default 5 minutes. */
   minWatchTimeout?: number;
-  /** How often {@link ReflectorStore.resync} is considered while watching; 0 (default) never. */
+  /**
+   * How often a resync (the store re-delivers its cached state, no API call) is considered while
+   * watching; 0 (default) never.
+   */
   resyncPeriod?: number;
   /** Asked at every resync tick; resync happens only when it answers true. Default: always. */
   shouldResync?: () => boolean;

@@ -34,9 +34,11 @@ export function indexByUid(obj: KubeObject): readonly string[] {
 export interface ReadonlyIndexer<T> {
   /** Number of cached objects. */
   readonly size: number;
+  /** The object cached under `key`, or `undefined` when there is none. */
   getByKey(key: string): T | undefined;
   /** Every cached object, in no particular order. */
   list(): T[];
+  /** The key of every cached object, in no particular order. */
   listKeys(): string[];
   /** Objects whose index `indexName` contains `value`. Throws for an unknown index name. */
   byIndex(indexName: string, value: string): T[];

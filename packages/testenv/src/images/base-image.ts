@@ -32,7 +32,7 @@ const trustStore = '/etc/ssl/certs/ca-certificates.crt';
 
 /** Options of {@link ensureBaseImage}. */
 export interface EnsureBaseImageOptions {
-  /** Where the tarball and its marker live; defaults to {@link defaultImagesCacheDir}. */
+  /** Where the tarball and its marker live; defaults to `${XDG_CACHE_HOME:-~/.cache}/kube-provisioner/images`. */
   readonly cacheDir?: string;
   /** Receives a line per step of a cold build. */
   readonly onProgress?: (message: string) => void;

@@ -34,6 +34,7 @@ export const repositoryRoot: string = fileURLToPath(new URL('../../../../', impo
 
 /** Options of {@link buildProjectImage} and {@link ensureProjectImage}. */
 export interface BuildImageOptions {
+  /** Receives a line per build step, base image included. */
   readonly onProgress?: (message: string) => void;
   readonly env?: NodeJS.ProcessEnv;
 }
