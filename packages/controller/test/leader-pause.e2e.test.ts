@@ -158,15 +158,15 @@ describe('a leader frozen for longer than the lease duration', () => {
     process.kill(first.pid, 'SIGSTOP');
     const pausedAt = Date.now();
     await Promise.all([deleting, creating]);
-    // The standby takes over while the leader is frozen: the Lease names it before the resume.
-    await second.waitForOutput(/Successfully acquired lease/u, pauseMs + 10_000);
+    // The standby takes over while the leader is frozen (however long a loaded machine makes that):
+    // the Lease names it before the resume, and the freeze lasts at least `pauseMs` in any case.
+    await second.waitForOutput(/Successfully acquired lease/u, 90_000);
     const [firstIdentity, secondIdentity] = [first, second].map(
       (replica) => /"identity":"([^"]+)"/u.exec(replica.output())?.[1] ?? '',
     );
     const leaseName = /"lease":"[^/"]+\/([^"]+)"/u.exec(first.output())?.[1] ?? '';
     const takenOver = await coordination.readNamespacedLease({ namespace: systemNamespace, name: leaseName });
     expect(takenOver.spec?.holderIdentity).toBe(secondIdentity);
-    expect(Date.now()).toBeLessThan(pausedAt + pauseMs);
     const remaining = pausedAt + pauseMs - Date.now();
     if (remaining > 0) await new Promise((resolve) => setTimeout(resolve, remaining));
     process.kill(first.pid, 'SIGCONT');

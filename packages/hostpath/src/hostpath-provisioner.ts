@@ -262,6 +262,9 @@ export class HostPathProvisioner implements Provisioner {
       uid: parameters.uid,
       gid: parameters.gid,
     });
+    // A freeze during the call (a paused process, a lost Lease) ends the step here: the directory is
+    // the claim's either way, and the new leader's retry reuses it; nothing more happens in this term.
+    context.assertLeader();
     context.logger.info({ path: relative, outcome }, 'volume directory ready');
     return joinBasePath(this.#root.base, relative);
   }
@@ -274,6 +277,7 @@ export class HostPathProvisioner implements Provisioner {
     // The ownership record must name this PV, so a forged path cannot reach another volume.
     context.assertLeader();
     const outcome = await this.#root.deleteVolume(relative, { pvName: pv.metadata?.name ?? '' });
+    context.assertLeader();
     context.logger.info({ path: relative, outcome }, 'volume directory removed');
   }
 }
