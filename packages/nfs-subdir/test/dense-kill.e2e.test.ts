@@ -27,8 +27,9 @@ const deployDir = join(packageDir, '..', '..', 'examples', 'nfs', 'deploy');
 const command = workspaceBinCommand(packageDir, 'nfs-subdir-provisioner');
 // Sized for CI (about two minutes with the restarts); raise it locally for a denser run.
 const claimCount = 60;
-// A kill after every this many PVs created (or deleted): up to eight kills per phase.
-const killEvery = 6;
+// A kill after every this many PVs created (or deleted): small, so that even a fast provisioner,
+// which may create several volumes between two polls, is killed at least five times per phase.
+const killEvery = 3;
 
 const rbacKinds = new Set([
   'Namespace',
