@@ -261,6 +261,7 @@ export class HostPathProvisioner implements Provisioner {
       parentMode: parameters.mode & ~0o022,
       uid: parameters.uid,
       gid: parameters.gid,
+      beforeEachWrite: () => context.assertLeader(),
     });
     // A freeze during the call (a paused process, a lost Lease) ends the step here: the directory is
     // the claim's either way, and the new leader's retry reuses it; nothing more happens in this term.
@@ -276,7 +277,10 @@ export class HostPathProvisioner implements Provisioner {
   ): Promise<void> {
     // The ownership record must name this PV, so a forged path cannot reach another volume.
     context.assertLeader();
-    const outcome = await this.#root.deleteVolume(relative, { pvName: pv.metadata?.name ?? '' });
+    const outcome = await this.#root.deleteVolume(relative, {
+      pvName: pv.metadata?.name ?? '',
+      beforeEachWrite: () => context.assertLeader(),
+    });
     context.assertLeader();
     context.logger.info({ path: relative, outcome }, 'volume directory removed');
   }

@@ -153,6 +153,7 @@ export class NfsProvisioner implements Provisioner {
       }
       const relative = this.#volumePath(parameters, pvc, pvName);
       context.signal.throwIfAborted();
+      context.assertLeader();
       const outcome = await this.#createVolume(
         relative,
         {
@@ -167,9 +168,13 @@ export class NfsProvisioner implements Provisioner {
           parentMode,
           adopt: parameters.adoptExisting,
           namespaceScopedPath: startsWithNamespace(parameters.pathPattern),
+          beforeEachWrite: () => context.assertLeader(),
         },
         context,
       );
+      // A freeze during the step (a paused process, a lost Lease) ends the term here: the directory
+      // is the claim's either way, and the new leader's retry reuses it.
+      context.assertLeader();
       if (outcome === 'adopted') {
         const message = `adopted the existing directory ${relative} with its data (StorageClass parameter adoptExisting)`;
         context.logger.info({ path: relative }, message);
@@ -221,11 +226,21 @@ export class NfsProvisioner implements Provisioner {
     context.signal.throwIfAborted();
     const keep = policy === 'delete' && source === 'legacy' && (await this.#isUnrecordedNested(relative));
     if (policy === 'delete' && !keep) {
-      const outcome = await this.#root.deleteVolume(relative, { pvName });
+      context.assertLeader();
+      const outcome = await this.#root.deleteVolume(relative, {
+        pvName,
+        beforeEachWrite: () => context.assertLeader(),
+      });
+      context.assertLeader();
       context.logger.info({ path: relative, outcome }, 'volume directory deleted');
       return;
     }
-    const result = await this.#root.archiveVolume(relative, { pvName });
+    context.assertLeader();
+    const result = await this.#root.archiveVolume(relative, {
+      pvName,
+      beforeEachWrite: () => context.assertLeader(),
+    });
+    context.assertLeader();
     const to = result.outcome === 'archived' ? result.archivedPath : undefined;
     context.logger.info({ path: relative, outcome: result.outcome, to }, 'volume directory archived');
     if (keep && to !== undefined) {
@@ -265,6 +280,7 @@ export class NfsProvisioner implements Provisioner {
       if (!isSafeFsError(err) || err.kind !== 'ownership') throw err;
       if (!(await this.#releaseStaleRecord(relative, options.owner.claimUid, context))) throw err;
     }
+    context.assertLeader();
     try {
       return await this.#root.createVolume(relative, options);
     } catch (err) {
@@ -283,7 +299,12 @@ export class NfsProvisioner implements Provisioner {
     const record = await this.#root.readOwner(relative);
     if (record === undefined || record.releasedAt !== undefined || record.claimUid === claimUid) return false;
     if (!(await isStaleRecord(record, this.#owners, context.signal))) return false;
-    const outcome = await this.#root.releaseVolume(relative, { pvName: record.pvName, recordIsStale: true });
+    context.assertLeader();
+    const outcome = await this.#root.releaseVolume(relative, {
+      pvName: record.pvName,
+      recordIsStale: true,
+      beforeEachWrite: () => context.assertLeader(),
+    });
     context.logger.warn(
       { path: relative, outcome },
       'released a stale ownership record: neither the claim nor the PV it names exists any more',
@@ -308,7 +329,12 @@ export class NfsProvisioner implements Provisioner {
     }
     context.signal.throwIfAborted();
     try {
-      const outcome = await this.#root.releaseVolume(relative, { pvName });
+      context.assertLeader();
+      const outcome = await this.#root.releaseVolume(relative, {
+        pvName,
+        beforeEachWrite: () => context.assertLeader(),
+      });
+      context.assertLeader();
       context.logger.info({ policy, path: relative, outcome }, 'keeping the volume directory');
     } catch (err) {
       if (!isSafeFsError(err) || err.kind === 'io' || err.kind === 'permission') throw err;

@@ -19,6 +19,7 @@ import { closeAll, removeCreatedParent, split } from './parent-chain.ts';
 import type { RelativeVolumePath } from './relative-volume-path.ts';
 import { newRecord, timestampOf, type VolumeContext } from './volume-context.ts';
 import { refuseVolumeParent } from './volume-like.ts';
+import { guardedContext, type WriteGuard } from './write-guard.ts';
 
 /** What {@link VolumeRoot.createVolume} applies and records. */
 export interface CreateVolumeOptions extends AdoptionRequest {
@@ -49,6 +50,11 @@ export interface CreateVolumeOptions extends AdoptionRequest {
    * claim `b-c` renders what namespace `a-b` with claim `c` does.
    */
   readonly namespaceScopedPath?: boolean | undefined;
+  /**
+   * Checked before every change to the file system (see {@link WriteGuard}); a provisioner passes
+   * `context.assertLeader`. When it throws, nothing made so far is removed again.
+   */
+  readonly beforeEachWrite?: WriteGuard | undefined;
 }
 
 /**
@@ -83,11 +89,12 @@ function checkCreateOptions(options: CreateVolumeOptions): void {
 
 /** Creates volume `path`; see {@link VolumeRoot.createVolume}. */
 export async function createVolume(
-  context: VolumeContext,
+  unguarded: VolumeContext,
   path: RelativeVolumePath,
   options: CreateVolumeOptions,
 ): Promise<CreateVolumeOutcome> {
   checkCreateOptions(options);
+  const context = guardedContext(unguarded, options.beforeEachWrite);
   const { parents, leaf } = split(path);
   const chain: DirectoryHandle[] = [];
   const undo: Undo = [];

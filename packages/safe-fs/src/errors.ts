@@ -5,6 +5,7 @@
  */
 
 import { getSystemErrorMessage } from 'node:util';
+import { isWriteRefusal } from './write-guard.ts';
 
 const safeFsErrorBrand: unique symbol = Symbol.for('@kube-provisioner/safe-fs/SafeFsError');
 
@@ -94,8 +95,10 @@ export function errnoCode(err: unknown): string | undefined {
 }
 
 /** Wraps a system error from `operation` on `path` (relative to the base). */
-export function systemError(err: unknown, operation: string, path: string): SafeFsError {
+export function systemError(err: unknown, operation: string, path: string): Error {
   if (isSafeFsError(err)) return err;
+  // A caller's guard said stop: its own error, not a system error.
+  if (isWriteRefusal(err)) return err as Error;
   const code = errnoCode(err);
   const errno = (err as { errno?: unknown } | null)?.errno;
   const description =

@@ -25,3 +25,4 @@ export type {
   VolumeRootOptions,
 } from './volume-root.ts';
 export { VolumeRoot } from './volume-root.ts';
+export type { WriteGuard } from './write-guard.ts';

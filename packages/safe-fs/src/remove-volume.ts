@@ -14,6 +14,7 @@ import { removeEmptyParents, withParents } from './parent-chain.ts';
 import type { RelativeVolumePath } from './relative-volume-path.ts';
 import { emptyDirectory } from './remove-tree.ts';
 import { timestampOf, type VolumeContext } from './volume-context.ts';
+import { guardedContext, type WriteGuard } from './write-guard.ts';
 
 /** Identifies the PV on whose behalf a volume is deleted or archived. */
 export interface RemoveVolumeOptions {
@@ -25,6 +26,11 @@ export interface RemoveVolumeOptions {
    * may have been moved away.
    */
   readonly recordIsStale?: boolean | undefined;
+  /**
+   * Checked before every change to the file system (see {@link WriteGuard}); a provisioner passes
+   * `context.assertLeader`, so that a removal resumed after its term ended stops before it writes.
+   */
+  readonly beforeEachWrite?: WriteGuard | undefined;
 }
 
 /** `missing`: there was no volume directory (any leftover record and empty parents were cleaned). */
@@ -132,7 +138,7 @@ export function deleteVolume(
 ): Promise<DeleteVolumeOutcome> {
   const deleted: DeleteVolumeOutcome = 'deleted';
   return withParents(
-    context,
+    guardedContext(context, options.beforeEachWrite),
     path,
     { ifMissing: 'missing', refuseNested: true },
     async ({ chain, parents, dir, leaf }) => {
@@ -172,7 +178,7 @@ export function archiveVolume(
 ): Promise<ArchiveVolumeResult> {
   const missing: ArchiveVolumeResult = { outcome: 'missing' };
   return withParents(
-    context,
+    guardedContext(context, options.beforeEachWrite),
     path,
     { ifMissing: missing, refuseNested: true },
     async ({ chain, parents, dir, leaf }) => {
@@ -256,7 +262,7 @@ export function releaseVolume(
 ): Promise<ReleaseVolumeOutcome> {
   const released: ReleaseVolumeOutcome = 'released';
   return withParents(
-    context,
+    guardedContext(context, options.beforeEachWrite),
     path,
     { ifMissing: 'missing', refuseNested: false },
     async ({ chain, parents, dir, leaf }) => {

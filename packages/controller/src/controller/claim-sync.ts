@@ -245,14 +245,16 @@ export class ClaimSync {
       { ...context, logger },
     );
     if ('error' in result) {
-      if (fence.abandoned()) return { kind: 'abandoned', error: result.error };
+      if (isLeadershipLapsedError(result.error) || fence.abandoned())
+        return { kind: 'abandoned', error: result.error };
       return this.#provisionFailed(claim, result.error, result.state, { ...context, logger });
     }
 
-    logger.debug({ PV: result.pv.metadata?.name }, 'Volume is provisioned');
     const volume = this.#completeVolume(result.pv, claimRef, storageClass, className);
     try {
+      // A provisioner that returns after its term ended (a paused process) has its result dropped.
       fence.assertLeader();
+      logger.debug({ PV: result.pv.metadata?.name }, 'Volume is provisioned');
       await this.#config.store.storeVolume(claim, volume, logger);
     } catch (err) {
       if (isLeadershipLapsedError(err) || fence.abandoned())

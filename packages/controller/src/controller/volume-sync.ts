@@ -120,6 +120,8 @@ export class VolumeSync {
       try {
         this.#config.fence.assertLeader();
         await this.#config.provisioner.delete(frozenClone(volume), { ...context, logger });
+        // A provisioner that returns after its term ended (a paused process): the successor redoes it.
+        this.#config.fence.assertLeader();
       } catch (err) {
         if (this.#abandoned(err)) throw err;
         if (isIgnoredError(err)) {

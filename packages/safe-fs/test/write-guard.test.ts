@@ -1,0 +1,140 @@
+/**
+ * A guarded operation that was paused and resumed after its term ended (a frozen leader whose
+ * successor took over) stops at its next write, so it cannot undo what the successor did.
+ */
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { type FsOps, nodeFsOps, parseRelativeVolumePath, VolumeRoot } from '../src/index.ts';
+import { ownerOf, useTempDirs } from './fixtures.ts';
+
+const tempDir = useTempDirs();
+const owner = ownerOf('ns1', 'data', 'u1');
+const volume = parseRelativeVolumePath('ns1-data');
+const isTemporary = (path: unknown) => String(path).includes('.kube-provisioner.tmp.');
+
+class TermEnded extends Error {}
+
+/** A promise the test opens by hand. */
+function gate(): { wait: Promise<void>; open: () => void } {
+  let open: () => void = () => {};
+  const wait = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { wait, open };
+}
+
+/**
+ * System calls that freeze while a temporary record is being written (at its `open`), until
+ * `resume` opens; `frozen` opens once they froze. Writing is the step between the guard's checks.
+ */
+function freezingWhileWritingRecord(): { fs: FsOps; frozen: Promise<void>; resume: () => void } {
+  const frozen = gate();
+  const resumed = gate();
+  let froze = false;
+  return {
+    fs: {
+      ...nodeFsOps,
+      open: async (path, flags, mode) => {
+        const handle = await nodeFsOps.open(path, flags, mode);
+        if (!froze && isTemporary(path)) {
+          froze = true;
+          frozen.open();
+          await resumed.wait;
+        }
+        return handle;
+      },
+    },
+    frozen: frozen.wait,
+    resume: resumed.open,
+  };
+}
+
+/** A guard that passes until `end()` is called. */
+function term(): { guard: () => void; end: () => void } {
+  let ended = false;
+  return {
+    guard: () => {
+      if (ended) throw new TermEnded('the term ended');
+    },
+    end: () => {
+      ended = true;
+    },
+  };
+}
+
+describe('a guarded removal resumed after its term ended', () => {
+  it.each(['deleteVolume', 'archiveVolume'] as const)(
+    '%s does not put back the record the successor removed, and leaves nothing behind',
+    async (operation) => {
+      const base = await tempDir();
+      await new VolumeRoot(base).createVolume(volume, { owner, mode: 0o777 });
+      const { fs, frozen, resume } = freezingWhileWritingRecord();
+      const { guard, end } = term();
+
+      // The removal stamps `removingAt` on the record first; it freezes while writing that.
+      const paused = new VolumeRoot(base, { fs })[operation](volume, {
+        pvName: owner.pvName,
+        beforeEachWrite: guard,
+      });
+      await frozen;
+      end();
+      await expect(new VolumeRoot(base).deleteVolume(volume, { pvName: owner.pvName })).resolves.toBe(
+        'deleted',
+      );
+      resume();
+
+      await expect(paused).rejects.toBeInstanceOf(TermEnded);
+      expect(await readdir(base)).toEqual([]);
+    },
+  );
+
+  it('an unguarded removal in the same position does put the record back (what the guard prevents)', async () => {
+    const base = await tempDir();
+    await new VolumeRoot(base).createVolume(volume, { owner, mode: 0o777 });
+    const { fs, frozen, resume } = freezingWhileWritingRecord();
+
+    const paused = new VolumeRoot(base, { fs }).deleteVolume(volume, { pvName: owner.pvName });
+    await frozen;
+    await new VolumeRoot(base).deleteVolume(volume, { pvName: owner.pvName });
+    resume();
+
+    await expect(paused).rejects.toThrow();
+    expect(await readdir(base)).toEqual(['.ns1-data.kube-provisioner.json']);
+  });
+});
+
+describe('a guarded create whose term ended', () => {
+  it('makes nothing once the guard refuses, and the refusal reaches the caller unchanged', async () => {
+    const base = await tempDir();
+    const { guard, end } = term();
+    end();
+    const creating = new VolumeRoot(base).createVolume(volume, {
+      owner,
+      mode: 0o777,
+      beforeEachWrite: guard,
+    });
+    await expect(creating).rejects.toBeInstanceOf(TermEnded);
+    expect(await readdir(base)).toEqual([]);
+  });
+
+  it('leaves what it made in place when the term ends half way, for the successor to reuse', async () => {
+    const base = await tempDir();
+    const { fs, frozen, resume } = freezingWhileWritingRecord();
+    const { guard, end } = term();
+    const creating = new VolumeRoot(base, { fs }).createVolume(parseRelativeVolumePath('ns1/data'), {
+      owner,
+      mode: 0o777,
+      beforeEachWrite: guard,
+    });
+    await frozen;
+    end();
+    resume();
+    await expect(creating).rejects.toBeInstanceOf(TermEnded);
+    // The parent made before the freeze stays, marked as this package's; the record was never published.
+    expect(await readdir(join(base, 'ns1'))).toEqual(['.kube-provisioner-parent.json']);
+    await expect(
+      new VolumeRoot(base).createVolume(parseRelativeVolumePath('ns1/data'), { owner, mode: 0o777 }),
+    ).resolves.toBe('created');
+  });
+});
