@@ -275,6 +275,42 @@ describe('createKubeApi: rate limiting', () => {
   });
 });
 
+describe('createKubeApi: the check before sending', () => {
+  it('runs beforeSend after the throttle: a write held there is not sent once the check fails', async () => {
+    env.server.handle((_req, res) => sendJson(res, 201, pvJson));
+    const client = api({ rateLimit: { qps: 1, burst: 1 } }).resource(resources.persistentVolumes);
+    let leading = true;
+    const beforeSend = () => {
+      if (!leading) throw new Error('term ended');
+    };
+    await client.create({ metadata: { name: 'pv-1' } }, { beforeSend });
+    const held = client.create({ metadata: { name: 'pv-2' } }, { beforeSend });
+    await waitForTimers(1);
+    leading = false;
+    env.clock.advance(1000);
+    await expect(held).rejects.toThrow('term ended');
+    expect(env.server.requests).toHaveLength(1);
+  });
+
+  it('runs beforeSend again before a retry', async () => {
+    let answers = 0;
+    env.server.handle((_req, res) => {
+      answers++;
+      sendJson(res, 429, status(429, 'TooManyRequests', 'slow down'), { 'retry-after': '1' });
+    });
+    let checks = 0;
+    const beforeSend = () => {
+      checks++;
+      if (checks > 1) throw new Error('term ended');
+    };
+    const call = api().resource(resources.persistentVolumes).delete('pv-1', { beforeSend });
+    await waitForTimers(1);
+    env.clock.advance(1000);
+    await expect(call).rejects.toThrow('term ended');
+    expect({ answers, checks }).toEqual({ answers: 1, checks: 2 });
+  });
+});
+
 describe('createKubeApi: credentials', () => {
   const setToken = (token: string): void => {
     (env.server.kubeConfig.getCurrentUser() as { token?: string }).token = token;

@@ -259,6 +259,7 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
       method,
       path,
       signal: options.signal,
+      beforeSend: options.beforeSend,
       ...(body === undefined ? {} : { body: body.text, contentType: body.contentType }),
     };
     const result = await this.#transport.call(request);

@@ -93,6 +93,12 @@ export const resources: {
 export interface CallOptions {
   /** Aborts the request. */
   signal?: AbortSignal;
+  /**
+   * Checked immediately before each attempt leaves (after the client throttle and any retry
+   * backoff); throwing ends the call with that error and nothing is sent. The controller passes its
+   * leader fence, so a write that waited for the throttle is not sent after the term ended.
+   */
+  beforeSend?: () => void;
 }
 
 /** Namespace of a namespaced resource; ignored for cluster-scoped ones. */

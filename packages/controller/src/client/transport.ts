@@ -25,6 +25,8 @@ export interface HttpRequest {
   readonly body?: string;
   readonly contentType?: string;
   readonly signal?: AbortSignal | undefined;
+  /** Called right before each attempt is sent; see `CallOptions.beforeSend`. */
+  readonly beforeSend?: (() => void) | undefined;
 }
 
 /** Settings shared by the transports of one client. */
@@ -79,6 +81,7 @@ export class Transport {
       for (let attempt = 0; ; attempt++) {
         try {
           await this.#limiter.wait(controller.signal);
+          request.beforeSend?.();
           const response = await this.#send(request, controller.signal);
           const body = await response.body.text();
           if (response.statusCode < 300) return { status: response.statusCode, body };

@@ -53,7 +53,7 @@ export async function createVolume(
     withDeadline(config.clock, config.apiRequestTimeoutMs, config.signal, fn);
   try {
     config.fence.assertLeader();
-    await call((signal) => config.volumes.create(volume, { signal }));
+    await call((signal) => config.volumes.create(volume, { signal, beforeSend: config.fence.assertLeader }));
     logger.debug({ PV: name }, 'Persistentvolume saved');
     return;
   } catch (err) {

@@ -141,7 +141,13 @@ export class VolumeSync {
     if (this.#config.pvDeletePrecondition && uid !== undefined) options.preconditions = { uid };
     try {
       this.#config.fence.assertLeader();
-      await this.#call(context.signal, (signal) => this.#config.volumes.delete(name, { ...options, signal }));
+      await this.#call(context.signal, (signal) =>
+        this.#config.volumes.delete(name, {
+          ...options,
+          signal,
+          beforeSend: this.#config.fence.assertLeader,
+        }),
+      );
     } catch (err) {
       if (this.#abandoned(err)) throw err;
       logger.info({ err }, 'Failed to delete persistentvolume');
@@ -181,7 +187,12 @@ export class VolumeSync {
       : { metadata: { '$deleteFromPrimitiveList/finalizers': [finalizerPV] } };
     const name = volume.metadata?.name ?? '';
     this.#config.fence.assertLeader();
-    return this.#call(parent, (signal) => this.#config.volumes.patch(name, patch, 'strategic', { signal }));
+    return this.#call(parent, (signal) =>
+      this.#config.volumes.patch(name, patch, 'strategic', {
+        signal,
+        beforeSend: this.#config.fence.assertLeader,
+      }),
+    );
   }
 
   /** Whether a step failed because the controller stops or no longer leads: not a delete failure. */

@@ -93,7 +93,7 @@ export interface FakeKubeApiOptions {
 /** What the resource clients need from the fake, kept off its public surface. */
 interface Backend {
   readonly tracker: ObjectTracker;
-  dispatch<R>(action: Action, signal: AbortSignal | undefined, fallback: () => R | Promise<R>): Promise<R>;
+  dispatch<R>(action: Action, call: CallOptions, fallback: () => R | Promise<R>): Promise<R>;
   stream<T extends KubeObject>(
     descriptor: ResourceDescriptor<T>,
     options: WatchOptions,
@@ -124,7 +124,7 @@ export class FakeKubeApi implements KubeApi {
     });
     this.#backend = {
       tracker: this.#tracker,
-      dispatch: (action, signal, fallback) => this.#dispatch(action, signal, fallback),
+      dispatch: (action, call, fallback) => this.#dispatch(action, call, fallback),
       stream: (descriptor, options, onEvent) => this.#stream(descriptor, options, onEvent),
     };
   }
@@ -210,13 +210,11 @@ export class FakeKubeApi implements KubeApi {
     this.#tracker.compact();
   }
 
-  /** Runs `action` through the reactor chain, then `fallback`. */
-  async #dispatch<R>(
-    action: Action,
-    signal: AbortSignal | undefined,
-    fallback: () => R | Promise<R>,
-  ): Promise<R> {
+  /** Runs `action` through the reactor chain, then `fallback`; `beforeSend` first, as the real client. */
+  async #dispatch<R>(action: Action, call: CallOptions, fallback: () => R | Promise<R>): Promise<R> {
+    const { signal } = call;
     signal?.throwIfAborted();
+    call.beforeSend?.();
     this.#actions.push(action);
     for (const { match, react } of [...this.#reactors]) {
       if (!matches(match, action)) continue;
@@ -373,7 +371,14 @@ function selector(
 }
 
 function optionsRecord(options: object): Record<string, unknown> {
-  const { signal: _signal, ...rest } = options as { signal?: unknown };
+  const {
+    signal: _signal,
+    beforeSend: _beforeSend,
+    ...rest
+  } = options as {
+    signal?: unknown;
+    beforeSend?: unknown;
+  };
   return structuredClone(rest);
 }
 
@@ -397,7 +402,7 @@ class FakeResourceClient<T extends KubeObject> implements ResourceClient<T> {
 
   get(name: string, options: CallOptions & NamespaceOption = {}): Promise<T> {
     const namespace = namespaceOf(this.descriptor, options.namespace);
-    return this.#api.dispatch(this.#action('get', { name, namespace }), options.signal, () => {
+    return this.#api.dispatch(this.#action('get', { name, namespace }), options, () => {
       const stored = this.#api.tracker.get(this.descriptor, namespace, name);
       if (stored === undefined) throw notFound(this.descriptor, name);
       return this.#decode(stored);
@@ -407,7 +412,7 @@ class FakeResourceClient<T extends KubeObject> implements ResourceClient<T> {
   list(options: ListOptions = {}): Promise<ObjectList<T>> {
     const namespace = namespaceOf(this.descriptor, options.namespace);
     const action = this.#action('list', { namespace, options: optionsRecord(options) });
-    return this.#api.dispatch(action, options.signal, () => {
+    return this.#api.dispatch(action, options, () => {
       const tracker = this.#api.tracker;
       const selects = selector(this.descriptor, options);
       const all = tracker.list(this.descriptor, namespace).filter(selects);
@@ -440,7 +445,7 @@ class FakeResourceClient<T extends KubeObject> implements ResourceClient<T> {
     const namespace = namespaceOf(this.descriptor, options.namespace);
     const action = this.#action('watch', { namespace, options: optionsRecord(options) });
     return this.#api
-      .dispatch(action, options.signal, () => this.#api.stream(this.descriptor, options, onEvent))
+      .dispatch(action, options, () => this.#api.stream(this.descriptor, options, onEvent))
       .catch((err: unknown) => {
         if (options.signal?.aborted) return;
         throw err;
@@ -455,7 +460,7 @@ class FakeResourceClient<T extends KubeObject> implements ResourceClient<T> {
       name: object.metadata?.name,
       object: this.#decode(wire),
     });
-    return this.#api.dispatch(action, options.signal, () =>
+    return this.#api.dispatch(action, options, () =>
       this.#decode(this.#api.tracker.create(this.descriptor, structuredClone(wire), namespace)),
     );
   }
@@ -468,7 +473,7 @@ class FakeResourceClient<T extends KubeObject> implements ResourceClient<T> {
       name: object.metadata?.name,
       object: this.#decode(wire),
     });
-    return this.#api.dispatch(action, options.signal, () =>
+    return this.#api.dispatch(action, options, () =>
       this.#decode(this.#api.tracker.update(this.descriptor, structuredClone(wire), namespace)),
     );
   }
@@ -483,7 +488,7 @@ class FakeResourceClient<T extends KubeObject> implements ResourceClient<T> {
     // Through JSON, as on the wire: Dates become strings.
     const body: unknown = JSON.parse(JSON.stringify(patch));
     const action = this.#action('patch', { namespace, name, patch: body, patchType: type });
-    return this.#api.dispatch(action, options.signal, () => {
+    return this.#api.dispatch(action, options, () => {
       const tracker = this.#api.tracker;
       const stored = tracker.get(this.descriptor, namespace, name);
       if (stored === undefined) throw notFound(this.descriptor, name);
@@ -508,7 +513,7 @@ class FakeResourceClient<T extends KubeObject> implements ResourceClient<T> {
   delete(name: string, options: DeleteOptions = {}): Promise<void> {
     const namespace = namespaceOf(this.descriptor, options.namespace);
     const action = this.#action('delete', { namespace, name, options: optionsRecord(options) });
-    return this.#api.dispatch(action, options.signal, () => {
+    return this.#api.dispatch(action, options, () => {
       this.#api.tracker.delete(this.descriptor, namespace, name, options.preconditions);
     });
   }
