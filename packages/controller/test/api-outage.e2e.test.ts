@@ -162,15 +162,29 @@ describe.skipIf(!nfsToolsAvailable())('a 60 s kube-apiserver outage', () => {
     });
     for (const lines of outageLines) expect(lines).toBeLessThan(200);
 
+    const programOf: Record<keyof typeof classes, RunningProgram> = {
+      readme,
+      hostpath,
+      subdir: nfsSubdir.program,
+      client: nfsClient.program,
+    };
     const bound = await Promise.all(
-      Object.entries(classes).map(async ([name, storageClassName]) => {
-        const pv = await bindClaim(env.kubeConfig, {
-          namespace,
-          name: `after-${name}`,
-          storageClassName,
-          timeoutMs: 120_000,
-        });
-        return [name, pv.spec?.claimRef?.name] as const;
+      (Object.entries(classes) as [keyof typeof classes, string][]).map(async ([name, storageClassName]) => {
+        try {
+          const pv = await bindClaim(env.kubeConfig, {
+            namespace,
+            name: `after-${name}`,
+            storageClassName,
+            timeoutMs: 120_000,
+          });
+          return [name, pv.spec?.claimRef?.name] as const;
+        } catch (err) {
+          // What the provisioner did since the restart is the diagnosis.
+          const tail = programOf[name].output().split('\n').slice(-60).join('\n');
+          throw new Error(`${(err as Error).message}\n--- ${name} provisioner, last lines ---\n${tail}`, {
+            cause: err,
+          });
+        }
       }),
     );
     expect(Object.fromEntries(bound)).toEqual({

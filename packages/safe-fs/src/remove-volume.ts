@@ -10,7 +10,7 @@ import { type DirectoryHandle, isMissing, nonDirectoryError, sameIdentity } from
 import { errnoCode, SafeFsError } from './errors.ts';
 import { volumeMarkerName } from './marker-names.ts';
 import { type OwnershipRecord, readOwnershipRecord, writeOwnershipRecord } from './ownership-record.ts';
-import { removeEmptyParents, withParents } from './parent-chain.ts';
+import { type ParentChain, removeEmptyParents, withParents } from './parent-chain.ts';
 import type { RelativeVolumePath } from './relative-volume-path.ts';
 import { emptyDirectory } from './remove-tree.ts';
 import { timestampOf, type VolumeContext } from './volume-context.ts';
@@ -130,16 +130,30 @@ function vanished(dir: DirectoryHandle, leaf: string): SafeFsError {
   });
 }
 
+/**
+ * Runs a removal of `path` in its parent directory: guarded by the caller's check, `ifMissing`
+ * when a parent is absent; `refuseNested` refuses a path below another volume.
+ */
+function inParent<T>(
+  context: VolumeContext,
+  path: RelativeVolumePath,
+  options: RemoveVolumeOptions,
+  where: { readonly ifMissing: T; readonly refuseNested: boolean },
+  fn: (parents: ParentChain) => Promise<T>,
+): Promise<T> {
+  return withParents(guardedContext(context, options.beforeEachWrite), path, where, fn);
+}
+
 /** Deletes volume `path`; see {@link VolumeRoot.deleteVolume}. */
 export function deleteVolume(
   context: VolumeContext,
   path: RelativeVolumePath,
   options: RemoveVolumeOptions,
 ): Promise<DeleteVolumeOutcome> {
-  const deleted: DeleteVolumeOutcome = 'deleted';
-  return withParents(
-    guardedContext(context, options.beforeEachWrite),
+  return inParent<DeleteVolumeOutcome>(
+    context,
     path,
+    options,
     { ifMissing: 'missing', refuseNested: true },
     async ({ chain, parents, dir, leaf }) => {
       const record = await recordNaming(dir, leaf, options.pvName);
@@ -165,7 +179,7 @@ export function deleteVolume(
       await dir.rmdir(leaf);
       if (record !== undefined) await dropRecord(dir, leaf);
       await removeEmptyParents(chain, parents);
-      return deleted;
+      return 'deleted';
     },
   );
 }
@@ -177,9 +191,10 @@ export function archiveVolume(
   options: RemoveVolumeOptions,
 ): Promise<ArchiveVolumeResult> {
   const missing: ArchiveVolumeResult = { outcome: 'missing' };
-  return withParents(
-    guardedContext(context, options.beforeEachWrite),
+  return inParent(
+    context,
     path,
+    options,
     { ifMissing: missing, refuseNested: true },
     async ({ chain, parents, dir, leaf }) => {
       const record = await recordNaming(dir, leaf, options.pvName);
@@ -260,10 +275,10 @@ export function releaseVolume(
   path: RelativeVolumePath,
   options: RemoveVolumeOptions,
 ): Promise<ReleaseVolumeOutcome> {
-  const released: ReleaseVolumeOutcome = 'released';
-  return withParents(
-    guardedContext(context, options.beforeEachWrite),
+  return inParent<ReleaseVolumeOutcome>(
+    context,
     path,
+    options,
     { ifMissing: 'missing', refuseNested: false },
     async ({ chain, parents, dir, leaf }) => {
       const record = await readOwnershipRecord(dir, leaf);
@@ -281,7 +296,7 @@ export function releaseVolume(
       if (record.releasedAt === undefined) {
         await writeOwnershipRecord(dir, leaf, { ...record, releasedAt: timestampOf(context) }, true);
       }
-      return released;
+      return 'released';
     },
   );
 }

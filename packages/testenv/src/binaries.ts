@@ -114,23 +114,38 @@ export async function acquireLock(
   }
 }
 
-async function build(versionDir: string, binDir: string, options: EnsureBinariesOptions): Promise<void> {
-  const report = options.onProgress ?? (() => {});
-  const env = { ...(options.env ?? process.env), CGO_ENABLED: '0' };
+/** Runs `go` with `args` in `cwd`; resolves with its standard output. */
+export type GoCommand = (cwd: string, ...args: string[]) => Promise<string>;
+
+/**
+ * The `go` of one cached build in `versionDir`: cgo off, output logged to its `build.log` (emptied
+ * now), once the toolchain is checked to be at least the pinned Go. `needs` says what Go builds, for
+ * the message when it is missing.
+ */
+export async function goForBuild(
+  versionDir: string,
+  processEnv: NodeJS.ProcessEnv | undefined,
+  needs: string,
+): Promise<{ go: GoCommand; logFile: string }> {
+  const env = { ...(processEnv ?? process.env), CGO_ENABLED: '0' };
   const logFile = join(versionDir, 'build.log');
   await writeFile(logFile, '');
-  const go = (cwd: string, ...args: string[]): Promise<string> =>
-    runCommand('go', args, {
-      cwd,
-      env,
-      logFile,
-      missingHint: `kube-testenv builds etcd ${pinnedVersions.etcd} and Kubernetes ${pinnedVersions.kubernetes} from the Go module proxy on first use and needs Go >= ${pinnedVersions.go} (https://go.dev/dl/); or set TESTENV_KUBECONFIG to use an existing cluster`,
-    });
-
+  const missingHint = `kube-testenv builds ${needs} from the Go module proxy on first use and needs Go >= ${pinnedVersions.go} (https://go.dev/dl/)`;
+  const go: GoCommand = (cwd, ...args) => runCommand('go', args, { cwd, env, logFile, missingHint });
   const goVersion = await go(versionDir, 'version');
   if (!goVersionAtLeast(goVersion, pinnedVersions.go)) {
     throw new MissingToolError('go', `found ${goVersion.trim()}, need Go >= ${pinnedVersions.go}`);
   }
+  return { go, logFile };
+}
+
+async function build(versionDir: string, binDir: string, options: EnsureBinariesOptions): Promise<void> {
+  const report = options.onProgress ?? (() => {});
+  const { go, logFile } = await goForBuild(
+    versionDir,
+    options.env,
+    `etcd ${pinnedVersions.etcd} and Kubernetes ${pinnedVersions.kubernetes} (or set TESTENV_KUBECONFIG to use an existing cluster)`,
+  );
 
   const started = Date.now();
   report(
@@ -206,11 +221,7 @@ async function build(versionDir: string, binDir: string, options: EnsureBinaries
 }
 
 /** Creates an empty wrapper Go module `path` in `dir`, at the pinned `go` line, and returns `dir`. */
-export async function freshModule(
-  dir: string,
-  path: string,
-  go: (cwd: string, ...args: string[]) => Promise<string>,
-): Promise<string> {
+export async function freshModule(dir: string, path: string, go: GoCommand): Promise<string> {
   // Regenerated on every cold build so a version bump never inherits stale requirements.
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });

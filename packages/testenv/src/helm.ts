@@ -3,13 +3,17 @@
  * binaries.ts) and cached per version under the testenv cache root, so CI needs no download of a
  * prebuilt binary.
  */
-import { access, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { acquireLock, defaultCacheRoot, type EnsureBinariesOptions, freshModule } from './binaries.ts';
-import { MissingToolError, runCommand } from './command.ts';
+import {
+  acquireLock,
+  defaultCacheRoot,
+  type EnsureBinariesOptions,
+  freshModule,
+  goForBuild,
+} from './binaries.ts';
 import { formatDuration } from './duration.ts';
-import { goVersionAtLeast } from './go-wrapper.ts';
-import { pinnedHelmVersion, pinnedVersions } from './versions.ts';
+import { pinnedHelmVersion } from './versions.ts';
 
 const helmCommand = 'helm.sh/helm/v4/cmd/helm';
 const progressIntervalMs = 30_000;
@@ -67,21 +71,7 @@ export async function helmBinary(options: HelmBinaryOptions = {}): Promise<strin
 
 async function build(versionDir: string, helm: string, options: HelmBinaryOptions): Promise<void> {
   const report = options.onProgress ?? (() => {});
-  const env = { ...(options.env ?? process.env), CGO_ENABLED: '0' };
-  const logFile = join(versionDir, 'build.log');
-  await writeFile(logFile, '');
-  const go = (cwd: string, ...args: string[]): Promise<string> =>
-    runCommand('go', args, {
-      cwd,
-      env,
-      logFile,
-      missingHint: `kube-testenv builds Helm ${pinnedHelmVersion} from the Go module proxy on first use and needs Go >= ${pinnedVersions.go} (https://go.dev/dl/)`,
-    });
-
-  const goVersion = await go(versionDir, 'version');
-  if (!goVersionAtLeast(goVersion, pinnedVersions.go)) {
-    throw new MissingToolError('go', `found ${goVersion.trim()}, need Go >= ${pinnedVersions.go}`);
-  }
+  const { go, logFile } = await goForBuild(versionDir, options.env, `Helm ${pinnedHelmVersion}`);
   const started = Date.now();
   report(`cold build of Helm ${pinnedHelmVersion}; log: ${logFile}`);
   const ticker = setInterval(
