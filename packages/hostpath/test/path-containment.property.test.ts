@@ -1,6 +1,6 @@
 import { lstat, mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { hostileClaimText, hostilePathPattern } from '@kube-provisioner/safe-fs/testing';
+import { hostileClaim } from '@kube-provisioner/safe-fs/testing';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { HostPathProvisioner } from '../src/hostpath-provisioner.ts';
@@ -16,27 +16,19 @@ describe('path containment', () => {
     let created = 0;
 
     await fc.assert(
-      fc.asyncProperty(
-        hostileClaimText,
-        hostileClaimText,
-        hostileClaimText,
-        hostileClaimText,
-        hostilePathPattern,
-        async (namespace, name, label, annotation, template) => {
-          const pvc = claim({ namespace, name, labels: { app: label }, annotations: { path: annotation } });
-          const result = await provisioner.provision(
-            provisionOptions(pvc, storageClass({ pathPattern: template })),
-            context,
-          );
-          if ('pv' in result) {
-            const path = volumePath(result.pv) ?? '';
-            expect(path.startsWith(`${root}/`)).toBe(true);
-            expect(path.split('/')).not.toContain('..');
-            expect((await lstat(path)).isDirectory()).toBe(true);
-            created += 1;
-          }
-        },
-      ),
+      fc.asyncProperty(hostileClaim, async ({ pathPattern, ...metadata }) => {
+        const result = await provisioner.provision(
+          provisionOptions(claim(metadata), storageClass({ pathPattern })),
+          context,
+        );
+        if ('pv' in result) {
+          const path = volumePath(result.pv) ?? '';
+          expect(path.startsWith(`${root}/`)).toBe(true);
+          expect(path.split('/')).not.toContain('..');
+          expect((await lstat(path)).isDirectory()).toBe(true);
+          created += 1;
+        }
+      }),
       { numRuns: 300 },
     );
     // The property is not vacuous: plenty of inputs are legitimate and do get a directory.

@@ -1,7 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: pathPattern placeholders are literal text, not JS templates
 import { lstat, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { hostileClaimText, hostilePathPattern } from '@kube-provisioner/safe-fs/testing';
+import { hostileClaim, hostileClaimText } from '@kube-provisioner/safe-fs/testing';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -27,27 +27,19 @@ describe('path containment', () => {
     let created = 0;
 
     await fc.assert(
-      fc.asyncProperty(
-        hostileClaimText,
-        hostileClaimText,
-        hostileClaimText,
-        hostileClaimText,
-        hostilePathPattern,
-        async (namespace, name, label, annotation, template) => {
-          const pvc = claim({ namespace, name, labels: { app: label }, annotations: { path: annotation } });
-          const result = await provisioner.provision(
-            provisionOptions(pvc, storageClass({ pathPattern: template })),
-            context,
-          );
-          if ('pv' in result) {
-            const path = result.pv.spec?.nfs?.path ?? '';
-            expect(path.startsWith('/export/')).toBe(true);
-            expect(path.split('/')).not.toContain('..');
-            expect((await lstat(join(root, path.slice('/export/'.length)))).isDirectory()).toBe(true);
-            created += 1;
-          }
-        },
-      ),
+      fc.asyncProperty(hostileClaim, async ({ pathPattern, ...metadata }) => {
+        const result = await provisioner.provision(
+          provisionOptions(claim(metadata), storageClass({ pathPattern })),
+          context,
+        );
+        if ('pv' in result) {
+          const path = result.pv.spec?.nfs?.path ?? '';
+          expect(path.startsWith('/export/')).toBe(true);
+          expect(path.split('/')).not.toContain('..');
+          expect((await lstat(join(root, path.slice('/export/'.length)))).isDirectory()).toBe(true);
+          created += 1;
+        }
+      }),
       { numRuns: 300 },
     );
     // Not vacuous: plenty of inputs are legitimate and do get a directory.

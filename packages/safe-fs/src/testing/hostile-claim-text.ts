@@ -54,3 +54,23 @@ export const hostilePathPattern: fc.Arbitrary<string> = fc
     { minLength: 1, maxLength: 6 },
   )
   .map((parts) => parts.join(''));
+
+/** Claim metadata and a class pattern that reads it, every field hostile (see {@link hostileClaim}). */
+export interface HostileClaim {
+  readonly namespace: string;
+  readonly name: string;
+  /** Label `app`, which {@link hostilePathPattern} reads. */
+  readonly labels: { readonly app: string };
+  /** Annotation `path`, which {@link hostilePathPattern} reads. */
+  readonly annotations: { readonly path: string };
+  readonly pathPattern: string;
+}
+
+/** A claim whose namespace, name, label `app` and annotation `path` are hostile, with a pattern over them. */
+export const hostileClaim: fc.Arbitrary<HostileClaim> = fc.record({
+  namespace: hostileClaimText,
+  name: hostileClaimText,
+  labels: fc.record({ app: hostileClaimText }),
+  annotations: fc.record({ path: hostileClaimText }),
+  pathPattern: hostilePathPattern,
+});

@@ -4,4 +4,9 @@
  *
  * @packageDocumentation
  */
-export { hostileClaimText, hostilePathPattern } from './hostile-claim-text.ts';
+export {
+  type HostileClaim,
+  hostileClaim,
+  hostileClaimText,
+  hostilePathPattern,
+} from './hostile-claim-text.ts';
