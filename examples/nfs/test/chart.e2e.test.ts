@@ -9,11 +9,10 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { applyManifests, helmBinary } from '@kube-provisioner/testenv';
+import { applyManifests, helmBinary, isAllowed } from '@kube-provisioner/testenv';
 import { uniqueName, useTestEnv } from '@kube-provisioner/testenv/testing';
 import {
   AppsV1Api,
-  AuthorizationV1Api,
   CoreV1Api,
   type KubernetesObject,
   KubernetesObjectApi,
@@ -33,7 +32,6 @@ const apps = env.kubeConfig.makeApiClient(AppsV1Api);
 const core = env.kubeConfig.makeApiClient(CoreV1Api);
 const rbac = env.kubeConfig.makeApiClient(RbacAuthorizationV1Api);
 const storage = env.kubeConfig.makeApiClient(StorageV1Api);
-const authorization = env.kubeConfig.makeApiClient(AuthorizationV1Api);
 const chartDir = join(import.meta.dirname, '..', 'chart', 'nfs-subdir-provisioner');
 const upstream = readUpstreamFixture();
 const byId = (id: string): ChartCase => chartCases.find((c) => c.id === id) as ChartCase;
@@ -57,17 +55,8 @@ function deleteClusterScopedLater(objects: readonly KubernetesObject[]): void {
   cleanups.push(() => Promise.all(owned.map((o) => objectsApi.delete(o).catch(() => undefined))));
 }
 
-async function allowed(user: string, namespace: string, group: string, resource: string, verb: string) {
-  const review = await authorization.createSubjectAccessReview({
-    body: {
-      spec: {
-        user,
-        groups: ['system:serviceaccounts'],
-        resourceAttributes: { namespace, group, resource, verb },
-      },
-    },
-  });
-  return review.status?.allowed === true;
+function allowed(user: string, namespace: string, group: string, resource: string, verb: string) {
+  return isAllowed(env.kubeConfig, { user, namespace, group, resource, verb });
 }
 
 describe('the Helm chart on the control plane', () => {

@@ -4,27 +4,17 @@
  * what the provisioner needs and nothing it must not.
  */
 import { join } from 'node:path';
-import { applyManifests, renderKustomization } from '@kube-provisioner/testenv';
+import { applyManifests, isAllowed, renderKustomization } from '@kube-provisioner/testenv';
 import { useTestEnv } from '@kube-provisioner/testenv/testing';
-import { AuthorizationV1Api, type KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 
 const env = useTestEnv();
-const authorization = env.kubeConfig.makeApiClient(AuthorizationV1Api);
 const deployDir = join(import.meta.dirname, '..', 'deploy');
 const user = 'system:serviceaccount:nfs-provisioner:nfs-subdir-provisioner';
 
-async function allowed(namespace: string, group: string, resource: string, verb: string): Promise<boolean> {
-  const review = await authorization.createSubjectAccessReview({
-    body: {
-      spec: {
-        user,
-        groups: ['system:serviceaccounts'],
-        resourceAttributes: { namespace, group, resource, verb },
-      },
-    },
-  });
-  return review.status?.allowed === true;
+function allowed(namespace: string, group: string, resource: string, verb: string): Promise<boolean> {
+  return isAllowed(env.kubeConfig, { user, namespace, group, resource, verb });
 }
 
 describe('example kustomize manifests', () => {

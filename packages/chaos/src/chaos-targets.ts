@@ -11,11 +11,10 @@ import { leaseNameFor } from '@kube-provisioner/controller/leader-election';
 import {
   applyManifests,
   type NfsServer,
-  renderKustomization,
   startNfsServer,
   workspaceBinCommand,
 } from '@kube-provisioner/testenv';
-import type { TestEnv } from '@kube-provisioner/testenv/testing';
+import { deploymentAccount, type TestEnv } from '@kube-provisioner/testenv/testing';
 import {
   type KubernetesObject,
   loadAllYaml,
@@ -60,14 +59,6 @@ export interface TargetContext {
 }
 
 const repositoryRoot = join(import.meta.dirname, '..', '..', '..');
-const rbacKinds = new Set([
-  'Namespace',
-  'ServiceAccount',
-  'ClusterRole',
-  'ClusterRoleBinding',
-  'Role',
-  'RoleBinding',
-]);
 // Debug level: the controller logs its PV creates and deletes there, and they are work lines.
 const verbosity = '4';
 
@@ -149,18 +140,7 @@ export async function startHostPathTarget(context: TargetContext): Promise<Chaos
 export async function startNfsSubdirTarget(context: TargetContext): Promise<ChaosTarget> {
   const { env, runId } = context;
   const packageDir = join(repositoryRoot, 'packages', 'nfs-subdir');
-  const objects = await renderKustomization(join(repositoryRoot, 'examples', 'nfs', 'deploy'));
-  await applyManifests(
-    env.kubeConfig,
-    objects.filter((object) => rbacKinds.has(object.kind ?? '')),
-  );
-  const account = objects.find((object) => object.kind === 'ServiceAccount')?.metadata;
-  if (!account?.name || !account.namespace)
-    throw new Error('examples/nfs/deploy has no namespaced ServiceAccount');
-  const credentials = await env.serviceAccountKubeconfig({
-    namespace: account.namespace,
-    name: account.name,
-  });
+  const account = await deploymentAccount(env, join(repositoryRoot, 'examples', 'nfs', 'deploy'));
   const server: NfsServer = await startNfsServer({ exportDir: context.root, exportPath: '/export' });
   const provisionerName = `chaos.kube-provisioner.io/${runId}-nfs-subdir`;
   let replicas: ReplicaSet;
@@ -175,7 +155,7 @@ export async function startNfsSubdirTarget(context: TargetContext): Promise<Chao
         NFS_PATH: server.exportPath,
         PROVISIONER_NAME: provisionerName,
         POD_NAMESPACE: account.namespace,
-        KUBECONFIG: credentials.kubeconfigPath,
+        KUBECONFIG: account.kubeconfigPath,
         METRICS_PORT: '0',
         VERBOSITY: verbosity,
       },

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   applyManifests,
+  createClaims,
   type RunningProgram,
   startProgram,
   waitFor,
@@ -90,24 +91,6 @@ async function startReplica(provisionerName: string, kubeconfigPath: string): Pr
   return replica;
 }
 
-async function createClaims(namespace: string, storageClassName: string, names: readonly string[]) {
-  await Promise.all(
-    names.map((name) =>
-      core.createNamespacedPersistentVolumeClaim({
-        namespace,
-        body: {
-          metadata: { name },
-          spec: {
-            storageClassName,
-            accessModes: ['ReadWriteMany'],
-            resources: { requests: { storage: '1Gi' } },
-          },
-        },
-      }),
-    ),
-  );
-}
-
 async function boundCount(namespace: string): Promise<number> {
   const claims = await core.listNamespacedPersistentVolumeClaim({ namespace });
   return claims.items.filter((claim) => claim.status?.phase === 'Bound').length;
@@ -143,7 +126,7 @@ describe('a leader frozen for longer than the lease duration', () => {
     // A burst: 20 claims bound, then 20 more created while the first ones are deleted.
     const wave1 = Array.from({ length: 20 }, (_, i) => `a-${i}`);
     const wave2 = Array.from({ length: 20 }, (_, i) => `b-${i}`);
-    await createClaims(namespace, storageClassName, wave1);
+    await createClaims(env.kubeConfig, { namespace, storageClassName, names: wave1 });
     await waitFor(async () => (await boundCount(namespace)) >= 20 || undefined, {
       timeoutMs: 120_000,
       description: 'the first wave to be bound',
@@ -151,7 +134,7 @@ describe('a leader frozen for longer than the lease duration', () => {
     const deleting = Promise.all(
       wave1.map((name) => core.deleteNamespacedPersistentVolumeClaim({ namespace, name })),
     );
-    const creating = createClaims(namespace, storageClassName, wave2);
+    const creating = createClaims(env.kubeConfig, { namespace, storageClassName, names: wave2 });
     // Freeze the leader in the middle of the deletes.
     await first.waitForOutput(/volume directory removed/u, 60_000);
 

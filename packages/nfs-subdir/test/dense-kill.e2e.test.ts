@@ -8,16 +8,20 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
-  applyManifests,
+  createClaims,
   type NfsServer,
   type RunningProgram,
-  renderKustomization,
   startNfsServer,
   startProgram,
   waitFor,
   workspaceBinCommand,
 } from '@kube-provisioner/testenv';
-import { nfsToolsAvailable, uniqueName, useTestEnv } from '@kube-provisioner/testenv/testing';
+import {
+  deploymentAccount,
+  nfsToolsAvailable,
+  uniqueName,
+  useTestEnv,
+} from '@kube-provisioner/testenv/testing';
 import { CoordinationV1Api, CoreV1Api, StorageV1Api, type V1PersistentVolume } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
 
@@ -30,15 +34,6 @@ const claimCount = 60;
 // A kill after every this many PVs created (or deleted): small, so that even a fast provisioner,
 // which may create several volumes between two polls, is killed at least five times per phase.
 const killEvery = 3;
-
-const rbacKinds = new Set([
-  'Namespace',
-  'ServiceAccount',
-  'ClusterRole',
-  'ClusterRoleBinding',
-  'Role',
-  'RoleBinding',
-]);
 
 /** One provisioner at a time on one export, restarted after every kill. */
 class KilledProvisioner {
@@ -92,17 +87,7 @@ describe.skipIf(!nfsToolsAvailable())(
     });
 
     it('ends exact: one recorded directory per claim, then an empty export without temporary files', async () => {
-      const objects = await renderKustomization(deployDir);
-      await applyManifests(
-        env.kubeConfig,
-        objects.filter((object) => rbacKinds.has(object.kind ?? '')),
-      );
-      const account = objects.find((object) => object.kind === 'ServiceAccount')?.metadata;
-      const leaseNamespace = account?.namespace ?? '';
-      const { kubeconfigPath } = await env.serviceAccountKubeconfig({
-        namespace: leaseNamespace,
-        name: account?.name ?? '',
-      });
+      const { namespace: leaseNamespace, kubeconfigPath } = await deploymentAccount(env, deployDir);
       const nfs = await startNfsServer({ exportPath: '/export' });
       server = nfs;
       const suffix = uniqueName('dense-kill');
@@ -151,21 +136,7 @@ describe.skipIf(!nfsToolsAvailable())(
         );
 
       // Provision under kills.
-      await Promise.all(
-        names.map((name) =>
-          core.createNamespacedPersistentVolumeClaim({
-            namespace,
-            body: {
-              metadata: { name },
-              spec: {
-                storageClassName,
-                accessModes: ['ReadWriteMany'],
-                resources: { requests: { storage: '1Gi' } },
-              },
-            },
-          }),
-        ),
-      );
+      await createClaims(env.kubeConfig, { namespace, storageClassName, names });
       await killAlong(
         provisioner,
         async () => (await ours()).length,

@@ -18,14 +18,20 @@ export interface ClaimSpec {
 
 const defaultTimeoutMs = 90_000;
 
-/** Creates a claim, waits until it is Bound, and returns its PersistentVolume. */
-export async function bindClaim(kubeConfig: KubeConfig, spec: ClaimSpec): Promise<V1PersistentVolume> {
+/** Creates the claims `names` of one class and namespace at once (a burst, as a workload would). */
+export async function createClaims(
+  kubeConfig: KubeConfig,
+  spec: Omit<ClaimSpec, 'name' | 'timeoutMs'> & { readonly names: readonly string[] },
+): Promise<void> {
   const core = kubeConfig.makeApiClient(CoreV1Api);
-  const { namespace, name } = spec;
+  await Promise.all(spec.names.map((name) => createClaim(core, { ...spec, name })));
+}
+
+async function createClaim(core: CoreV1Api, spec: Omit<ClaimSpec, 'timeoutMs'>): Promise<void> {
   await core.createNamespacedPersistentVolumeClaim({
-    namespace,
+    namespace: spec.namespace,
     body: {
-      metadata: { name, ...(spec.annotations ? { annotations: { ...spec.annotations } } : {}) },
+      metadata: { name: spec.name, ...(spec.annotations ? { annotations: { ...spec.annotations } } : {}) },
       spec: {
         storageClassName: spec.storageClassName,
         accessModes: [...(spec.accessModes ?? ['ReadWriteMany'])],
@@ -33,6 +39,13 @@ export async function bindClaim(kubeConfig: KubeConfig, spec: ClaimSpec): Promis
       },
     },
   });
+}
+
+/** Creates a claim, waits until it is Bound, and returns its PersistentVolume. */
+export async function bindClaim(kubeConfig: KubeConfig, spec: ClaimSpec): Promise<V1PersistentVolume> {
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const { namespace, name } = spec;
+  await createClaim(core, spec);
   const volumeName = await waitFor(
     async () => {
       const claim = await core.readNamespacedPersistentVolumeClaim({ namespace, name });

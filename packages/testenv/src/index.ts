@@ -1,5 +1,6 @@
+export { type AccessQuestion, isAllowed } from './access-review.ts';
 export { type Binaries, defaultCacheRoot, type EnsureBinariesOptions, ensureBinaries } from './binaries.ts';
-export { bindClaim, type ClaimSpec, deleteClaimAndVolume } from './claims.ts';
+export { bindClaim, type ClaimSpec, createClaims, deleteClaimAndVolume } from './claims.ts';
 export { MissingToolError } from './command.ts';
 export {
   attachControlPlane,
