@@ -62,8 +62,21 @@ class KilledProvisioner {
     await this.start();
   }
 
-  stop(): Promise<number | null> {
-    return this.#program?.stop() ?? Promise.resolve(null);
+  /**
+   * Stops the current incarnation gracefully, once it has installed its signal handlers (its start
+   * line): a restart just before the end of a phase may still be loading, and a SIGTERM then ends it
+   * by the signal's default action, as it would any process.
+   */
+  async stop(): Promise<number | null> {
+    const program = this.#program;
+    if (program === undefined) return null;
+    await program.waitForOutput(/"msg":"starting nfs-subdir-provisioner"/u);
+    return program.stop();
+  }
+
+  /** The last lines of the current incarnation's output, for a failure message. */
+  lastLines(): string {
+    return (this.#program?.output() ?? '').split('\n').slice(-40).join('\n');
   }
 }
 
@@ -83,7 +96,7 @@ describe.skipIf(!nfsToolsAvailable())(
     afterAll(async () => {
       const code = await provisioner?.stop();
       await server?.stop();
-      expect(code).toBe(0);
+      expect(code, `exit code of the graceful stop; last lines:\n${provisioner?.lastLines()}`).toBe(0);
     });
 
     it('ends exact: one recorded directory per claim, then an empty export without temporary files', async () => {
