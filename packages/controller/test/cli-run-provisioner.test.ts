@@ -17,7 +17,7 @@ import type { RateLimit } from '../src/client/request-limiter.ts';
 import { resources } from '../src/client/resource-client.ts';
 import { FakeKubeApi } from '../src/testing/fake-api.ts';
 import { ManualClock } from '../src/testing/manual-clock.ts';
-import { eventually, newClaim, newStorageClass, RecordingProvisioner } from './controller-fixtures.ts';
+import { eventually, newClaim, newStorageClass, pump, RecordingProvisioner } from './controller-fixtures.ts';
 
 /** A process double: records output, the exit code and the API it hands out. */
 class FakeHost implements CliHost {
@@ -257,26 +257,21 @@ describe('runProvisioner', () => {
       })),
       host,
     );
-    const pump = async (ms: number): Promise<void> => {
-      for (let elapsed = 0; elapsed < ms; elapsed += 500) {
-        clock.advance(500);
-        for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
-      }
-    };
-    await pump(2_000);
+    const advance = (ms: number): Promise<void> => pump(clock, ms, 500);
+    await advance(2_000);
     const removes = (['get', 'update'] as const).map((verb) =>
       api.prependReactor({ resource: 'leases', verb }, () => {
         throw new Error('api down');
       }),
     );
-    await pump(20_000);
+    await advance(20_000);
     expect(host.err).toContain('Lost the lease; stopped all work, campaigning again');
     expect(host.exitCode).toBeUndefined();
     for (const remove of removes) remove();
-    await pump(5_000);
+    await advance(5_000);
     expect(host.err.match(/Successfully acquired lease/gu)).toHaveLength(2);
     host.stopListener?.('SIGTERM');
-    await pump(2_000);
+    await advance(2_000);
     await done;
     expect(host.exitCode).toBe(0);
   });
@@ -297,20 +292,15 @@ describe('runProvisioner', () => {
       })),
       host,
     );
-    const pump = async (ms: number): Promise<void> => {
-      for (let elapsed = 0; elapsed < ms; elapsed += 500) {
-        clock.advance(500);
-        for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
-      }
-    };
-    await pump(2_000);
+    const advance = (ms: number): Promise<void> => pump(clock, ms, 500);
+    await advance(2_000);
     expect(api.objects(resources.leases, 'kube-system')).toHaveLength(1);
     for (const verb of ['get', 'update'] as const) {
       api.prependReactor({ resource: 'leases', verb }, () => {
         throw new Error('api down');
       });
     }
-    await pump(20_000);
+    await advance(20_000);
     await done;
     expect(host.exitCode).toBe(1);
     expect(host.err).toContain('leader election lost; exiting');
