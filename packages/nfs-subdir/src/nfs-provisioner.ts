@@ -153,7 +153,6 @@ export class NfsProvisioner implements Provisioner {
       }
       const relative = this.#volumePath(parameters, pvc, pvName);
       context.signal.throwIfAborted();
-      context.assertLeader();
       const outcome = await this.#createVolume(
         relative,
         {
@@ -207,6 +206,8 @@ export class NfsProvisioner implements Provisioner {
   async delete(pv: Readonly<V1PersistentVolume>, context: OperationContext): Promise<void> {
     if (this.#isExportRoot(pv)) {
       const message = `the volume's path is the export ${this.#exportPath} itself (nfs-subdir-external-provisioner v4.0.2 made such PVs when a pathPattern rendered empty); the export and all it holds are kept, only the PV goes`;
+      // Events are side effects too: like the controller's, none once the term ended.
+      context.assertLeader();
       context.logger.warn({ path: this.#exportPath }, message);
       this.#events?.event(
         { apiVersion: 'v1', kind: 'PersistentVolume', ...pv },
@@ -226,7 +227,6 @@ export class NfsProvisioner implements Provisioner {
     context.signal.throwIfAborted();
     const keep = policy === 'delete' && source === 'legacy' && (await this.#isUnrecordedNested(relative));
     if (policy === 'delete' && !keep) {
-      context.assertLeader();
       const outcome = await this.#root.deleteVolume(relative, {
         pvName,
         beforeEachWrite: () => context.assertLeader(),
@@ -235,7 +235,6 @@ export class NfsProvisioner implements Provisioner {
       context.logger.info({ path: relative, outcome }, 'volume directory deleted');
       return;
     }
-    context.assertLeader();
     const result = await this.#root.archiveVolume(relative, {
       pvName,
       beforeEachWrite: () => context.assertLeader(),
@@ -280,7 +279,6 @@ export class NfsProvisioner implements Provisioner {
       if (!isSafeFsError(err) || err.kind !== 'ownership') throw err;
       if (!(await this.#releaseStaleRecord(relative, options.owner.claimUid, context))) throw err;
     }
-    context.assertLeader();
     try {
       return await this.#root.createVolume(relative, options);
     } catch (err) {
@@ -299,7 +297,6 @@ export class NfsProvisioner implements Provisioner {
     const record = await this.#root.readOwner(relative);
     if (record === undefined || record.releasedAt !== undefined || record.claimUid === claimUid) return false;
     if (!(await isStaleRecord(record, this.#owners, context.signal))) return false;
-    context.assertLeader();
     const outcome = await this.#root.releaseVolume(relative, {
       pvName: record.pvName,
       recordIsStale: true,
@@ -329,7 +326,6 @@ export class NfsProvisioner implements Provisioner {
     }
     context.signal.throwIfAborted();
     try {
-      context.assertLeader();
       const outcome = await this.#root.releaseVolume(relative, {
         pvName,
         beforeEachWrite: () => context.assertLeader(),
