@@ -9,7 +9,7 @@ import { resources } from '../src/client/resource-client.ts';
 import { isLeaderElectionLostError } from '../src/controller/leader-election-lost-error.ts';
 import { isLeadershipLapsedError } from '../src/leader-election/lease-fence.ts';
 import type { ManualClock } from '../src/testing/manual-clock.ts';
-import { finalizerPV } from '../src/wire-names.ts';
+import { annBetaStorageProvisioner, annSelectedNode, finalizerPV } from '../src/wire-names.ts';
 import { defaultControllerRateLimiter } from '../src/workqueue/rate-limiters.ts';
 import {
   deleteCounts,
@@ -150,6 +150,38 @@ describe('leadership fence: provisioning', () => {
     await pump(clock, 2_000);
     expect(reasons(h.events())).toEqual(['Provisioning']);
     expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
+  });
+
+  it('does not remove selected-node when provision asks to reschedule after the pause', async () => {
+    const wffc = newStorageClass('class-1', provisionerName, { volumeBindingMode: 'WaitForFirstConsumer' });
+    const wffcClaim = newClaim('claim-1', 'uid-1-1', 'class-1', undefined, '', {
+      [annBetaStorageProvisioner]: provisionerName,
+      [annSelectedNode]: 'node-1',
+    });
+    const { clock, api, h } = await leader({ objects: [wffc, wffcClaim] });
+    const failed = gate();
+    h.provisioner.provisionResult = async () => {
+      await failed.wait;
+      return { error: new Error('no space on node-1'), state: 'Reschedule' };
+    };
+    await pump(clock, 2_000);
+    expect(h.provisioner.provisionCalls).toHaveLength(1);
+
+    clock.freeze(pauseMs);
+    failed.open();
+    await settle();
+    await pump(clock, 2_000);
+    const claimWrites = api
+      .actions()
+      .filter(
+        (action) =>
+          action.resource === 'persistentvolumeclaims' &&
+          action.verb !== 'list' &&
+          action.verb !== 'watch' &&
+          action.verb !== 'get',
+      );
+    expect(claimWrites).toEqual([]);
+    expect(h.claims()[0]?.metadata?.annotations?.[annSelectedNode]).toBe('node-1');
   });
 
   it('does not retry the save nor clean up the asset after the pause (blocking store)', async () => {
