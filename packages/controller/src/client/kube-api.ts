@@ -210,6 +210,7 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
         method: 'GET',
         path: `${this.#collectionPath(options.namespace)}${query}`,
         signal: controller.signal,
+        ...(options.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: options.idleTimeoutMs }),
       };
       const stream = await this.#transport.open(request);
       streaming = true;
@@ -224,6 +225,9 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
     } catch (err) {
       if (err instanceof HandlerError) throw err.cause;
       if (controller.signal.aborted) return;
+      // Silent for idleTimeoutMs: undici has checked the connection (see HttpRequest.idleTimeoutMs);
+      // the caller watches again, on a new connection if this one was dead.
+      if (isIdleTimeout(err)) return;
       // Like client-go's StreamWatcher: a connection lost mid-stream ends the watch; the caller
       // watches again from its last resourceVersion. Failing to connect is an error.
       if (streaming && isTransientNetworkError(err)) return;
@@ -291,6 +295,12 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
     }
     return namespace;
   }
+}
+
+/** undici's answer to a request that saw no headers, or no body data, within its timeout. */
+function isIdleTimeout(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
 }
 
 /** Marks an exception thrown by the caller's event handler, which must reach the caller unchanged. */

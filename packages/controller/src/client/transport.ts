@@ -25,6 +25,12 @@ export interface HttpRequest {
   readonly body?: string;
   readonly contentType?: string;
   readonly signal?: AbortSignal | undefined;
+  /**
+   * Fails the request when no response headers, or then no body data, arrive for this long. On an
+   * HTTP/2 connection undici then PINGs the peer and drops the connection if that goes unanswered,
+   * so requests queued behind a silently dead connection move to a new one. Default: undici's 300 s.
+   */
+  readonly idleTimeoutMs?: number;
 }
 
 /** Settings shared by the transports of one client. */
@@ -138,6 +144,9 @@ export class Transport {
       headers,
       body: request.body ?? null,
       signal: signal ?? null,
+      ...(request.idleTimeoutMs === undefined
+        ? {}
+        : { headersTimeout: request.idleTimeoutMs, bodyTimeout: request.idleTimeoutMs }),
     });
     if (response.statusCode === 401) this.#connection.invalidateHeaders();
     return response;
