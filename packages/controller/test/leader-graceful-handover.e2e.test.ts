@@ -230,8 +230,9 @@ it('hands over to the standby during a graceful stop mid-batch, with no work aft
     holder: lease?.spec?.holderIdentity ?? '',
     acquiredAtMs: lease?.spec?.acquireTime ? new Date(lease.spec.acquireTime).getTime() : Number.NaN,
   }));
-  // Released on stop: the standby did not wait out the 15 s lease duration.
-  expect((tenures[1]?.acquiredAtMs ?? Number.NaN) - stopRequestedAt).toBeLessThan(5_000);
+  // Released on stop: had the standby waited for the Lease to expire, it would have acquired it at
+  // least leaseDuration − retryPeriod (13 s) after the stop; measured here: 0.2 s.
+  expect((tenures[1]?.acquiredAtMs ?? Number.NaN) - stopRequestedAt).toBeLessThan(10_000);
 
   // Bound exactly once: one PV per claim, each made once, its asset present, no asset without a PV.
   const volumes = (await admin.resource(resources.persistentVolumes).list()).items.filter(
@@ -250,7 +251,10 @@ it('hands over to the standby during a graceful stop mid-batch, with no work aft
   // Both replicas worked, and each only within its own tenure.
   const byFirst = work.filter((line) => line.identity === first.identity);
   const bySecond = work.filter((line) => line.identity === second.identity);
-  expect(byFirst.length).toBeGreaterThanOrEqual(threadiness);
+  // The stopping leader finished the batch it held (graceful), and took nothing new.
+  expect(byFirst.filter((line) => line.msg.startsWith('create persistentvolumes/'))).toHaveLength(
+    threadiness,
+  );
   expect(bySecond.length).toBeGreaterThan(0);
   expect(findOverlaps(tenures, work)).toEqual([]);
 });
