@@ -41,7 +41,9 @@ export interface KubeApiOptions {
   retry?: Partial<RetryPolicy>;
   /**
    * A watch that receives nothing for this long is closed as if the server had ended it, so a
-   * half-open connection cannot stall it. Default: the watch's `timeoutSeconds` + 30 s, or 5 minutes.
+   * half-open connection cannot stall it forever. This closes only the stream: on HTTP/2 (what
+   * kube-apiserver negotiates) the connection under it stays pooled; a watch's own `idleTimeoutMs`
+   * also has a dead connection replaced. Default: the watch's `timeoutSeconds` + 30 s, or 5 minutes.
    */
   watchInactivityTimeoutMs?: number;
   /** `User-Agent` header. Default `kube-provisioner`. */
