@@ -135,6 +135,28 @@ describe('KubeApi watch', () => {
     await expect(watching).resolves.toBeUndefined();
   });
 
+  it('ends a watch silent for idleTimeoutMs normally and watches again on a new connection', async () => {
+    const events: string[] = [];
+    env.server.handle((_req, res) => {
+      startStream(res);
+      // Headers and one event, then silence with the connection left open.
+      writeEvent(res, 'ADDED', pv('a', '11'));
+    });
+    const client = pvs();
+    // undici measures this on its own timers: the manual clock does not reach it.
+    await expect(
+      client.watch({ idleTimeoutMs: 200 }, (event) => events.push(event.type)),
+    ).resolves.toBeUndefined();
+    expect(events).toEqual(['ADDED']);
+    env.server.handle((_req, res) => {
+      startStream(res);
+      res.end();
+    });
+    await client.watch({}, () => {});
+    const [silent, next] = env.server.requests;
+    expect(next?.remotePort).not.toBe(silent?.remotePort);
+  });
+
   it('rejects with the handler error when the event handler throws', async () => {
     env.server.handle((_req, res) => {
       startStream(res);

@@ -91,6 +91,7 @@ describe('Reflector list', () => {
       resourceVersion: '10',
       allowWatchBookmarks: true,
       timeoutSeconds: 300,
+      idleTimeoutMs: 75_000,
     });
     expect(h.reflector.lastSyncResourceVersion).toBe('10');
     await h.stop();
@@ -167,7 +168,7 @@ describe('Reflector watch', () => {
     watch.added(thing('a', '11')).modified(thing('a', '12')).deleted(thing('a', '13')).bookmark('20');
     expect(h.store.ops).toEqual(['replace ', 'add a@11', 'update a@12', 'delete a@13']);
     expect(h.reflector.lastSyncResourceVersion).toBe('20');
-    expect(h.reflector.stats).toEqual({ lists: 1, watches: 1, events: 4 });
+    expect(h.reflector.stats).toEqual({ lists: 1, watches: 1, events: 4, idleWatches: 0 });
     await h.stop();
   });
 

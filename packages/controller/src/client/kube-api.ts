@@ -41,7 +41,9 @@ export interface KubeApiOptions {
   retry?: Partial<RetryPolicy>;
   /**
    * A watch that receives nothing for this long is closed as if the server had ended it, so a
-   * half-open connection cannot stall it. Default: the watch's `timeoutSeconds` + 30 s, or 5 minutes.
+   * half-open connection cannot stall it forever. This closes only the stream: on HTTP/2 (what
+   * kube-apiserver negotiates) the connection under it stays pooled; a watch's own `idleTimeoutMs`
+   * also has a dead connection replaced. Default: the watch's `timeoutSeconds` + 30 s, or 5 minutes.
    */
   watchInactivityTimeoutMs?: number;
   /** `User-Agent` header. Default `kube-provisioner`. */
@@ -210,6 +212,7 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
         method: 'GET',
         path: `${this.#collectionPath(options.namespace)}${query}`,
         signal: controller.signal,
+        ...(options.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: options.idleTimeoutMs }),
       };
       const stream = await this.#transport.open(request);
       streaming = true;
@@ -224,6 +227,9 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
     } catch (err) {
       if (err instanceof HandlerError) throw err.cause;
       if (controller.signal.aborted) return;
+      // Silent for idleTimeoutMs: undici has checked the connection (see HttpRequest.idleTimeoutMs);
+      // the caller watches again, on a new connection if this one was dead.
+      if (isIdleTimeout(err)) return;
       // Like client-go's StreamWatcher: a connection lost mid-stream ends the watch; the caller
       // watches again from its last resourceVersion. Failing to connect is an error.
       if (streaming && isTransientNetworkError(err)) return;
@@ -292,6 +298,12 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
     }
     return namespace;
   }
+}
+
+/** undici's answer to a request that saw no headers, or no body data, within its timeout. */
+function isIdleTimeout(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
 }
 
 /** Marks an exception thrown by the caller's event handler, which must reach the caller unchanged. */

@@ -132,6 +132,13 @@ export interface WatchOptions extends CallOptions, NamespaceOption {
   allowWatchBookmarks?: boolean;
   /** Server-side timeout after which the server closes the stream normally. */
   timeoutSeconds?: number;
+  /**
+   * Client-side silence bound: a stream that delivers nothing (no event, no bookmark) for this long
+   * is taken for dead and ends normally, and the connection under it is checked and replaced when it
+   * does not answer, so the next watch does not land on it again. Absent: only the client's general
+   * inactivity guard applies.
+   */
+  idleTimeoutMs?: number;
 }
 
 /** Watch event types as sent by the API server. */
@@ -162,7 +169,8 @@ export interface ResourceClient<T extends KubeObject> {
   list(options?: ListOptions): Promise<ObjectList<T>>;
   /**
    * Streams events to `onEvent`, in order and one at a time. Resolves when the stream ends: the
-   * server closes it, the connection is lost mid-stream, it stays idle too long, or `options.signal`
+   * server closes it, the connection is lost mid-stream, it stays idle too long (`idleTimeoutMs`,
+   * or the client's own guard), or `options.signal`
    * aborts; the caller then watches again from its last resourceVersion, as client-go's reflector
    * does. Rejects only when the watch cannot start (connection refused, an HTTP error status), when
    * an event cannot be decoded, or with the error `onEvent` throws. An expired resourceVersion usually

@@ -27,6 +27,12 @@ export interface HttpRequest {
   readonly signal?: AbortSignal | undefined;
   /** Called right before each attempt is sent; see `CallOptions.beforeSend`. */
   readonly beforeSend?: (() => void) | undefined;
+  /**
+   * Fails the request when no response headers, or then no body data, arrive for this long. On an
+   * HTTP/2 connection undici then PINGs the peer and drops the connection if that goes unanswered,
+   * so requests queued behind a silently dead connection move to a new one. Default: undici's 300 s.
+   */
+  readonly idleTimeoutMs?: number;
 }
 
 /** Settings shared by the transports of one client. */
@@ -141,6 +147,9 @@ export class Transport {
       headers,
       body: request.body ?? null,
       signal: signal ?? null,
+      ...(request.idleTimeoutMs === undefined
+        ? {}
+        : { headersTimeout: request.idleTimeoutMs, bodyTimeout: request.idleTimeoutMs }),
     });
     if (response.statusCode === 401) this.#connection.invalidateHeaders();
     return response;

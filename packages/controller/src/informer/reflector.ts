@@ -30,6 +30,8 @@ export interface ReflectorStats {
   readonly watches: number;
   /** Watch events received, bookmarks included. */
   readonly events: number;
+  /** Watches abandoned because they delivered nothing for `watchIdleTimeout` (then watched again). */
+  readonly idleWatches: number;
 }
 
 /**
@@ -45,6 +47,14 @@ export interface ReflectorOptions {
   pageSize?: number;
   /** Server-side watch timeouts are drawn from [min, 2 × min). Default 5 minutes. */
   minWatchTimeout?: number;
+  /**
+   * A watch that delivers neither an event nor a bookmark for this long is taken for dead (a
+   * half-open or black-holed connection looks exactly like a quiet one) and replaced by a new watch
+   * from the last resourceVersion; the client also checks the connection under it (the watch
+   * request's `idleTimeoutMs`). kube-apiserver sends every watcher a bookmark each minute,
+   * so a live watch is never this quiet. Default 75 s; 0 turns the check off.
+   */
+  watchIdleTimeout?: number;
   /**
    * How often a resync (the store re-delivers its cached state, no API call) is considered while
    * watching; 0 (default) never.
@@ -73,6 +83,8 @@ export class VeryShortWatchError extends Error {
 const defaultPageSize = 500;
 const defaultMinWatchTimeout = 5 * 60_000;
 const veryShortWatch = 1000;
+/** kube-apiserver's bookmark period (60 s, measured) plus a margin for a busy server. */
+const defaultWatchIdleTimeout = 75_000;
 
 /** Mirrors one resource into a {@link ReflectorStore}. */
 export class Reflector<T extends KubeObject> {
@@ -89,7 +101,7 @@ export class Reflector<T extends KubeObject> {
   #lastSyncResourceVersionUnavailable = false;
   /** The first `"0"` LIST came back paginated, so the server has no watch cache: keep paging. */
   #paginatedResult = false;
-  #stats = { lists: 0, watches: 0, events: 0 };
+  #stats = { lists: 0, watches: 0, events: 0, idleWatches: 0 };
 
   constructor(client: ResourceClient<T>, store: ReflectorStore<T>, options: ReflectorOptions = {}) {
     this.#client = client;
@@ -235,6 +247,8 @@ export class Reflector<T extends KubeObject> {
     let eventError: unknown;
     const { namespace, labelSelector, fieldSelector } = this.#options;
     const minTimeout = this.#options.minWatchTimeout ?? defaultMinWatchTimeout;
+    const idleMs = this.#options.watchIdleTimeout ?? defaultWatchIdleTimeout;
+    let lastActivity = started;
     this.#stats.watches += 1;
     try {
       await this.#client.watch(
@@ -243,10 +257,12 @@ export class Reflector<T extends KubeObject> {
           resourceVersion: this.#lastSyncResourceVersion,
           allowWatchBookmarks: true,
           timeoutSeconds: Math.floor((minTimeout / 1000) * (this.#random() + 1)),
+          ...(idleMs > 0 ? { idleTimeoutMs: idleMs } : {}),
           signal: watchSignal,
         },
         (event) => {
           if (watchSignal.aborted) return;
+          lastActivity = this.#clock.now();
           received += 1;
           this.#stats.events += 1;
           if (event.type === 'ERROR') {
@@ -263,6 +279,14 @@ export class Reflector<T extends KubeObject> {
       if (eventError === undefined) return { kind: 'failed', error: err };
     }
     if (eventError !== undefined) return { kind: 'error-event', error: eventError };
+    if (idleMs > 0 && !signal.aborted && this.#clock.now() - lastActivity >= idleMs) {
+      this.#stats.idleWatches += 1;
+      this.#logger.warn(
+        { resourceVersion: this.#lastSyncResourceVersion, idleMs },
+        'watch delivered neither events nor bookmarks; watching again from the last resourceVersion',
+      );
+      return { kind: 'closed' };
+    }
     if (received === 0 && this.#clock.now() - started < veryShortWatch) {
       return {
         kind: 'error-event',

@@ -66,7 +66,7 @@ export class SharedInformer<T extends KubeObject> {
 
   /** Counters of the underlying reflector (all 0 before start). */
   get stats(): ReflectorStats {
-    return this.#reflector?.stats ?? { lists: 0, watches: 0, events: 0 };
+    return this.#reflector?.stats ?? { lists: 0, watches: 0, events: 0, idleWatches: 0 };
   }
 
   /**

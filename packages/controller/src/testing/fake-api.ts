@@ -103,6 +103,8 @@ interface Backend {
 
 interface ActiveWatch {
   readonly allowBookmarks: boolean;
+  /** Drops every later event while the stream stays open. */
+  silence(): void;
   bookmark(resourceVersion: number): void;
   close(status?: V1Status): void;
 }
@@ -200,6 +202,15 @@ export class FakeKubeApi implements KubeApi {
     for (const watch of [...this.#watches]) watch.close(status);
   }
 
+  /**
+   * Makes every active watch go silent without ending, as a watch on a connection that died without
+   * a reset: later events and bookmarks are lost. Such a watch ends only through its signal, its
+   * `timeoutSeconds` or its `idleTimeoutMs`. Watches started afterwards are not affected.
+   */
+  silenceWatches(): void {
+    for (const watch of this.#watches) watch.silence();
+  }
+
   /** Sends a `BOOKMARK` at the latest resourceVersion to watches that allow bookmarks. */
   sendBookmarks(): void {
     for (const watch of this.#watches) if (watch.allowBookmarks) watch.bookmark(this.#tracker.revision);
@@ -240,12 +251,15 @@ export class FakeKubeApi implements KubeApi {
     let scheduled = false;
     let closing = false;
     let finished = false;
+    let silent = false;
+    let cancelIdle = (): void => {};
     return new Promise<void>((resolve, reject) => {
       const finish = (error?: unknown): void => {
         if (finished) return;
         finished = true;
         unsubscribe();
         cancelTimeout();
+        cancelIdle();
         options.signal?.removeEventListener('abort', onAbort);
         this.#watches.delete(watch);
         if (error === undefined) resolve();
@@ -265,7 +279,8 @@ export class FakeKubeApi implements KubeApi {
         if (closing) finish();
       };
       const push = (event: WatchEvent<T>): void => {
-        if (finished || closing) return;
+        if (finished || closing || silent) return;
+        armIdle();
         queue.push(event);
         if (!scheduled) {
           scheduled = true;
@@ -279,6 +294,12 @@ export class FakeKubeApi implements KubeApi {
           scheduled = true;
           queueMicrotask(drain);
         }
+      };
+      // Like the real client: a stream silent for idleTimeoutMs ends normally.
+      const armIdle = (): void => {
+        cancelIdle();
+        const idleMs = options.idleTimeoutMs;
+        if (idleMs !== undefined && idleMs > 0) cancelIdle = this.#clock.setTimer(() => close(), idleMs);
       };
       const deliver = (event: TrackerEvent): void => {
         if (event.resource !== resource) return;
@@ -299,6 +320,9 @@ export class FakeKubeApi implements KubeApi {
       };
       const watch: ActiveWatch = {
         allowBookmarks: options.allowWatchBookmarks === true,
+        silence: () => {
+          silent = true;
+        },
         bookmark: (resourceVersion) =>
           push({
             type: 'BOOKMARK',
@@ -307,7 +331,10 @@ export class FakeKubeApi implements KubeApi {
               descriptor,
             ),
           }),
-        close,
+        // A server-side close never reaches a client whose connection is dead.
+        close: (status) => {
+          if (!silent) close(status);
+        },
       };
       const onAbort = (): void => finish();
       const unsubscribe = this.#tracker.subscribe(deliver);
@@ -321,6 +348,7 @@ export class FakeKubeApi implements KubeApi {
       }
       options.signal?.addEventListener('abort', onAbort, { once: true });
       this.#watches.add(watch);
+      armIdle();
       // Subscribing and replaying in one synchronous step leaves no gap between them.
       const from = options.resourceVersion;
       if (!from || from === '0') {

@@ -27,6 +27,8 @@ export type {
   Verb,
 } from './fake-api.ts';
 export { FakeKubeApi } from './fake-api.ts';
+export type { LeaseTenure, Overlap, WorkLine } from './leadership-overlap.ts';
+export { findOverlaps, overlapWindows } from './leadership-overlap.ts';
 export { ManualClock } from './manual-clock.ts';
 export type { OutcomeCounts } from './metric-samples.ts';
 export { deleteCounts, metricValue, processedItems, provisionCounts } from './metric-samples.ts';

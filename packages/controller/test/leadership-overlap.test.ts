@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findOverlaps, overlapWindows } from '../src/leadership-overlap.ts';
+import { findOverlaps, overlapWindows } from '../src/testing/leadership-overlap.ts';
 
 const tenures = [
   { holder: 'b', acquiredAtMs: 2000 },
