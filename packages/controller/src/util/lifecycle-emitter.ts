@@ -14,6 +14,7 @@ export interface LifecycleSink<E> {
   /**
    * Emits `event` with the payload `payload()` builds, which is called only when someone listens.
    * Never throws: a listener that throws is logged, and the listeners after it miss this one event.
+   * Listeners are called synchronously; an `async` listener's promise is not awaited.
    */
   emit<K extends keyof E & string>(event: K, payload: () => E[K]): void;
 }
