@@ -42,6 +42,14 @@ export {
   LeaderElectionLostError,
 } from './controller/leader-election-lost-error.ts';
 export type {
+  DeletedEvent,
+  DeleteFailedEvent,
+  ProvisionControllerEvents,
+  ProvisionedEvent,
+  ProvisionFailedEvent,
+  SyncedEvent,
+} from './controller/lifecycle-events.ts';
+export type {
   LeaseLossPolicy,
   ProvisionControllerOptions,
   RescheduleMode,
@@ -51,6 +59,11 @@ export { ConfigurationError, isConfigurationError } from './controller/options.t
 export { IgnoredError, InfeasibleError, isIgnoredError, isInfeasibleError } from './errors.ts';
 export type { Check, HealthServerOptions } from './http/health-server.ts';
 export { HealthServer } from './http/health-server.ts';
+export type {
+  LeadingEvent,
+  StoppedLeadingEvent,
+  StoppedLeadingReason,
+} from './leader-election/leader-events.ts';
 export { persistentVolumeFor } from './persistent-volume.ts';
 export type { ProbeRegistry } from './provision-controller.ts';
 export { ProvisionController } from './provision-controller.ts';
@@ -67,6 +80,7 @@ export type { BackoffOptions } from './util/backoff.ts';
 export { Backoff } from './util/backoff.ts';
 export type { Clock } from './util/clock.ts';
 export { realClock } from './util/clock.ts';
+export type { LifecycleEventMap } from './util/lifecycle-emitter.ts';
 export type { LogFields, LogFn, Logger, LoggerOptions, LogLevel } from './util/logger.ts';
 export { createLogger, levelForVerbosity, silentLogger } from './util/logger.ts';
 export {

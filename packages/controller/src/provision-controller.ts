@@ -5,27 +5,25 @@
  *
  * ```ts
  * const controller = new ProvisionController({ api, provisionerName: 'example.com/hostpath', provisioner });
+ * controller.on('provisioned', ({ claim, volume, durationMs }) => audit(claim, volume, durationMs));
  * const stop = new AbortController();
  * process.once('SIGTERM', () => stop.abort());
  * await controller.run(stop.signal);
  * ```
  */
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
+import { EventEmitter } from 'eventemitter3';
 import { Registry } from 'prom-client';
-import { defaultRateLimit } from './client/request-limiter.ts';
-import {
-  type KubeObject,
-  type ResourceClient,
-  type ResourceDescriptor,
-  resources,
-} from './client/resource-client.ts';
+import { type KubeObject, resources } from './client/resource-client.ts';
 import { BlockingVolumeStore, type SaveConfig } from './controller/blocking-volume-store.ts';
 import { ClaimSync } from './controller/claim-sync.ts';
+import { createControllerElector } from './controller/controller-elector.ts';
+import { controllerInformers } from './controller/controller-informers.ts';
 import { type ControllerMetrics, createControllerMetrics } from './controller/controller-metrics.ts';
 import { LeaderElectionLostError } from './controller/leader-election-lost-error.ts';
 import { runLeaderTerm } from './controller/leader-term.ts';
+import type { ProvisionControllerEvents } from './controller/lifecycle-events.ts';
 import {
-  ConfigurationError,
   ensureUidIndex,
   type ProvisionControllerOptions,
   type ResolvedOptions,
@@ -43,23 +41,27 @@ import { VolumeSync } from './controller/volume-sync.ts';
 import type { WorkFence } from './controller/work-fence.ts';
 import { createEventRecorder, type EventRecorder } from './events/event-recorder.ts';
 import { HealthServer } from './http/health-server.ts';
-import { SharedInformer } from './informer/shared-informer.ts';
-import { indexByUid, uidIndex } from './informer/store.ts';
-import { withoutManagedFields } from './informer/without-managed-fields.ts';
-import { LeaderElector } from './leader-election/leader-elector.ts';
+import type { SharedInformer } from './informer/shared-informer.ts';
+import { uidIndex } from './informer/store.ts';
+import type { LeaderElector } from './leader-election/leader-elector.ts';
 import { leaderIdentity } from './leader-election/leader-identity.ts';
 import { type Leadership, LeadershipLapsedError } from './leader-election/lease-fence.ts';
 import { leaseNameFor } from './leader-election/lease-name.ts';
 import { type Clock, realClock } from './util/clock.ts';
 import { holdProcessOpen } from './util/keep-alive.ts';
+import { type LifecycleEventMap, type LifecycleSink, lifecycleSink } from './util/lifecycle-emitter.ts';
 import { createLogger, type Logger } from './util/logger.ts';
 import { RateLimitingQueue } from './workqueue/rate-limiting-queue.ts';
 
 export type { ProvisionControllerOptions } from './controller/options.ts';
 export type { ProbeRegistry } from './controller/probes.ts';
 
-/** Runs a {@link Provisioner} against the cluster. Construct once, {@link run} once. */
-export class ProvisionController {
+/**
+ * Runs a {@link Provisioner} against the cluster. Construct once, {@link run} once. Emits the typed
+ * {@link ProvisionControllerEvents} (`on('provisioned', …)`); with no listener an event costs one
+ * `listenerCount` lookup, and a listener that throws is logged, never fails the controller.
+ */
+export class ProvisionController extends EventEmitter<LifecycleEventMap<ProvisionControllerEvents>> {
   /** The registry holding the `controller_*` and `workqueue_*` collectors (the host may serve it). */
   readonly registry: Registry;
   /** `<hostname>_<uuid>`: the Lease holder identity, new for each controller. */
@@ -71,11 +73,12 @@ export class ProvisionController {
   readonly #logger: Logger;
   readonly #metrics: ControllerMetrics;
   readonly #recorder: EventRecorder;
+  readonly #events: LifecycleSink<ProvisionControllerEvents>;
   readonly #claims: SharedInformer<V1PersistentVolumeClaim>;
   readonly #volumes: SharedInformer<V1PersistentVolume>;
   readonly #classes: SharedInformer<V1StorageClass>;
   /** Informers this controller created, and therefore starts and stops. */
-  readonly #ownedInformers: { run(signal: AbortSignal): Promise<void> }[] = [];
+  readonly #ownedInformers: readonly { run(signal: AbortSignal): Promise<void> }[];
   readonly #claimQueue: RateLimitingQueue;
   readonly #volumeQueue: RateLimitingQueue;
   readonly #slowRetry: SlowRetrySet;
@@ -110,6 +113,7 @@ export class ProvisionController {
 
   /** @throws ConfigurationError when an option is invalid. */
   constructor(options: ProvisionControllerOptions) {
+    super();
     const resolved = resolveOptions(options);
     this.#options = resolved;
     this.#clock = resolved.clock ?? realClock;
@@ -117,6 +121,7 @@ export class ProvisionController {
     this.identity = leaderIdentity();
     this.registry = resolved.metricsRegistry ?? new Registry();
     this.#metrics = createControllerMetrics(this.registry);
+    this.#events = lifecycleSink<ProvisionControllerEvents>(this, this.#logger);
     const { api } = resolved;
     const clock = this.#clock;
 
@@ -128,33 +133,11 @@ export class ProvisionController {
       logger: this.#logger,
       registry: this.registry,
     });
-    const informerOptions = { resyncPeriod: resolved.resyncPeriodMs, clock, logger: this.#logger };
-    // Nothing here reads managedFields; on 10k cached claims and PVs they would be most of the memory.
-    const cached = <T extends KubeObject>(descriptor: ResourceDescriptor<T>): ResourceClient<T> =>
-      withoutManagedFields(api.resource(descriptor));
-    const own = <T extends { run(signal: AbortSignal): Promise<void> }>(informer: T): T => {
-      this.#ownedInformers.push(informer);
-      return informer;
-    };
-    this.#claims =
-      resolved.claimsInformer ??
-      own(
-        new SharedInformer(cached(resources.persistentVolumeClaims), {
-          ...informerOptions,
-          indexers: { [uidIndex]: indexByUid },
-          ...(resolved.claimLabelSelector === undefined
-            ? {}
-            : { labelSelector: resolved.claimLabelSelector }),
-          ...(resolved.claimFieldSelector === undefined
-            ? {}
-            : { fieldSelector: resolved.claimFieldSelector }),
-        }),
-      );
-    this.#volumes =
-      resolved.volumesInformer ??
-      own(new SharedInformer(cached(resources.persistentVolumes), informerOptions));
-    this.#classes =
-      resolved.classesInformer ?? own(new SharedInformer(cached(resources.storageClasses), informerOptions));
+    const informers = controllerInformers(resolved, clock, this.#logger);
+    this.#claims = informers.claims;
+    this.#volumes = informers.volumes;
+    this.#classes = informers.classes;
+    this.#ownedInformers = informers.owned;
 
     const limiters = queueLimiters(resolved, clock);
     this.#claimQueue = new RateLimitingQueue({
@@ -221,6 +204,7 @@ export class ProvisionController {
       recordEvent: recordClaimEvent,
       store: this.#store,
       metrics: this.#metrics,
+      events: this.#events,
       clock,
       fence: this.#fence,
     });
@@ -233,6 +217,7 @@ export class ProvisionController {
       getVolume: (name) => this.#volumes.store.getByKey(name),
       recordEvent: this.#eventRecorderFor('PersistentVolume'),
       metrics: this.#metrics,
+      events: this.#events,
       clock,
       apiRequestTimeoutMs: resolved.apiRequestTimeoutMs,
       fence: this.#fence,
@@ -374,6 +359,7 @@ export class ProvisionController {
         clock: this.#clock,
         logger: this.#logger,
         fence: this.#fence,
+        events: this.#events,
         claimQueue: this.#claimQueue,
         volumeQueue: this.#volumeQueue,
         claimSync: this.#claimSync,
@@ -388,35 +374,24 @@ export class ProvisionController {
   }
 
   #createElector(name: string): LeaderElector {
-    const options = this.#options;
-    try {
-      return new LeaderElector({
-        lock: {
-          leases: withOwnRateLimit(options.api, defaultRateLimit).resource(resources.leases),
-          namespace: options.leaderElectionNamespace,
-          name,
-          identity: this.identity,
+    return createControllerElector({
+      options: this.#options,
+      name,
+      identity: this.identity,
+      callbacks: {
+        onStartedLeading: (signal, leadership) => {
+          this.#leadership = leadership;
+          this.#leading = this.#runLeaderTerm(signal, leadership.lost);
+          return this.#leading;
         },
-        leaseDurationMs: options.leaseDurationMs,
-        renewDeadlineMs: options.renewDeadlineMs,
-        retryPeriodMs: options.retryPeriodMs,
-        releaseOnCancel: options.releaseLeaseOnShutdown,
-        callbacks: {
-          onStartedLeading: (signal, leadership) => {
-            this.#leadership = leadership;
-            this.#leading = this.#runLeaderTerm(signal, leadership.lost);
-            return this.#leading;
-          },
-          onStoppedLeading: () => this.#logger.info({ lease: this.lease }, 'Stopped leading'),
-        },
-        recorder: this.#recorder,
-        clock: this.#clock,
-        logger: this.#logger,
-        registry: this.registry,
-      });
-    } catch (err) {
-      throw new ConfigurationError([err instanceof Error ? err.message : String(err)]);
-    }
+        onStoppedLeading: () => this.#logger.info({ lease: this.lease }, 'Stopped leading'),
+      },
+      recorder: this.#recorder,
+      clock: this.#clock,
+      logger: this.#logger,
+      registry: this.registry,
+      events: this.#events,
+    });
   }
 
   /**

@@ -48,6 +48,7 @@ function setup(
     store: { storeVolume: async (_claim, volume) => void saved.push(volume.metadata?.name ?? '') },
     metrics: createControllerMetrics(new Registry()),
     clock,
+    events: { emit: () => {} },
     fence: openFence,
   });
   return { sync, provisioner, clock, events, saved, slowRetry, classes, rescheduled };

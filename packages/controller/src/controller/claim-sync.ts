@@ -7,6 +7,7 @@ import { isIgnoredError, isInfeasibleError } from '../errors.ts';
 import { isLeadershipLapsedError } from '../leader-election/lease-fence.ts';
 import type { OperationContext, Provisioner, ProvisioningState, ProvisionResult } from '../provisioner.ts';
 import type { Clock } from '../util/clock.ts';
+import type { LifecycleSink } from '../util/lifecycle-emitter.ts';
 import { annDynamicallyProvisioned, finalizerPV } from '../wire-names.ts';
 import {
   claimClassName,
@@ -21,6 +22,7 @@ import {
 } from './claim-fields.ts';
 import type { ControllerMetrics } from './controller-metrics.ts';
 import { frozenClone } from './deep-freeze.ts';
+import type { ProvisionControllerEvents } from './lifecycle-events.ts';
 import type { RecordEvent } from './record-event.ts';
 import type { SlowRetrySet } from './slow-retry.ts';
 import { toError } from './to-error.ts';
@@ -52,18 +54,22 @@ export interface ClaimSyncConfig {
   readonly recordEvent: RecordEvent;
   readonly store: VolumeStore;
   readonly metrics: ControllerMetrics;
+  /** Receives `provisioned` and `provisionFailed`. */
+  readonly events: LifecycleSink<ProvisionControllerEvents>;
   readonly clock: Clock;
   /** Checked immediately before each side effect. */
   readonly fence: WorkFence;
 }
 
 /**
- * Result of one provision attempt: saved, stopped for good (Go's `errStopProvision`), failed, or
- * abandoned because the controller stops or no longer leads (neither an event nor a failure).
+ * Result of one provision attempt: saved, stopped for good (Go's `errStopProvision`), rescheduled
+ * after a provisioner error (a stop too), failed, or abandoned because the controller stops or no
+ * longer leads (neither an event nor a failure).
  */
 type Outcome =
-  | { readonly kind: 'provisioned' }
+  | { readonly kind: 'provisioned'; readonly volume: V1PersistentVolume }
   | { readonly kind: 'stop' }
+  | { readonly kind: 'rescheduled'; readonly error: Error }
   | { readonly kind: 'abandoned'; readonly error: Error }
   | { readonly kind: 'failed'; readonly error: Error; readonly state: ProvisioningState };
 
@@ -101,7 +107,7 @@ export class ClaimSync {
 
   /** Syncs one claim. Rejects when the claim must be requeued. */
   async sync(claim: V1PersistentVolumeClaim, context: OperationContext): Promise<void> {
-    const { metrics, clock } = this.#config;
+    const { metrics, clock, events } = this.#config;
     const labels = claimMetricLabels(claim);
     if (this.#isStaleAfterReschedule(claim)) {
       context.logger.debug({ claimUID: claim.metadata?.uid }, 'Claim was rescheduled; waiting for the cache');
@@ -112,7 +118,10 @@ export class ClaimSync {
     try {
       should = await this.shouldProvision(claim, context);
     } catch (err) {
-      if (!this.#config.fence.abandoned()) metrics.provisionFailedTotal.inc(labels);
+      if (!this.#config.fence.abandoned()) {
+        metrics.provisionFailedTotal.inc(labels);
+        events.emit('provisionFailed', () => ({ claim, error: toError(err), state: 'NoChange' }));
+      }
       throw err;
     }
     if (!should) return;
@@ -122,10 +131,17 @@ export class ClaimSync {
     // Claims in progress stay as they are: the process is stopping, and a successor starts afresh.
     if (outcome.kind === 'abandoned') throw outcome.error;
     if (outcome.kind === 'provisioned') {
-      metrics.provisionDurationSeconds.observe(labels, (clock.now() - start) / 1000);
+      const durationMs = clock.now() - start;
+      metrics.provisionDurationSeconds.observe(labels, durationMs / 1000);
       metrics.provisionTotal.inc(labels);
+      events.emit('provisioned', () => ({ claim, volume: outcome.volume, durationMs }));
     } else {
       metrics.provisionFailedTotal.inc(labels);
+      if (outcome.kind === 'failed' || outcome.kind === 'rescheduled') {
+        const { error } = outcome;
+        const state = outcome.kind === 'failed' ? outcome.state : 'Reschedule';
+        events.emit('provisionFailed', () => ({ claim, error, state }));
+      }
     }
     this.#applyOutcome(claim, outcome, context);
   }
@@ -261,7 +277,7 @@ export class ClaimSync {
         return { kind: 'abandoned', error: toError(err) };
       return finished(toError(err));
     }
-    return { kind: 'provisioned' };
+    return { kind: 'provisioned', volume };
   }
 
   async #provisionFailed(
@@ -300,7 +316,7 @@ export class ClaimSync {
     }
     this.#rescheduled.set(claim.metadata?.uid ?? '', claim.metadata?.resourceVersion ?? '');
     logger.info({ err: error }, 'Volume rescheduled because of the provisioning error');
-    return stop;
+    return { kind: 'rescheduled', error };
   }
 
   /** Adds the four fields the library owns (§9.5 step 8) to a shallow copy of the provisioner's PV. */

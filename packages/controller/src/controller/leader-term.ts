@@ -6,10 +6,12 @@
  */
 import type { Clock } from '../util/clock.ts';
 import { sleep } from '../util/clock.ts';
+import type { LifecycleSink } from '../util/lifecycle-emitter.ts';
 import type { Logger } from '../util/logger.ts';
 import type { RateLimitingQueue } from '../workqueue/rate-limiting-queue.ts';
 import { runWorkers } from '../workqueue/worker-pool.ts';
 import type { ClaimSync } from './claim-sync.ts';
+import type { ProvisionControllerEvents } from './lifecycle-events.ts';
 import type { ResolvedOptions } from './options.ts';
 import type { VolumeSync } from './volume-sync.ts';
 import type { WorkFence } from './work-fence.ts';
@@ -31,6 +33,8 @@ export interface LeaderTermConfig {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly fence: WorkFence;
+  /** Receives `synced`. */
+  readonly events: LifecycleSink<ProvisionControllerEvents>;
   readonly claimQueue: RateLimitingQueue;
   readonly volumeQueue: RateLimitingQueue;
   readonly claimSync: ClaimSync;
@@ -72,8 +76,11 @@ export async function runLeaderTerm(
   if (lost?.aborted) onLost();
   else lost?.addEventListener('abort', onLost, { once: true });
   try {
+    const waitStart = clock.now();
     if (!(await waitForCacheSync(config, signal))) return;
+    const waitedMs = clock.now() - waitStart;
     logger.info({ component: identity }, 'Started provisioner controller');
+    config.events.emit('synced', () => ({ waitedMs }));
     const item = { clock, logger, signal: termStop.signal, fence: config.fence };
     const claimItem: WorkItemConfig = {
       ...item,

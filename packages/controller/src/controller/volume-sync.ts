@@ -9,10 +9,12 @@ import { isIgnoredError } from '../errors.ts';
 import { isLeadershipLapsedError } from '../leader-election/lease-fence.ts';
 import type { OperationContext, Provisioner } from '../provisioner.ts';
 import type { Clock } from '../util/clock.ts';
+import type { LifecycleSink } from '../util/lifecycle-emitter.ts';
 import { finalizerPV } from '../wire-names.ts';
 import type { ControllerMetrics } from './controller-metrics.ts';
 import { withDeadline } from './deadline.ts';
 import { frozenClone } from './deep-freeze.ts';
+import type { ProvisionControllerEvents } from './lifecycle-events.ts';
 import type { RecordEvent } from './record-event.ts';
 import { toError } from './to-error.ts';
 import {
@@ -35,6 +37,8 @@ export interface VolumeSyncConfig {
   readonly getVolume: (name: string) => V1PersistentVolume | undefined;
   readonly recordEvent: RecordEvent;
   readonly metrics: ControllerMetrics;
+  /** Receives `deleted` and `deleteFailed`. */
+  readonly events: LifecycleSink<ProvisionControllerEvents>;
   readonly clock: Clock;
   readonly apiRequestTimeoutMs: number;
   /** Checked immediately before each side effect. */
@@ -68,7 +72,7 @@ export class VolumeSync {
 
   /** Syncs one PV. Rejects when it must be requeued. */
   async sync(volume: V1PersistentVolume, context: OperationContext): Promise<void> {
-    const { knownNames, metrics, clock } = this.#config;
+    const { knownNames, metrics, clock, events } = this.#config;
     if (!isProvisionerForVolume(volume, knownNames)) return;
     if (this.#deletions.get(volume.metadata?.uid ?? '') === 'done') return;
     const current = await this.#handleProtectionFinalizer(volume, context);
@@ -76,14 +80,20 @@ export class VolumeSync {
 
     const labels = { class: current.spec?.storageClassName ?? '' };
     const start = clock.now();
+    let deleted: boolean;
     try {
-      await this.#deleteVolumeOperation(current, context);
+      deleted = await this.#deleteVolumeOperation(current, context);
     } catch (err) {
-      if (!this.#abandoned(err)) metrics.deleteFailedTotal.inc(labels);
+      if (!this.#abandoned(err)) {
+        metrics.deleteFailedTotal.inc(labels);
+        events.emit('deleteFailed', () => ({ volume: current, error: toError(err) }));
+      }
       throw err;
     }
-    metrics.deleteDurationSeconds.observe(labels, (clock.now() - start) / 1000);
+    const durationMs = clock.now() - start;
+    metrics.deleteDurationSeconds.observe(labels, durationMs / 1000);
     metrics.deleteTotal.inc(labels);
+    if (deleted) events.emit('deleted', () => ({ volume: current, durationMs }));
   }
 
   async #handleProtectionFinalizer(
@@ -110,7 +120,8 @@ export class VolumeSync {
     return isVolumeDeletable(volume, this.#config.addFinalizer);
   }
 
-  async #deleteVolumeOperation(volume: V1PersistentVolume, context: OperationContext): Promise<void> {
+  /** Deletes the asset, then the PV object; resolves false when `delete` ignored the volume (`IgnoredError`). */
+  async #deleteVolumeOperation(volume: V1PersistentVolume, context: OperationContext): Promise<boolean> {
     const name = volume.metadata?.name ?? '';
     const uid = volume.metadata?.uid;
     const logger = context.logger.child({ PV: name });
@@ -126,7 +137,7 @@ export class VolumeSync {
         if (this.#abandoned(err)) throw err;
         if (isIgnoredError(err)) {
           logger.debug({ reason: err.reason }, 'Volume deletion ignored');
-          return;
+          return false;
         }
         const error = toError(err);
         logger.error({ err: error }, 'Volume deletion failed');
@@ -171,6 +182,7 @@ export class VolumeSync {
     }
     if (uid !== undefined) this.#deletions.set(uid, 'done');
     logger.debug('PersistentVolume deleted succeeded');
+    return true;
   }
 
   /**

@@ -6,9 +6,16 @@
  * @packageDocumentation
  */
 
+export type { LifecycleEventMap } from '../util/lifecycle-emitter.ts';
 export type { LeaderElectionOutcome } from './leader-elector.ts';
 export { LeaderElector } from './leader-elector.ts';
 export type { LeaderCallbacks, LeaderElectorOptions } from './leader-elector-options.ts';
+export type {
+  LeaderElectorEvents,
+  LeadingEvent,
+  StoppedLeadingEvent,
+  StoppedLeadingReason,
+} from './leader-events.ts';
 export { leaderIdentity } from './leader-identity.ts';
 export type { Leadership } from './lease-fence.ts';
 export { isLeadershipLapsedError, LeadershipLapsedError } from './lease-fence.ts';

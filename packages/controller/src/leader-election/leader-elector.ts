@@ -11,10 +11,12 @@
  * *when* to try. Without `watch` permission on Leases the candidate just polls.
  */
 import { V1MicroTime } from '@kubernetes/client-node';
+import { EventEmitter } from 'eventemitter3';
 import type { Gauge } from 'prom-client';
 import { isConflict, isForbidden, isNotFound } from '../client/api-error.ts';
 import type { EventRecorder } from '../events/event-recorder.ts';
 import { type Clock, realClock, sleep } from '../util/clock.ts';
+import { type LifecycleEventMap, type LifecycleSink, lifecycleSink } from '../util/lifecycle-emitter.ts';
 import { type Logger, silentLogger } from '../util/logger.ts';
 import {
   jitterFactor,
@@ -23,6 +25,7 @@ import {
   masterStatusGauge,
   validate,
 } from './leader-elector-options.ts';
+import type { LeaderElectorEvents } from './leader-events.ts';
 import { LeaseDenials } from './lease-denial.ts';
 import { LeaseFence } from './lease-fence.ts';
 import { type LeaderElectionRecord, LeaseLock, type ObservedLeaseRecord } from './lease-lock.ts';
@@ -35,8 +38,11 @@ export type LeaderElectionOutcome = 'cancelled' | 'lost';
 /** Server-side timeout of the candidate's Lease watch; it is renewed after each normal close. */
 const leaseWatchTimeoutSeconds = 300;
 
-/** One candidate in a Lease election. */
-export class LeaderElector {
+/**
+ * One candidate in a Lease election. Emits the typed {@link LeaderElectorEvents} (`leading`,
+ * `stoppedLeading`); a listener that throws is logged and never disturbs the election.
+ */
+export class LeaderElector extends EventEmitter<LifecycleEventMap<LeaderElectorEvents>> {
   readonly #lock: LeaseLock;
   readonly #leaseDurationMs: number;
   readonly #renewDeadlineMs: number;
@@ -63,9 +69,11 @@ export class LeaderElector {
   /** Wakes the renew loop from its pause between rounds, when a stall needs a renewal now. */
   #wakeRenewal: (() => void) | undefined;
   readonly #denials: LeaseDenials;
+  readonly #events: LifecycleSink<LeaderElectorEvents>;
 
   /** Validates the options with client-go's rules; throws a `TypeError` or `RangeError` when they break one. */
   constructor(options: LeaderElectorOptions) {
+    super();
     const { lock, callbacks } = options;
     this.#leaseDurationMs = options.leaseDurationMs ?? 15_000;
     this.#renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
@@ -92,6 +100,7 @@ export class LeaderElector {
     this.#random = options.random ?? Math.random;
     this.#masterStatus = options.registry && masterStatusGauge(options.registry);
     this.#denials = new LeaseDenials(this.#clock, this.#logger, lock.namespace, lock.name);
+    this.#events = lifecycleSink<LeaderElectorEvents>(this, this.#logger);
   }
 
   /**
@@ -241,6 +250,10 @@ export class LeaderElector {
       onStall: () => this.#wakeRenewal?.(),
     });
     fence.renewed(this.#lastSuccessSentAt);
+    const ledSince = this.#clock.now();
+    const lease = this.#lock.describe();
+    const { identity } = this.#lock;
+    this.#events.emit('leading', () => ({ lease, identity }));
     const work = this.#startLeading(leading.signal, fence);
     const onCancel = (): void => {
       leading.abort(signal.reason);
@@ -279,6 +292,13 @@ export class LeaderElector {
     fence.close();
     if (this.#releaseOnCancel) await this.#release();
     this.#recordEvent('stopped leading');
+    this.#events.emit('stoppedLeading', () => ({
+      lease,
+      identity,
+      reason: outcome === 'lost' ? 'leaseLost' : 'stopRequested',
+      error: outcome === 'lost' ? toLossError(fence.lost.reason) : undefined,
+      ledMs: this.#clock.now() - ledSince,
+    }));
     return outcome;
   }
 
@@ -482,4 +502,9 @@ export class LeaderElector {
       this.#logger.error({ err }, `${name} failed`);
     }
   }
+}
+
+/** The reason the fence lapsed with (always an `Error` in practice), as an `Error`. */
+function toLossError(reason: unknown): Error {
+  return reason instanceof Error ? reason : new Error(String(reason));
 }

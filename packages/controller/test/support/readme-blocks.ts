@@ -14,6 +14,18 @@ export function readmeTestFile(): { name: string; source: string } {
   return { name: match.groups.name, source: match.groups.source };
 }
 
+/** The controller README's `ts` block marked `<!-- readme-example: <name> -->`. */
+export function readmeExample(name: string): string {
+  const readme = readFileSync(join(repoRoot, 'packages/controller/README.md'), 'utf8');
+  const marker = `<!-- readme-example: ${name} -->`;
+  const start = readme.indexOf(marker);
+  const match = /```ts\n(?<source>[\s\S]*?)```/u.exec(readme.slice(start));
+  if (start < 0 || match?.groups?.source === undefined) {
+    throw new Error(`packages/controller/README.md has no ${marker} block`);
+  }
+  return match.groups.source;
+}
+
 /** The first `ts` block under the root README's "Write a provisioner" heading. */
 export function writeAProvisionerExample(): string {
   const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');

@@ -1,0 +1,272 @@
+/**
+ * Typed lifecycle events (issue 12): what `ProvisionController` emits, with which payload, and what
+ * it does not emit (work abandoned because leadership lapsed); a listener that throws is logged and
+ * changes nothing; a payload is built only when someone listens.
+ */
+import type { V1PersistentVolume } from '@kubernetes/client-node';
+import { EventEmitter } from 'eventemitter3';
+import { describe, expect, it } from 'vitest';
+import { isLeaderElectionLostError } from '../src/controller/leader-election-lost-error.ts';
+import type { ProvisionControllerEvents } from '../src/controller/lifecycle-events.ts';
+import { IgnoredError } from '../src/errors.ts';
+import { isLeadershipLapsedError } from '../src/leader-election/lease-fence.ts';
+import type { ProvisionController } from '../src/provision-controller.ts';
+import { type LifecycleEventMap, lifecycleSink } from '../src/util/lifecycle-emitter.ts';
+import { createLogger } from '../src/util/logger.ts';
+import {
+  dynamicallyProvisioned,
+  type HarnessOptions,
+  manualHarness,
+  newClaim,
+  newStorageClass,
+  newVolume,
+  provisionCounts,
+  provisionerName,
+  pump,
+  volumeFor,
+} from './controller-fixtures.ts';
+
+const eventNames = [
+  'leading',
+  'stoppedLeading',
+  'synced',
+  'provisioned',
+  'provisionFailed',
+  'deleted',
+  'deleteFailed',
+] as const satisfies readonly (keyof ProvisionControllerEvents)[];
+
+type Recorded = {
+  [K in keyof ProvisionControllerEvents]: { name: K; event: ProvisionControllerEvents[K] };
+}[keyof ProvisionControllerEvents];
+
+/** Every lifecycle event `controller` emits, in order. */
+function record(controller: ProvisionController): Recorded[] {
+  const seen: Recorded[] = [];
+  for (const name of eventNames) {
+    controller.on(name, (event: ProvisionControllerEvents[typeof name]) => {
+      seen.push({ name, event } as Recorded);
+    });
+  }
+  return seen;
+}
+
+const names = (seen: readonly Recorded[]): string[] => seen.map((entry) => entry.name);
+const storageClass = newStorageClass('class-1', provisionerName);
+const claim = newClaim('claim-1', 'uid-1-1', 'class-1', provisionerName);
+const releasedVolume = (): V1PersistentVolume => ({
+  ...newVolume('pv-1', 'Released', 'Delete', dynamicallyProvisioned(provisionerName)),
+  spec: {
+    ...newVolume('pv-1', 'Released', 'Delete', {}).spec,
+    storageClassName: 'class-1',
+    claimRef: { name: 'gone', namespace: 'default', uid: 'uid-gone' },
+  },
+});
+
+/** A promise the test opens by hand. */
+function gate(): { wait: Promise<void>; open: () => void } {
+  let open: () => void = () => {};
+  const wait = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { wait, open };
+}
+
+/** A controller with leader election on the manual clock, its events recorded from the start. */
+function leader(options: HarnessOptions) {
+  const harness = manualHarness({ leaderElection: true, leaderElectionNamespace: 'kube-system', ...options });
+  const seen = record(harness.h.controller);
+  const stop = new AbortController();
+  const done = harness.h.controller.run(stop.signal).then(
+    () => 'stopped',
+    (err: unknown) => err,
+  );
+  return { ...harness, seen, stop, done };
+}
+
+describe('lifecycle events: provisioning', () => {
+  it('emits leading, synced and provisioned with the claim, the saved PV and the duration', async () => {
+    const { clock, h, seen, stop, done } = leader({ objects: [storageClass, claim] });
+    await pump(clock, 2_000);
+
+    expect(names(seen)).toEqual(['leading', 'synced', 'provisioned']);
+    expect(seen[0]).toEqual({
+      name: 'leading',
+      event: { lease: 'kube-system/foo.bar-baz', identity: h.controller.identity },
+    });
+    const provisioned = seen[2];
+    if (provisioned?.name !== 'provisioned') throw new Error('no provisioned event');
+    expect(provisioned.event.claim.metadata?.uid).toBe('uid-1-1');
+    expect(h.volumes()).toHaveLength(1);
+    expect(provisioned.event.volume.metadata?.name).toBe(h.volumes()[0]?.metadata?.name);
+    expect(provisioned.event.volume.spec?.claimRef?.uid).toBe('uid-1-1');
+    expect(provisioned.event.durationMs).toBeGreaterThanOrEqual(0);
+    stop.abort();
+    await pump(clock, 1_000);
+    expect(await done).toBe('stopped');
+  });
+
+  it('emits provisionFailed with the claim, the error and the state', async () => {
+    const { clock, h, seen } = leader({ objects: [storageClass, claim] });
+    h.provisioner.provisionResult = () => ({ error: new Error('backend full'), state: 'Background' });
+    await pump(clock, 2_000);
+
+    const failed = seen.find((entry) => entry.name === 'provisionFailed');
+    if (failed?.name !== 'provisionFailed') throw new Error('no provisionFailed event');
+    expect(failed.event.claim.metadata?.uid).toBe('uid-1-1');
+    expect(failed.event.error.message).toBe('backend full');
+    expect(failed.event.state).toBe('Background');
+    expect(names(seen)).not.toContain('provisioned');
+  });
+
+  it('emits neither provisioned nor provisionFailed for a result that returns after the term lapsed', async () => {
+    const { clock, h, seen, done } = leader({ objects: [storageClass, claim], onLeaseLost: 'reject' });
+    const provisioned = gate();
+    h.provisioner.provisionResult = async (options) => {
+      await provisioned.wait;
+      return { pv: volumeFor(options) };
+    };
+    await pump(clock, 2_000);
+    expect(h.provisioner.provisionCalls).toHaveLength(1);
+
+    clock.freeze(20_000);
+    provisioned.open();
+    await pump(clock, 2_000);
+
+    expect(isLeaderElectionLostError(await done)).toBe(true);
+    expect(h.volumes()).toEqual([]);
+    expect(names(seen)).toEqual(['leading', 'synced', 'stoppedLeading']);
+    const stopped = seen[2];
+    if (stopped?.name !== 'stoppedLeading') throw new Error('no stoppedLeading event');
+    expect(stopped.event.reason).toBe('leaseLost');
+    expect(isLeadershipLapsedError(stopped.event.error)).toBe(true);
+  });
+});
+
+describe('lifecycle events: deletion', () => {
+  it('emits deleted with the released PV once the asset and the PV object are gone', async () => {
+    const { clock, h, seen } = leader({ objects: [storageClass, releasedVolume()] });
+    await pump(clock, 2_000);
+
+    expect(h.volumes()).toEqual([]);
+    const deleted = seen.find((entry) => entry.name === 'deleted');
+    if (deleted?.name !== 'deleted') throw new Error('no deleted event');
+    expect(deleted.event.volume.metadata?.name).toBe('pv-1');
+    expect(deleted.event.durationMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it('emits deleteFailed with the PV and the error when delete fails', async () => {
+    const { clock, h, seen } = leader({ objects: [storageClass, releasedVolume()] });
+    h.provisioner.deleteResult = () => {
+      throw new Error('share is busy');
+    };
+    await pump(clock, 2_000);
+
+    const failed = seen.find((entry) => entry.name === 'deleteFailed');
+    if (failed?.name !== 'deleteFailed') throw new Error('no deleteFailed event');
+    expect(failed.event.volume.metadata?.name).toBe('pv-1');
+    expect(failed.event.error.message).toBe('share is busy');
+    expect(names(seen)).not.toContain('deleted');
+  });
+
+  it('emits nothing for a volume whose delete the provisioner ignores', async () => {
+    const { clock, h, seen } = leader({ objects: [storageClass, releasedVolume()] });
+    h.provisioner.deleteResult = () => {
+      throw new IgnoredError('not mine');
+    };
+    await pump(clock, 2_000);
+
+    expect(h.volumes()).toHaveLength(1);
+    expect(names(seen)).toEqual(['leading', 'synced']);
+  });
+
+  it('emits neither deleted nor deleteFailed for a delete that returns after the term lapsed', async () => {
+    const { clock, h, seen, done } = leader({
+      objects: [storageClass, releasedVolume()],
+      onLeaseLost: 'reject',
+    });
+    const deleted = gate();
+    h.provisioner.deleteResult = () => deleted.wait;
+    await pump(clock, 2_000);
+    expect(h.provisioner.deleteCalls).toHaveLength(1);
+
+    clock.freeze(20_000);
+    deleted.open();
+    await pump(clock, 2_000);
+
+    expect(isLeaderElectionLostError(await done)).toBe(true);
+    expect(h.volumes().map((pv) => pv.metadata?.name)).toEqual(['pv-1']);
+    expect(names(seen)).toEqual(['leading', 'synced', 'stoppedLeading']);
+  });
+});
+
+describe('lifecycle events: leadership', () => {
+  it('emits stoppedLeading with reason stopRequested on a graceful stop', async () => {
+    const { clock, seen, stop, done } = leader({ objects: [storageClass] });
+    await pump(clock, 2_000);
+    clock.advance(3_000);
+    stop.abort();
+    await pump(clock, 1_000);
+
+    expect(await done).toBe('stopped');
+    expect(names(seen)).toEqual(['leading', 'synced', 'stoppedLeading']);
+    const stopped = seen[2];
+    if (stopped?.name !== 'stoppedLeading') throw new Error('no stoppedLeading event');
+    expect(stopped.event.reason).toBe('stopRequested');
+    expect(stopped.event.error).toBeUndefined();
+    expect(stopped.event.ledMs).toBeGreaterThanOrEqual(5_000);
+  });
+
+  it('emits synced but no leadership events without leader election', async () => {
+    const { clock, h } = manualHarness({ objects: [storageClass, claim] });
+    const seen = record(h.controller);
+    h.start();
+    await pump(clock, 1_000);
+    await h.stop();
+    expect(names(seen)).toEqual(['synced', 'provisioned']);
+  });
+});
+
+describe('lifecycle events: listeners', () => {
+  it('logs a listener that throws, and the controller provisions on as if nobody listened', async () => {
+    const lines: string[] = [];
+    const { clock, h } = manualHarness({
+      objects: [storageClass, claim, newClaim('claim-2', 'uid-2-2', 'class-1', provisionerName)],
+      logger: createLogger({ write: (line) => lines.push(line) }),
+      threadiness: 1,
+    });
+    let calls = 0;
+    h.controller.on('provisioned', () => {
+      calls++;
+      throw new Error('listener bug');
+    });
+    h.start();
+    await pump(clock, 1_000);
+    await h.stop();
+
+    expect(calls).toBe(2);
+    expect(h.volumes()).toHaveLength(2);
+    expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 2, failed: 0 });
+    const logged = lines
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.event !== undefined);
+    expect(logged).toHaveLength(2);
+    expect(logged[0]).toMatchObject({
+      level: 'error',
+      event: 'provisioned',
+      err: expect.objectContaining({ message: 'listener bug' }),
+    });
+  });
+
+  it('builds a payload only when someone listens', () => {
+    const emitter = new EventEmitter<LifecycleEventMap<{ built: number }>>();
+    const sink = lifecycleSink(emitter, createLogger({ level: 'silent' }));
+    let built = 0;
+    sink.emit('built', () => ++built);
+    expect(built).toBe(0);
+    const received: number[] = [];
+    emitter.on('built', (value) => received.push(value));
+    sink.emit('built', () => ++built);
+    expect(received).toEqual([1]);
+  });
+});
