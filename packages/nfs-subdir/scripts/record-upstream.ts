@@ -5,8 +5,13 @@
  *
  *   git clone https://github.com/kubernetes-sigs/nfs-subdir-external-provisioner /tmp/upstream
  *   git -C /tmp/upstream checkout v4.0.2        # or master
- *   node packages/testenv/src/cli.ts exec -- npm exec -- node --conditions=@kube-provisioner/source \
+ *   npm exec -- node --conditions=@kube-provisioner/source packages/testenv/src/cli.ts exec -- \
+ *     npm exec -- node --conditions=@kube-provisioner/source \
  *     packages/nfs-subdir/scripts/record-upstream.ts --checkout /tmp/upstream --label v4.0.2
+ *
+ * `--binary <file>` runs an upstream binary built earlier instead of building one (the checkout
+ * still provides `deploy/rbac.yaml`); `--commit <rev>` names the upstream commit in the fixture's
+ * provenance when the checkout is not a git repository (a snapshot or a tarball).
  *
  * It runs as upstream's pod would: the environment `NFS_SERVER`, `NFS_PATH`, `PROVISIONER_NAME`, a
  * ServiceAccount kubeconfig bound by upstream's own `deploy/rbac.yaml`, and the export mounted at
@@ -59,12 +64,15 @@ const { values } = parseArgs({
     checkout: { type: 'string' },
     label: { type: 'string' },
     out: { type: 'string' },
+    binary: { type: 'string' },
+    commit: { type: 'string' },
     replace: { type: 'string', multiple: true, default: [] },
   },
 });
 if (values.checkout === undefined || values.label === undefined) {
   process.stderr.write(
-    'usage: record-upstream.ts --checkout <upstream source dir> --label <v4.0.2|master> [--out <file>] [--replace <module>=<dir>]...\n',
+    'usage: record-upstream.ts --checkout <upstream source dir> --label <v4.0.2|master> [--out <file>]\n' +
+      '         [--binary <prebuilt upstream binary>] [--commit <upstream commit>] [--replace <module>=<dir>]...\n',
   );
   process.exit(2);
 }
@@ -175,7 +183,7 @@ const work = await mkdtemp(join(tmpdir(), 'record-upstream-'));
 const exportDir = join(work, 'export');
 await mkdir(exportDir);
 await mkdir(mountPath, { recursive: true });
-const binary = await build(work);
+const binary = values.binary ?? (await build(work));
 const admin = new KubeConfig();
 admin.loadFromFile(kubeconfigPath);
 await applyManifests(admin, await upstreamRbac());
@@ -193,7 +201,8 @@ const upstream = await startProgram({
     'private',
     'sh',
     '-c',
-    `mount --bind "$0" ${mountPath} && exec "$1"`,
+    // A container runtime starts the pod's process with umask 022; the caller's may differ.
+    `umask 022 && mount --bind "$0" ${mountPath} && exec "$1"`,
     exportDir,
     binary,
   ],
@@ -213,13 +222,17 @@ try {
 } finally {
   await upstream.stop();
 }
-const { stdout: commit } = await run('git', ['-C', checkout, 'rev-parse', 'HEAD']).catch(() => ({
-  stdout: 'unknown',
-}));
+const commit =
+  values.commit ??
+  (await run('git', ['-C', checkout, 'rev-parse', 'HEAD']).then(
+    ({ stdout }) => stdout.trim(),
+    () => 'an unknown commit',
+  ));
+const { stdout: goVersion } = await run('go', ['version', binary]);
 const fixture: UpstreamFixture = {
   upstream: label,
   source: 'recorded',
-  provenance: `recorded by scripts/record-upstream.ts from ${label} at ${commit.trim()} on ${new Date().toISOString()}`,
+  provenance: `recorded by scripts/record-upstream.ts from ${label} at ${commit}, binary built with ${goVersion.trim().split(': ').at(-1)}, on ${new Date().toISOString()}`,
   observations,
 };
 await writeFile(out, `${JSON.stringify(fixture, null, 2)}\n`);
