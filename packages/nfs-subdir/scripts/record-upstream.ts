@@ -13,10 +13,12 @@
  * still provides `deploy/rbac.yaml`); `--commit <rev>` names the upstream commit in the fixture's
  * provenance when the checkout is not a git repository (a snapshot or a tarball).
  *
- * It runs as upstream's pod would: the environment `NFS_SERVER`, `NFS_PATH`, `PROVISIONER_NAME`, a
- * ServiceAccount kubeconfig bound by upstream's own `deploy/rbac.yaml`, and the export mounted at
- * upstream's hardcoded `/persistentvolumes` (a bind mount in a private mount namespace, `unshare -m`:
- * run as root). Go modules come from the Go module proxy (`vendor/` is used when present).
+ * It runs as upstream's pod would: umask 022, the environment `NFS_SERVER`, `NFS_PATH`,
+ * `PROVISIONER_NAME`, `KUBERNETES_SERVICE_HOST`/`_PORT`, the token and CA of a ServiceAccount bound by
+ * upstream's own `deploy/rbac.yaml` at `/var/run/secrets/kubernetes.io/serviceaccount`, and the export
+ * at upstream's hardcoded `/persistentvolumes` (bind mounts in a private mount namespace, `unshare -m`:
+ * run as root; both mount points are created on the host if missing). Go modules come from the Go
+ * module proxy (`vendor/` is used when present).
  *
  * v4.0.2's module graph names `vbom.ml/util` (through k8s.io/kubectl), which the proxy no longer
  * serves (403). The provisioner never imports it, so an empty stand-in satisfies the graph:
@@ -56,6 +58,7 @@ import {
 
 const run = promisify(execFile);
 const mountPath = '/persistentvolumes';
+const serviceAccountMountPath = '/var/run/secrets/kubernetes.io/serviceaccount';
 const nfsPath = '/export';
 const namespace = 'nfs-upstream';
 
@@ -108,11 +111,30 @@ async function build(work: string): Promise<string> {
   return binary;
 }
 
-/** Upstream's `deploy/rbac.yaml`, moved into our namespace. */
+interface RbacObject extends KubernetesObject {
+  rules?: { resources?: string[] }[];
+}
+
+/**
+ * Upstream's `deploy/rbac.yaml`, moved into our namespace, as `kubectl apply -n` would place it.
+ * The classic nfs-client tag's file names no namespace on its Role and ends its ClusterRole with a
+ * rule without resources or verbs, which today's API server refuses; that rule granted nothing, so
+ * it is dropped (and said so on stderr).
+ */
 async function upstreamRbac(): Promise<KubernetesObject[]> {
-  const objects = loadAllYaml(
-    await readFile(join(checkout, 'deploy', 'rbac.yaml'), 'utf8'),
-  ) as KubernetesObject[];
+  const objects = loadAllYaml(await readFile(join(checkout, 'deploy', 'rbac.yaml'), 'utf8')) as RbacObject[];
+  for (const object of objects) {
+    if (object.kind !== 'ClusterRole' && object.kind !== 'ClusterRoleBinding') {
+      object.metadata = { ...object.metadata, namespace };
+    }
+    const rules = object.rules?.filter((rule) => (rule.resources ?? []).length > 0);
+    if (rules !== undefined && rules.length !== object.rules?.length) {
+      process.stderr.write(
+        `record-upstream: dropped an empty rule from ${object.kind} ${object.metadata?.name}\n`,
+      );
+      object.rules = rules;
+    }
+  }
   const text = JSON.stringify(objects).replaceAll('"namespace":"default"', `"namespace":"${namespace}"`);
   return [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }, ...JSON.parse(text)];
 }
@@ -179,6 +201,23 @@ async function recordCase(admin: KubeConfig, exportDir: string, provisioner: str
   return { case: c.name, pvPath: relative.replaceAll(pvName, pvPlaceholder), provisioned, deleted };
 }
 
+/**
+ * The files a pod's ServiceAccount volume holds, for `rest.InClusterConfig()`: the classic
+ * nfs-client knows no other way to reach the API, and nfs-subdir uses it when `KUBECONFIG` is unset,
+ * as in upstream's Deployment.
+ */
+async function podServiceAccountVolume(kubeConfig: KubeConfig, dir: string): Promise<string> {
+  const token = kubeConfig.getCurrentUser()?.token;
+  const ca = kubeConfig.getCurrentCluster()?.caData;
+  if (token === undefined || ca === undefined)
+    throw new Error('the ServiceAccount kubeconfig lacks a token or CA');
+  await mkdir(dir);
+  await writeFile(join(dir, 'token'), token);
+  await writeFile(join(dir, 'ca.crt'), Buffer.from(ca, 'base64'));
+  await writeFile(join(dir, 'namespace'), namespace);
+  return dir;
+}
+
 const work = await mkdtemp(join(tmpdir(), 'record-upstream-'));
 const exportDir = join(work, 'export');
 await mkdir(exportDir);
@@ -192,6 +231,9 @@ const account = await mintServiceAccountKubeconfig(
   { namespace, name: 'nfs-client-provisioner' },
   join(work, 'kubeconfig'),
 );
+const serviceAccountDir = await podServiceAccountVolume(account.kubeConfig, join(work, 'serviceaccount'));
+await mkdir(serviceAccountMountPath, { recursive: true });
+const apiServer = new URL(account.kubeConfig.getCurrentCluster()?.server ?? '');
 const provisionerName = `upstream.example.com/nfs-${label.replaceAll('.', '-')}`;
 const upstream = await startProgram({
   command: 'unshare',
@@ -202,8 +244,9 @@ const upstream = await startProgram({
     'sh',
     '-c',
     // A container runtime starts the pod's process with umask 022; the caller's may differ.
-    `umask 022 && mount --bind "$0" ${mountPath} && exec "$1"`,
+    `umask 022 && mount --bind "$0" ${mountPath} && mount --bind "$1" ${serviceAccountMountPath} && exec "$2"`,
     exportDir,
+    serviceAccountDir,
     binary,
   ],
   env: {
@@ -211,7 +254,8 @@ const upstream = await startProgram({
     NFS_SERVER: '127.0.0.1',
     NFS_PATH: nfsPath,
     PROVISIONER_NAME: provisionerName,
-    KUBECONFIG: account.kubeconfigPath,
+    KUBERNETES_SERVICE_HOST: apiServer.hostname,
+    KUBERNETES_SERVICE_PORT: apiServer.port || '443',
     POD_NAMESPACE: namespace,
   },
   onOutput: (text) => process.stderr.write(text),
