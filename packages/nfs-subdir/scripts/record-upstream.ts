@@ -9,6 +9,9 @@
  *     npm exec -- node --conditions=@kube-provisioner/source \
  *     packages/nfs-subdir/scripts/record-upstream.ts --checkout /tmp/upstream --label v4.0.2
  *
+ * Then format it like the rest (`npx biome check --write <fixture>`) and run
+ * `test/upstream-replay.test.ts`: every difference must be listed in `allowed-differences.json`.
+ *
  * `--binary <file>` runs an upstream binary built earlier instead of building one (the checkout
  * still provides `deploy/rbac.yaml`); `--commit <rev>` names the upstream commit in the fixture's
  * provenance when the checkout is not a git repository (a snapshot or a tarball).
@@ -49,6 +52,7 @@ import {
 import {
   type CaseObservation,
   type ObservedEntry,
+  observeVolume,
   probeFile,
   pvPlaceholder,
   type UpstreamCase,
@@ -167,6 +171,7 @@ async function recordCase(admin: KubeConfig, exportDir: string, provisioner: str
       provisioner,
       reclaimPolicy: 'Delete',
       parameters: { ...c.parameters },
+      mountOptions: c.mountOptions === undefined ? undefined : [...c.mountOptions],
     },
   });
   const before = await snapshot(exportDir);
@@ -198,7 +203,13 @@ async function recordCase(admin: KubeConfig, exportDir: string, provisioner: str
   await deleteClaimAndVolume(admin, pv);
   const after = await snapshot(exportDir);
   const deleted = added(before, after, pvName);
-  return { case: c.name, pvPath: relative.replaceAll(pvName, pvPlaceholder), provisioned, deleted };
+  return {
+    case: c.name,
+    pvPath: relative.replaceAll(pvName, pvPlaceholder),
+    volume: observeVolume(pv),
+    provisioned,
+    deleted,
+  };
 }
 
 /**

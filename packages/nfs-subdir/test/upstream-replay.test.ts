@@ -1,6 +1,8 @@
 /**
  * Replays the upstream matrix (`scripts/upstream-matrix.ts`) on this provisioner and compares what it
- * observes with upstream's fixtures (`test/fixtures/upstream/<version>.json`). Two phases per case:
+ * observes (directory trees and modes, the PV's provisioner-decided fields, what deletion leaves) with
+ * upstream's fixtures (`test/fixtures/upstream/<version>.json`, recorded by running upstream's binary
+ * with `scripts/record-upstream.ts`). Two phases per case:
  * `replay`, ours provisions and deletes; `takeover`, upstream's provisioned layout and PV (no record,
  * no recorded policy) are deleted by ours, as after an image swap. Every difference must be listed,
  * with its reason, in `test/fixtures/upstream/allowed-differences.json`, and every listed one must
@@ -14,6 +16,7 @@ import { describe, expect, it } from 'vitest';
 import {
   type CaseObservation,
   type ObservedEntry,
+  observeVolume,
   probeFile,
   pvPlaceholder,
   type UpstreamCase,
@@ -34,7 +37,7 @@ import {
 } from './fixtures.ts';
 
 type Phase = 'replay' | 'takeover';
-type Step = 'pvPath' | 'provisioned' | 'deleted';
+type Step = 'pvPath' | 'volume' | 'provisioned' | 'deleted';
 
 /** One listed difference: what ours observes instead of upstream, and why that is accepted. */
 interface AllowedDifference {
@@ -69,7 +72,8 @@ async function observe(root: string, pvName: string): Promise<ObservedEntry[]> {
 }
 
 function classOf(c: UpstreamCase) {
-  return storageClass({ ...c.parameters }, { metadata: { name: `nfs-${c.name}` } });
+  const mountOptions = c.mountOptions === undefined ? {} : { mountOptions: [...c.mountOptions] };
+  return storageClass({ ...c.parameters }, { metadata: { name: `nfs-${c.name}` }, ...mountOptions });
 }
 
 function claimOf(c: UpstreamCase) {
@@ -95,6 +99,7 @@ async function replay(c: UpstreamCase): Promise<Omit<CaseObservation, 'case'>> {
   await provisioner.delete(released(pv, sc), context);
   return {
     pvPath: relative.replaceAll(options.pvName, pvPlaceholder),
+    volume: observeVolume(pv),
     provisioned: after,
     deleted: await observe(root.path, options.pvName),
   };
@@ -151,6 +156,7 @@ describe.each(fixtures)('upstream $upstream ($source fixtures)', (upstream) => {
     if (theirs === undefined) throw new Error(`fixture ${upstream.upstream} lacks case ${c.name}`);
     const ours = await replay(c);
     check(upstream, c, 'replay', 'pvPath', ours.pvPath, theirs.pvPath);
+    check(upstream, c, 'replay', 'volume', ours.volume, theirs.volume);
     check(upstream, c, 'replay', 'provisioned', ours.provisioned, theirs.provisioned);
     check(upstream, c, 'replay', 'deleted', ours.deleted, theirs.deleted);
     check(upstream, c, 'takeover', 'deleted', await takeover(c, theirs), theirs.deleted);
