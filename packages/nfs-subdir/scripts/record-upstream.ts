@@ -12,6 +12,13 @@
  * Then format it like the rest (`npx biome check --write <fixture>`) and run
  * `test/upstream-replay.test.ts`: every difference must be listed in `allowed-differences.json`.
  *
+ * The classic nfs-client-provisioner (kubernetes-incubator/external-storage, a GOPATH-era tree with
+ * `vendor/`) is recorded with `--classic` over the cases it understands: check out tag
+ * `nfs-client-provisioner-v3.1.0-k8s1.11` under `$GOPATH/src/github.com/kubernetes-incubator/`, build
+ * `./nfs-client/cmd/nfs-client-provisioner` with `GO111MODULE=off`, and pass `--binary` and
+ * `--checkout <tree>/nfs-client --label nfs-client-v3.1.0`. It cannot provision here (see
+ * `premadeVolume`), so only its Delete is recorded.
+ *
  * `--binary <file>` runs an upstream binary built earlier instead of building one (the checkout
  * still provides `deploy/rbac.yaml`); `--commit <rev>` names the upstream commit in the fixture's
  * provenance when the checkout is not a git repository (a snapshot or a tarball).
@@ -51,13 +58,14 @@ import {
 } from '@kubernetes/client-node';
 import {
   type CaseObservation,
+  matrixOf,
   type ObservedEntry,
   observeVolume,
   probeFile,
   pvPlaceholder,
   type UpstreamCase,
+  type UpstreamDialect,
   type UpstreamFixture,
-  upstreamMatrix,
 } from './upstream-matrix.ts';
 
 const run = promisify(execFile);
@@ -73,13 +81,15 @@ const { values } = parseArgs({
     out: { type: 'string' },
     binary: { type: 'string' },
     commit: { type: 'string' },
+    classic: { type: 'boolean', default: false },
     replace: { type: 'string', multiple: true, default: [] },
   },
 });
 if (values.checkout === undefined || values.label === undefined) {
   process.stderr.write(
     'usage: record-upstream.ts --checkout <upstream source dir> --label <v4.0.2|master> [--out <file>]\n' +
-      '         [--binary <prebuilt upstream binary>] [--commit <upstream commit>] [--replace <module>=<dir>]...\n',
+      '         [--binary <prebuilt upstream binary>] [--commit <upstream commit>] [--classic]\n' +
+      '         [--replace <module>=<dir>]...\n',
   );
   process.exit(2);
 }
@@ -171,7 +181,7 @@ async function recordCase(admin: KubeConfig, exportDir: string, provisioner: str
       provisioner,
       reclaimPolicy: 'Delete',
       parameters: { ...c.parameters },
-      mountOptions: c.mountOptions === undefined ? undefined : [...c.mountOptions],
+      ...(c.mountOptions === undefined ? {} : { mountOptions: [...c.mountOptions] }),
     },
   });
   const before = await snapshot(exportDir);
@@ -186,6 +196,7 @@ async function recordCase(admin: KubeConfig, exportDir: string, provisioner: str
       },
     },
   });
+  const provisionFailure = values.classic ? await premadeVolume(admin, exportDir, provisioner, c) : undefined;
   const pv: V1PersistentVolume = await waitFor(
     async () => {
       const claim = await core.readNamespacedPersistentVolumeClaim({ namespace: c.namespace, name: c.name });
@@ -203,13 +214,61 @@ async function recordCase(admin: KubeConfig, exportDir: string, provisioner: str
   await deleteClaimAndVolume(admin, pv);
   const after = await snapshot(exportDir);
   const deleted = added(before, after, pvName);
+  const volume = provisionFailure === undefined ? { volume: observeVolume(pv) } : { provisionFailure };
   return {
     case: c.name,
     pvPath: relative.replaceAll(pvName, pvPlaceholder),
-    volume: observeVolume(pv),
+    ...volume,
     provisioned,
     deleted,
   };
+}
+
+/** What the binary has logged so far. */
+let output = '';
+
+/**
+ * `--classic`: the classic nfs-client cannot provision on API servers without `selfLink` (Kubernetes
+ * 1.20 and later). Waits for the log line saying so for the claim, then does what its Provision and
+ * controller library did on older clusters, from its source (nfs-client/cmd/nfs-client-provisioner,
+ * lib/controller at tag nfs-client-provisioner-v3.1.0-k8s1.11): the directory `<ns>-<pvc>-<pv>`, mode
+ * 0777, and a PV bound to the claim, annotated with the provisioner and the class, so that the
+ * binary's Delete of it can be recorded. Returns the log line, without its klog header.
+ */
+async function premadeVolume(admin: KubeConfig, exportDir: string, provisioner: string, c: UpstreamCase) {
+  const line = new RegExp(`provision "${c.namespace}/${c.name}"[^\\n]*error[^\\n]*`, 'u');
+  const failure = await waitFor(async () => line.exec(output)?.[0], {
+    timeoutMs: 30_000,
+    description: `the classic provisioner to report why it cannot provision ${c.namespace}/${c.name}`,
+  });
+  const core = admin.makeApiClient(CoreV1Api);
+  const claim = await core.readNamespacedPersistentVolumeClaim({ namespace: c.namespace, name: c.name });
+  const uid = claim.metadata?.uid ?? '';
+  const pvName = `pvc-${uid}`;
+  const dir = `${c.namespace}-${c.name}-${pvName}`;
+  await mkdir(join(exportDir, dir));
+  await chmod(join(exportDir, dir), 0o777);
+  const className = `nfs-${c.name}`;
+  await core.createPersistentVolume({
+    body: {
+      metadata: {
+        name: pvName,
+        annotations: {
+          'pv.kubernetes.io/provisioned-by': provisioner,
+          'volume.beta.kubernetes.io/storage-class': className,
+        },
+      },
+      spec: {
+        capacity: { storage: '1Gi' },
+        accessModes: ['ReadWriteMany'],
+        persistentVolumeReclaimPolicy: 'Delete',
+        storageClassName: className,
+        nfs: { server: '127.0.0.1', path: `${nfsPath}/${dir}` },
+        claimRef: { namespace: c.namespace, name: c.name, uid },
+      },
+    },
+  });
+  return failure;
 }
 
 /**
@@ -246,6 +305,7 @@ const serviceAccountDir = await podServiceAccountVolume(account.kubeConfig, join
 await mkdir(serviceAccountMountPath, { recursive: true });
 const apiServer = new URL(account.kubeConfig.getCurrentCluster()?.server ?? '');
 const provisionerName = `upstream.example.com/nfs-${label.replaceAll('.', '-')}`;
+const dialect: UpstreamDialect = values.classic ? 'nfs-client' : 'nfs-subdir';
 const upstream = await startProgram({
   command: 'unshare',
   args: [
@@ -269,11 +329,15 @@ const upstream = await startProgram({
     KUBERNETES_SERVICE_PORT: apiServer.port || '443',
     POD_NAMESPACE: namespace,
   },
-  onOutput: (text) => process.stderr.write(text),
+  onOutput: (text) => {
+    output += text;
+    process.stderr.write(text);
+  },
 });
 const observations: CaseObservation[] = [];
 try {
-  for (const c of upstreamMatrix) observations.push(await recordCase(admin, exportDir, provisionerName, c));
+  for (const c of matrixOf(dialect))
+    observations.push(await recordCase(admin, exportDir, provisionerName, c));
 } finally {
   await upstream.stop();
 }
@@ -284,10 +348,14 @@ const commit =
     () => 'an unknown commit',
   ));
 const { stdout: goVersion } = await run('go', ['version', binary]);
+const classicNote = values.classic
+  ? '; it cannot provision on this API server (provisionFailure), so each provisioned layout and PV were made by the recorder as its source says and only deleted is its doing'
+  : '';
 const fixture: UpstreamFixture = {
   upstream: label,
+  dialect,
   source: 'recorded',
-  provenance: `recorded by scripts/record-upstream.ts from ${label} at ${commit}, binary built with ${goVersion.trim().split(': ').at(-1)}, on ${new Date().toISOString()}`,
+  provenance: `recorded by scripts/record-upstream.ts from ${label} at ${commit}, binary built with ${goVersion.trim().split(': ').at(-1)}, on ${new Date().toISOString()}${classicNote}`,
   observations,
 };
 await writeFile(out, `${JSON.stringify(fixture, null, 2)}\n`);

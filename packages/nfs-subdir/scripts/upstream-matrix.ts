@@ -80,8 +80,14 @@ export interface CaseObservation {
   readonly case: string;
   /** The PV's `spec.nfs.path` relative to `NFS_PATH` (`${pv}` for the PV name); `.` for the export. */
   readonly pvPath: string;
-  /** The PV as provisioned. */
-  readonly volume: ObservedVolume;
+  /** The PV as provisioned; absent when the binary could not provision (`provisionFailure`). */
+  readonly volume?: ObservedVolume;
+  /**
+   * The binary's log line when it could not provision the claim (the classic nfs-client on today's
+   * API servers). `provisioned` is then the layout its Provision makes, laid out by the recorder as
+   * its source says, and only `deleted` is the binary's doing.
+   */
+  readonly provisionFailure?: string;
   /** Entries that appeared below the export, the claim's probe file included. */
   readonly provisioned: readonly ObservedEntry[];
   /** The case's entries once the PV is gone (`onDelete: retain` keeps them, archives rename them). */
@@ -90,8 +96,10 @@ export interface CaseObservation {
 
 /** A committed fixture file: one upstream version over the whole matrix. */
 export interface UpstreamFixture {
-  /** `v4.0.2` or `master`. */
+  /** `v4.0.2`, `master` or `nfs-client-v3.1.0`. */
   readonly upstream: string;
+  /** Which of our dialects replaces it, and so which matrix it was recorded over ({@link matrixOf}). */
+  readonly dialect: UpstreamDialect;
   /** `recorded` by `record-upstream.ts`, or `derived` from upstream's source where it could not be run. */
   readonly source: 'recorded' | 'derived';
   /** Commit, how it was obtained, when. */
@@ -107,6 +115,18 @@ export const probeFile = 'probe.txt';
 
 const nested = '${.PVC.namespace}/${.PVC.name}';
 const flat = '${.PVC.namespace}-${.PVC.name}';
+
+/** `nfs-subdir`: nfs-subdir-external-provisioner; `nfs-client`: the classic nfs-client-provisioner. */
+export type UpstreamDialect = 'nfs-subdir' | 'nfs-client';
+
+/** The cases a dialect's upstream understands: the classic knows only `archiveOnDelete`. */
+export function matrixOf(dialect: UpstreamDialect): readonly UpstreamCase[] {
+  if (dialect === 'nfs-subdir') return upstreamMatrix;
+  return upstreamMatrix.filter(
+    (c) =>
+      c.mountOptions === undefined && Object.keys(c.parameters).every((key) => key === 'archiveOnDelete'),
+  );
+}
 
 /** Every case, in recording order. */
 export const upstreamMatrix: readonly UpstreamCase[] = [
