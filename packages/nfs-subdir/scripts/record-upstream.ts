@@ -5,13 +5,30 @@
  *
  *   git clone https://github.com/kubernetes-sigs/nfs-subdir-external-provisioner /tmp/upstream
  *   git -C /tmp/upstream checkout v4.0.2        # or master
- *   node packages/testenv/src/cli.ts exec -- npm exec -- node --conditions=@kube-provisioner/source \
+ *   npm exec -- node --conditions=@kube-provisioner/source packages/testenv/src/cli.ts exec -- \
+ *     npm exec -- node --conditions=@kube-provisioner/source \
  *     packages/nfs-subdir/scripts/record-upstream.ts --checkout /tmp/upstream --label v4.0.2
  *
- * It runs as upstream's pod would: the environment `NFS_SERVER`, `NFS_PATH`, `PROVISIONER_NAME`, a
- * ServiceAccount kubeconfig bound by upstream's own `deploy/rbac.yaml`, and the export mounted at
- * upstream's hardcoded `/persistentvolumes` (a bind mount in a private mount namespace, `unshare -m`:
- * run as root). Go modules come from the Go module proxy (`vendor/` is used when present).
+ * Then format it like the rest (`npx biome check --write <fixture>`) and run
+ * `test/upstream-replay.test.ts`: every difference must be listed in `allowed-differences.json`.
+ *
+ * The classic nfs-client-provisioner (kubernetes-incubator/external-storage, a GOPATH-era tree with
+ * `vendor/`) is recorded with `--classic` over the cases it understands: check out tag
+ * `nfs-client-provisioner-v3.1.0-k8s1.11` under `$GOPATH/src/github.com/kubernetes-incubator/`, build
+ * `./nfs-client/cmd/nfs-client-provisioner` with `GO111MODULE=off`, and pass `--binary` and
+ * `--checkout <tree>/nfs-client --label nfs-client-v3.1.0`. It cannot provision here (see
+ * `premadeVolume`), so only its Delete is recorded.
+ *
+ * `--binary <file>` runs an upstream binary built earlier instead of building one (the checkout
+ * still provides `deploy/rbac.yaml`); `--commit <rev>` names the upstream commit in the fixture's
+ * provenance when the checkout is not a git repository (a snapshot or a tarball).
+ *
+ * It runs as upstream's pod would: umask 022, the environment `NFS_SERVER`, `NFS_PATH`,
+ * `PROVISIONER_NAME`, `KUBERNETES_SERVICE_HOST`/`_PORT`, the token and CA of a ServiceAccount bound by
+ * upstream's own `deploy/rbac.yaml` at `/var/run/secrets/kubernetes.io/serviceaccount`, and the export
+ * at upstream's hardcoded `/persistentvolumes` (bind mounts in a private mount namespace, `unshare -m`:
+ * run as root; both mount points are created on the host if missing). Go modules come from the Go
+ * module proxy (`vendor/` is used when present).
  *
  * v4.0.2's module graph names `vbom.ml/util` (through k8s.io/kubectl), which the proxy no longer
  * serves (403). The provisioner never imports it, so an empty stand-in satisfies the graph:
@@ -41,16 +58,19 @@ import {
 } from '@kubernetes/client-node';
 import {
   type CaseObservation,
+  matrixOf,
   type ObservedEntry,
+  observeVolume,
   probeFile,
   pvPlaceholder,
   type UpstreamCase,
+  type UpstreamDialect,
   type UpstreamFixture,
-  upstreamMatrix,
 } from './upstream-matrix.ts';
 
 const run = promisify(execFile);
 const mountPath = '/persistentvolumes';
+const serviceAccountMountPath = '/var/run/secrets/kubernetes.io/serviceaccount';
 const nfsPath = '/export';
 const namespace = 'nfs-upstream';
 
@@ -59,12 +79,17 @@ const { values } = parseArgs({
     checkout: { type: 'string' },
     label: { type: 'string' },
     out: { type: 'string' },
+    binary: { type: 'string' },
+    commit: { type: 'string' },
+    classic: { type: 'boolean', default: false },
     replace: { type: 'string', multiple: true, default: [] },
   },
 });
 if (values.checkout === undefined || values.label === undefined) {
   process.stderr.write(
-    'usage: record-upstream.ts --checkout <upstream source dir> --label <v4.0.2|master> [--out <file>] [--replace <module>=<dir>]...\n',
+    'usage: record-upstream.ts --checkout <upstream source dir> --label <v4.0.2|master> [--out <file>]\n' +
+      '         [--binary <prebuilt upstream binary>] [--commit <upstream commit>] [--classic]\n' +
+      '         [--replace <module>=<dir>]...\n',
   );
   process.exit(2);
 }
@@ -100,11 +125,30 @@ async function build(work: string): Promise<string> {
   return binary;
 }
 
-/** Upstream's `deploy/rbac.yaml`, moved into our namespace. */
+interface RbacObject extends KubernetesObject {
+  rules?: { resources?: string[] }[];
+}
+
+/**
+ * Upstream's `deploy/rbac.yaml`, moved into our namespace, as `kubectl apply -n` would place it.
+ * The classic nfs-client tag's file names no namespace on its Role and ends its ClusterRole with a
+ * rule without resources or verbs, which today's API server refuses; that rule granted nothing, so
+ * it is dropped (and said so on stderr).
+ */
 async function upstreamRbac(): Promise<KubernetesObject[]> {
-  const objects = loadAllYaml(
-    await readFile(join(checkout, 'deploy', 'rbac.yaml'), 'utf8'),
-  ) as KubernetesObject[];
+  const objects = loadAllYaml(await readFile(join(checkout, 'deploy', 'rbac.yaml'), 'utf8')) as RbacObject[];
+  for (const object of objects) {
+    if (object.kind !== 'ClusterRole' && object.kind !== 'ClusterRoleBinding') {
+      object.metadata = { ...object.metadata, namespace };
+    }
+    const rules = object.rules?.filter((rule) => (rule.resources ?? []).length > 0);
+    if (rules !== undefined && rules.length !== object.rules?.length) {
+      process.stderr.write(
+        `record-upstream: dropped an empty rule from ${object.kind} ${object.metadata?.name}\n`,
+      );
+      object.rules = rules;
+    }
+  }
   const text = JSON.stringify(objects).replaceAll('"namespace":"default"', `"namespace":"${namespace}"`);
   return [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }, ...JSON.parse(text)];
 }
@@ -137,6 +181,7 @@ async function recordCase(admin: KubeConfig, exportDir: string, provisioner: str
       provisioner,
       reclaimPolicy: 'Delete',
       parameters: { ...c.parameters },
+      ...(c.mountOptions === undefined ? {} : { mountOptions: [...c.mountOptions] }),
     },
   });
   const before = await snapshot(exportDir);
@@ -151,6 +196,7 @@ async function recordCase(admin: KubeConfig, exportDir: string, provisioner: str
       },
     },
   });
+  const provisionFailure = values.classic ? await premadeVolume(admin, exportDir, provisioner, c) : undefined;
   const pv: V1PersistentVolume = await waitFor(
     async () => {
       const claim = await core.readNamespacedPersistentVolumeClaim({ namespace: c.namespace, name: c.name });
@@ -168,14 +214,85 @@ async function recordCase(admin: KubeConfig, exportDir: string, provisioner: str
   await deleteClaimAndVolume(admin, pv);
   const after = await snapshot(exportDir);
   const deleted = added(before, after, pvName);
-  return { case: c.name, pvPath: relative.replaceAll(pvName, pvPlaceholder), provisioned, deleted };
+  const volume = provisionFailure === undefined ? { volume: observeVolume(pv) } : { provisionFailure };
+  return {
+    case: c.name,
+    pvPath: relative.replaceAll(pvName, pvPlaceholder),
+    ...volume,
+    provisioned,
+    deleted,
+  };
+}
+
+/** What the binary has logged so far. */
+let output = '';
+
+/**
+ * `--classic`: the classic nfs-client cannot provision on API servers without `selfLink` (Kubernetes
+ * 1.20 and later). Waits for the log line saying so for the claim, then does what its Provision and
+ * controller library did on older clusters, from its source (nfs-client/cmd/nfs-client-provisioner,
+ * lib/controller at tag nfs-client-provisioner-v3.1.0-k8s1.11): the directory `<ns>-<pvc>-<pv>`, mode
+ * 0777, and a PV bound to the claim, annotated with the provisioner and the class, so that the
+ * binary's Delete of it can be recorded. Returns the log line, without its klog header.
+ */
+async function premadeVolume(admin: KubeConfig, exportDir: string, provisioner: string, c: UpstreamCase) {
+  const line = new RegExp(`provision "${c.namespace}/${c.name}"[^\\n]*error[^\\n]*`, 'u');
+  const failure = await waitFor(async () => line.exec(output)?.[0], {
+    timeoutMs: 30_000,
+    description: `the classic provisioner to report why it cannot provision ${c.namespace}/${c.name}`,
+  });
+  const core = admin.makeApiClient(CoreV1Api);
+  const claim = await core.readNamespacedPersistentVolumeClaim({ namespace: c.namespace, name: c.name });
+  const uid = claim.metadata?.uid ?? '';
+  const pvName = `pvc-${uid}`;
+  const dir = `${c.namespace}-${c.name}-${pvName}`;
+  await mkdir(join(exportDir, dir));
+  await chmod(join(exportDir, dir), 0o777);
+  const className = `nfs-${c.name}`;
+  await core.createPersistentVolume({
+    body: {
+      metadata: {
+        name: pvName,
+        annotations: {
+          'pv.kubernetes.io/provisioned-by': provisioner,
+          'volume.beta.kubernetes.io/storage-class': className,
+        },
+      },
+      spec: {
+        capacity: { storage: '1Gi' },
+        accessModes: ['ReadWriteMany'],
+        persistentVolumeReclaimPolicy: 'Delete',
+        storageClassName: className,
+        nfs: { server: '127.0.0.1', path: `${nfsPath}/${dir}` },
+        claimRef: { namespace: c.namespace, name: c.name, uid },
+      },
+    },
+  });
+  return failure;
+}
+
+/**
+ * The files a pod's ServiceAccount volume holds, for `rest.InClusterConfig()`: the classic
+ * nfs-client knows no other way to reach the API, and nfs-subdir uses it when `KUBECONFIG` is unset,
+ * as in upstream's Deployment.
+ */
+async function podServiceAccountVolume(kubeConfig: KubeConfig, dir: string): Promise<string> {
+  const token = kubeConfig.getCurrentUser()?.token;
+  const ca = kubeConfig.getCurrentCluster()?.caData;
+  if (token === undefined || ca === undefined)
+    throw new Error('the ServiceAccount kubeconfig lacks a token or CA');
+  await mkdir(dir);
+  await writeFile(join(dir, 'token'), token);
+  await writeFile(join(dir, 'ca.crt'), Buffer.from(ca, 'base64'));
+  await writeFile(join(dir, 'namespace'), namespace);
+  return dir;
 }
 
 const work = await mkdtemp(join(tmpdir(), 'record-upstream-'));
 const exportDir = join(work, 'export');
 await mkdir(exportDir);
 await mkdir(mountPath, { recursive: true });
-const binary = await build(work);
+const binary = values.binary ?? (await build(work));
 const admin = new KubeConfig();
 admin.loadFromFile(kubeconfigPath);
 await applyManifests(admin, await upstreamRbac());
@@ -184,7 +301,11 @@ const account = await mintServiceAccountKubeconfig(
   { namespace, name: 'nfs-client-provisioner' },
   join(work, 'kubeconfig'),
 );
+const serviceAccountDir = await podServiceAccountVolume(account.kubeConfig, join(work, 'serviceaccount'));
+await mkdir(serviceAccountMountPath, { recursive: true });
+const apiServer = new URL(account.kubeConfig.getCurrentCluster()?.server ?? '');
 const provisionerName = `upstream.example.com/nfs-${label.replaceAll('.', '-')}`;
+const dialect: UpstreamDialect = values.classic ? 'nfs-client' : 'nfs-subdir';
 const upstream = await startProgram({
   command: 'unshare',
   args: [
@@ -193,8 +314,10 @@ const upstream = await startProgram({
     'private',
     'sh',
     '-c',
-    `mount --bind "$0" ${mountPath} && exec "$1"`,
+    // A container runtime starts the pod's process with umask 022; the caller's may differ.
+    `umask 022 && mount --bind "$0" ${mountPath} && mount --bind "$1" ${serviceAccountMountPath} && exec "$2"`,
     exportDir,
+    serviceAccountDir,
     binary,
   ],
   env: {
@@ -202,24 +325,37 @@ const upstream = await startProgram({
     NFS_SERVER: '127.0.0.1',
     NFS_PATH: nfsPath,
     PROVISIONER_NAME: provisionerName,
-    KUBECONFIG: account.kubeconfigPath,
+    KUBERNETES_SERVICE_HOST: apiServer.hostname,
+    KUBERNETES_SERVICE_PORT: apiServer.port || '443',
     POD_NAMESPACE: namespace,
   },
-  onOutput: (text) => process.stderr.write(text),
+  onOutput: (text) => {
+    output += text;
+    process.stderr.write(text);
+  },
 });
 const observations: CaseObservation[] = [];
 try {
-  for (const c of upstreamMatrix) observations.push(await recordCase(admin, exportDir, provisionerName, c));
+  for (const c of matrixOf(dialect))
+    observations.push(await recordCase(admin, exportDir, provisionerName, c));
 } finally {
   await upstream.stop();
 }
-const { stdout: commit } = await run('git', ['-C', checkout, 'rev-parse', 'HEAD']).catch(() => ({
-  stdout: 'unknown',
-}));
+const commit =
+  values.commit ??
+  (await run('git', ['-C', checkout, 'rev-parse', 'HEAD']).then(
+    ({ stdout }) => stdout.trim(),
+    () => 'an unknown commit',
+  ));
+const { stdout: goVersion } = await run('go', ['version', binary]);
+const classicNote = values.classic
+  ? '; it cannot provision on this API server (provisionFailure), so each provisioned layout and PV were made by the recorder as its source says and only deleted is its doing'
+  : '';
 const fixture: UpstreamFixture = {
   upstream: label,
+  dialect,
   source: 'recorded',
-  provenance: `recorded by scripts/record-upstream.ts from ${label} at ${commit.trim()} on ${new Date().toISOString()}`,
+  provenance: `recorded by scripts/record-upstream.ts from ${label} at ${commit}, binary built with ${goVersion.trim().split(': ').at(-1)}, on ${new Date().toISOString()}${classicNote}`,
   observations,
 };
 await writeFile(out, `${JSON.stringify(fixture, null, 2)}\n`);

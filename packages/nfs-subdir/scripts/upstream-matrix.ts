@@ -6,6 +6,8 @@
  * see each other's directories on a shared export.
  */
 
+import type { V1PersistentVolume } from '@kubernetes/client-node';
+
 /** One class and one claim. */
 export interface UpstreamCase {
   /** Also the claim's name. */
@@ -14,6 +16,8 @@ export interface UpstreamCase {
   readonly parameters: Readonly<Record<string, string>>;
   readonly annotations?: Readonly<Record<string, string>>;
   readonly labels?: Readonly<Record<string, string>>;
+  /** The StorageClass's `mountOptions`. */
+  readonly mountOptions?: readonly string[];
 }
 
 /** A directory or file below the export, relative, with the PV name replaced by `${pv}`. */
@@ -24,11 +28,66 @@ export interface ObservedEntry {
   readonly mode: string;
 }
 
+/**
+ * The part of a provisioned PV that the provisioner decides, with the PV name replaced by `${pv}` and
+ * the NFS server by `${server}`. Left out: what the controller library adds (`claimRef`,
+ * `storageClassName`, finalizers, the `pv.kubernetes.io/provisioned-by` annotation), compared by the
+ * controller's own tests, and this project's `nfs.kube-provisioner.io/` annotations, which upstream
+ * has no counterpart for, like the ownership record files.
+ */
+export interface ObservedVolume {
+  readonly annotations: Readonly<Record<string, string>>;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly accessModes: readonly string[];
+  readonly capacity: Readonly<Record<string, string>>;
+  readonly reclaimPolicy: string;
+  /** `Filesystem` when unset: the API server's default, applied to upstream's PV on create. */
+  readonly volumeMode: string;
+  readonly mountOptions: readonly string[];
+  readonly nfs: { readonly server: string; readonly path: string; readonly readOnly: boolean };
+}
+
+/** Stands for the NFS server in observed volumes; the recording and the replay use different ones. */
+export const serverPlaceholder = '${server}';
+
+const libraryAnnotations = new Set(['pv.kubernetes.io/provisioned-by']);
+const isOurs = (key: string): boolean => key.startsWith('nfs.kube-provisioner.io/');
+
+/** Projects `pv` onto {@link ObservedVolume}. */
+export function observeVolume(pv: V1PersistentVolume): ObservedVolume {
+  const name = pv.metadata?.name ?? '';
+  const annotations = Object.entries(pv.metadata?.annotations ?? {}).filter(
+    ([key]) => !libraryAnnotations.has(key) && !isOurs(key),
+  );
+  return {
+    annotations: Object.fromEntries(annotations.sort(([a], [b]) => a.localeCompare(b))),
+    labels: { ...pv.metadata?.labels },
+    accessModes: [...(pv.spec?.accessModes ?? [])],
+    capacity: Object.fromEntries(Object.entries(pv.spec?.capacity ?? {}).map(([k, v]) => [k, String(v)])),
+    reclaimPolicy: pv.spec?.persistentVolumeReclaimPolicy ?? '',
+    volumeMode: pv.spec?.volumeMode ?? 'Filesystem',
+    mountOptions: [...(pv.spec?.mountOptions ?? [])],
+    nfs: {
+      server: serverPlaceholder,
+      path: (pv.spec?.nfs?.path ?? '').replaceAll(name, pvPlaceholder),
+      readOnly: pv.spec?.nfs?.readOnly ?? false,
+    },
+  };
+}
+
 /** What one case did: after provisioning, and after deleting the claim. */
 export interface CaseObservation {
   readonly case: string;
   /** The PV's `spec.nfs.path` relative to `NFS_PATH` (`${pv}` for the PV name); `.` for the export. */
   readonly pvPath: string;
+  /** The PV as provisioned; absent when the binary could not provision (`provisionFailure`). */
+  readonly volume?: ObservedVolume;
+  /**
+   * The binary's log line when it could not provision the claim (the classic nfs-client on today's
+   * API servers). `provisioned` is then the layout its Provision makes, laid out by the recorder as
+   * its source says, and only `deleted` is the binary's doing.
+   */
+  readonly provisionFailure?: string;
   /** Entries that appeared below the export, the claim's probe file included. */
   readonly provisioned: readonly ObservedEntry[];
   /** The case's entries once the PV is gone (`onDelete: retain` keeps them, archives rename them). */
@@ -37,8 +96,10 @@ export interface CaseObservation {
 
 /** A committed fixture file: one upstream version over the whole matrix. */
 export interface UpstreamFixture {
-  /** `v4.0.2` or `master`. */
+  /** `v4.0.2`, `master` or `nfs-client-v3.1.0`. */
   readonly upstream: string;
+  /** Which of our dialects replaces it, and so which matrix it was recorded over ({@link matrixOf}). */
+  readonly dialect: UpstreamDialect;
   /** `recorded` by `record-upstream.ts`, or `derived` from upstream's source where it could not be run. */
   readonly source: 'recorded' | 'derived';
   /** Commit, how it was obtained, when. */
@@ -54,6 +115,18 @@ export const probeFile = 'probe.txt';
 
 const nested = '${.PVC.namespace}/${.PVC.name}';
 const flat = '${.PVC.namespace}-${.PVC.name}';
+
+/** `nfs-subdir`: nfs-subdir-external-provisioner; `nfs-client`: the classic nfs-client-provisioner. */
+export type UpstreamDialect = 'nfs-subdir' | 'nfs-client';
+
+/** The cases a dialect's upstream understands: the classic knows only `archiveOnDelete`. */
+export function matrixOf(dialect: UpstreamDialect): readonly UpstreamCase[] {
+  if (dialect === 'nfs-subdir') return upstreamMatrix;
+  return upstreamMatrix.filter(
+    (c) =>
+      c.mountOptions === undefined && Object.keys(c.parameters).every((key) => key === 'archiveOnDelete'),
+  );
+}
 
 /** Every case, in recording order. */
 export const upstreamMatrix: readonly UpstreamCase[] = [
@@ -95,6 +168,12 @@ export const upstreamMatrix: readonly UpstreamCase[] = [
       pathPattern: '${.PVC.namespace}/${.PVC.annotations.nfs.io/storage-path}',
       onDelete: 'retain',
     },
+  },
+  {
+    name: 'mount-options',
+    namespace: 'm-mount-options',
+    parameters: { onDelete: 'delete' },
+    mountOptions: ['nfsvers=4.1', 'hard'],
   },
   {
     name: 'trailing-slash',
