@@ -2,12 +2,16 @@
  * The ProvisionController tests' view of the public test kit (`/testing`): its harness pinned to the
  * provisioner name these tests were written for, and stopped after each test with vitest's hooks.
  */
+
+import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { afterEach } from 'vitest';
 import {
+  dynamicallyProvisioned,
   FakeKubeApi,
   type HarnessOptions,
   Harness as KitHarness,
   ManualClock,
+  newVolume,
 } from '../src/testing/index.ts';
 
 export {
@@ -69,4 +73,25 @@ export function manualHarness(options: HarnessOptions = {}): {
   const clock = new ManualClock(1_700_000_000_000);
   const api = new FakeKubeApi({ clock });
   return { clock, api, h: new Harness({ clock, api, ...options }) };
+}
+
+/** A promise the test opens by hand. */
+export function gate(): { wait: Promise<void>; open: () => void } {
+  let open: () => void = () => {};
+  const wait = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { wait, open };
+}
+
+/** PV `pv-1` of class `class-1`, dynamically provisioned by these tests' provisioner, its claim gone. */
+export function releasedVolume(extra: { finalizers?: string[] } = {}): V1PersistentVolume {
+  return {
+    ...newVolume('pv-1', 'Released', 'Delete', dynamicallyProvisioned(provisionerName), extra),
+    spec: {
+      ...newVolume('pv-1', 'Released', 'Delete', {}).spec,
+      storageClassName: 'class-1',
+      claimRef: { name: 'gone', namespace: 'default', uid: 'uid-gone' },
+    },
+  };
 }

@@ -1,9 +1,3 @@
-/**
- * Leadership fencing (issue 16): a leader paused for longer than the lease duration between two steps
- * of one operation must not take the second step, on every side-effecting path, and must neither
- * record an event nor count a failure for what it abandons.
- */
-import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { resources } from '../src/client/resource-client.ts';
 import { isLeaderElectionLostError } from '../src/controller/leader-election-lost-error.ts';
@@ -13,15 +7,15 @@ import { annBetaStorageProvisioner, annSelectedNode, finalizerPV } from '../src/
 import { defaultControllerRateLimiter } from '../src/workqueue/rate-limiters.ts';
 import {
   deleteCounts,
-  dynamicallyProvisioned,
+  gate,
   type HarnessOptions,
   manualHarness,
   newClaim,
   newStorageClass,
-  newVolume,
   provisionCounts,
   provisionerName,
   pump,
+  releasedVolume,
   volumeFor,
 } from './controller-fixtures.ts';
 
@@ -30,23 +24,6 @@ const pauseMs = 20_000;
 
 const storageClass = newStorageClass('class-1', provisionerName);
 const claim = newClaim('claim-1', 'uid-1-1', 'class-1', provisionerName);
-const releasedVolume = (extra: { finalizers?: string[] } = {}): V1PersistentVolume => ({
-  ...newVolume('pv-1', 'Released', 'Delete', dynamicallyProvisioned(provisionerName), extra),
-  spec: {
-    ...newVolume('pv-1', 'Released', 'Delete', {}).spec,
-    storageClassName: 'class-1',
-    claimRef: { name: 'gone', namespace: 'default', uid: 'uid-gone' },
-  },
-});
-
-/** A promise the test opens by hand. */
-function gate(): { wait: Promise<void>; open: () => void } {
-  let open: () => void = () => {};
-  const wait = new Promise<void>((resolve) => {
-    open = resolve;
-  });
-  return { wait, open };
-}
 
 /** Lets promise callbacks and I/O run without moving the clock: a resumed process's first moments. */
 async function settle(): Promise<void> {

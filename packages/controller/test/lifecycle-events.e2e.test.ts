@@ -15,6 +15,7 @@ import { uniqueName } from '@kube-provisioner/testenv/testing';
 import { ApiException, CoreV1Api, StorageV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { useE2eCluster } from './support/e2e-cluster.ts';
+import { type RecordedEvent, recordLifecycle } from './support/lifecycle-recorder.ts';
 
 const { env, client } = useE2eCluster();
 const core = env.kubeConfig.makeApiClient(CoreV1Api);
@@ -23,23 +24,9 @@ const provisionerName = `${uniqueName('events')}.kube-provisioner.io/recording`;
 const className = uniqueName('events');
 let namespace = '';
 
-type Recorded = {
-  [K in keyof ProvisionControllerEvents]: { name: K; event: ProvisionControllerEvents[K] };
-}[keyof ProvisionControllerEvents];
-
-const eventNames = [
-  'leading',
-  'stoppedLeading',
-  'synced',
-  'provisioned',
-  'provisionFailed',
-  'deleted',
-  'deleteFailed',
-] as const satisfies readonly (keyof ProvisionControllerEvents)[];
-
 /** The first recorded event named `name`, once there is one. */
 function find<K extends keyof ProvisionControllerEvents>(
-  seen: readonly Recorded[],
+  seen: readonly RecordedEvent[],
   name: K,
 ): ProvisionControllerEvents[K] {
   const entry = seen.find((recorded) => recorded.name === name);
@@ -78,12 +65,7 @@ it('emits leading, synced, provisioned, deleted and stoppedLeading for a claim a
     leaderElectionNamespace: namespace,
     logger: silentLogger,
   });
-  const seen: Recorded[] = [];
-  for (const name of eventNames) {
-    controller.on(name, (event: ProvisionControllerEvents[typeof name]) => {
-      seen.push({ name, event } as Recorded);
-    });
-  }
+  const seen = recordLifecycle(controller);
   const stop = new AbortController();
   const running = controller.run(stop.signal);
   try {

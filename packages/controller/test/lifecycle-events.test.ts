@@ -1,81 +1,32 @@
-/**
- * Typed lifecycle events (issue 12): what `ProvisionController` emits, with which payload, and what
- * it does not emit (work abandoned because leadership lapsed); a listener that throws is logged and
- * changes nothing; a payload is built only when someone listens.
- */
-import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { EventEmitter } from 'eventemitter3';
 import { describe, expect, it } from 'vitest';
 import { isLeaderElectionLostError } from '../src/controller/leader-election-lost-error.ts';
-import type { ProvisionControllerEvents } from '../src/controller/lifecycle-events.ts';
 import { IgnoredError } from '../src/errors.ts';
 import { isLeadershipLapsedError } from '../src/leader-election/lease-fence.ts';
-import type { ProvisionController } from '../src/provision-controller.ts';
 import { type LifecycleEventMap, lifecycleSink } from '../src/util/lifecycle-emitter.ts';
 import { createLogger } from '../src/util/logger.ts';
 import {
-  dynamicallyProvisioned,
+  gate,
   type HarnessOptions,
   manualHarness,
   newClaim,
   newStorageClass,
-  newVolume,
   provisionCounts,
   provisionerName,
   pump,
+  releasedVolume,
   volumeFor,
 } from './controller-fixtures.ts';
+import { type RecordedEvent, recordLifecycle } from './support/lifecycle-recorder.ts';
 
-const eventNames = [
-  'leading',
-  'stoppedLeading',
-  'synced',
-  'provisioned',
-  'provisionFailed',
-  'deleted',
-  'deleteFailed',
-] as const satisfies readonly (keyof ProvisionControllerEvents)[];
-
-type Recorded = {
-  [K in keyof ProvisionControllerEvents]: { name: K; event: ProvisionControllerEvents[K] };
-}[keyof ProvisionControllerEvents];
-
-/** Every lifecycle event `controller` emits, in order. */
-function record(controller: ProvisionController): Recorded[] {
-  const seen: Recorded[] = [];
-  for (const name of eventNames) {
-    controller.on(name, (event: ProvisionControllerEvents[typeof name]) => {
-      seen.push({ name, event } as Recorded);
-    });
-  }
-  return seen;
-}
-
-const names = (seen: readonly Recorded[]): string[] => seen.map((entry) => entry.name);
+const names = (seen: readonly RecordedEvent[]): string[] => seen.map((entry) => entry.name);
 const storageClass = newStorageClass('class-1', provisionerName);
 const claim = newClaim('claim-1', 'uid-1-1', 'class-1', provisionerName);
-const releasedVolume = (): V1PersistentVolume => ({
-  ...newVolume('pv-1', 'Released', 'Delete', dynamicallyProvisioned(provisionerName)),
-  spec: {
-    ...newVolume('pv-1', 'Released', 'Delete', {}).spec,
-    storageClassName: 'class-1',
-    claimRef: { name: 'gone', namespace: 'default', uid: 'uid-gone' },
-  },
-});
-
-/** A promise the test opens by hand. */
-function gate(): { wait: Promise<void>; open: () => void } {
-  let open: () => void = () => {};
-  const wait = new Promise<void>((resolve) => {
-    open = resolve;
-  });
-  return { wait, open };
-}
 
 /** A controller with leader election on the manual clock, its events recorded from the start. */
 function leader(options: HarnessOptions) {
   const harness = manualHarness({ leaderElection: true, leaderElectionNamespace: 'kube-system', ...options });
-  const seen = record(harness.h.controller);
+  const seen = recordLifecycle(harness.h.controller);
   const stop = new AbortController();
   const done = harness.h.controller.run(stop.signal).then(
     () => 'stopped',
@@ -219,7 +170,7 @@ describe('lifecycle events: leadership', () => {
 
   it('emits synced but no leadership events without leader election', async () => {
     const { clock, h } = manualHarness({ objects: [storageClass, claim] });
-    const seen = record(h.controller);
+    const seen = recordLifecycle(h.controller);
     h.start();
     await pump(clock, 1_000);
     await h.stop();
