@@ -28,6 +28,8 @@ class FakeHost implements CliHost {
   err = '';
   exitCode: number | undefined;
   connected: { kubeconfig: string | undefined; rateLimit: RateLimit } | undefined;
+  /** The limits of the clients made with their own limiter (`withRateLimit`), in order. */
+  readonly ownLimits: RateLimit[] = [];
   closed = false;
   stopListener: ((signal: string) => void) | undefined;
   readonly stdout = { write: (text: string) => (this.out += text) };
@@ -49,13 +51,19 @@ class FakeHost implements CliHost {
   connect(kubeconfig: string | undefined, rateLimit: RateLimit): CliApi {
     if (this.connectError !== undefined) throw this.connectError;
     this.connected = { kubeconfig, rateLimit };
-    const { api } = this;
-    return {
+    const { api, ownLimits } = this;
+    // Like the real client, it can make a client with a limiter of its own.
+    const client: CliApi & { withRateLimit(limit: RateLimit): CliApi } = {
       resource: (descriptor) => api.resource(descriptor),
+      withRateLimit: (limit) => {
+        ownLimits.push(limit);
+        return client;
+      },
       close: async () => {
         this.closed = true;
       },
     };
+    return client;
   }
 
   setExitCode(code: number): void {
@@ -196,6 +204,8 @@ describe('runProvisioner', () => {
       return action;
     });
     expect(host.connected).toEqual({ kubeconfig: '/k/config', rateLimit: { qps: 50, burst: 80 } });
+    // The events get a client of their own at the same rate, so raising the flags raises both.
+    expect(host.ownLimits).toContainEqual({ qps: 50, burst: 80 });
     expect(list.options).toMatchObject({ labelSelector: 'tier=db' });
     host.stopListener?.('SIGTERM');
     await done;

@@ -177,6 +177,9 @@ async function serve<Options extends ProvisionerCliOptions>(
   for (const warning of options.warnings) logger.warn(warning);
   const setup = program.setup(options, api, logger);
   const controller = new ProvisionController({
+    // Events on their own bucket at the flags' rate: raising --kube-api-qps raises both, as one
+    // client-go limiter would, so the events keep up with the work they describe.
+    eventRateLimit: options.kubeApiRateLimit,
     ...setup.controller,
     api,
     logger,
