@@ -30,9 +30,30 @@ function lowest(range: string | undefined): string {
   return match[1];
 }
 
-// The parent `npm run` exports npm_config_* (workspace, prefix…) that would redirect the child npm.
+// The parent `npm run` exports npm_config_* (workspace, prefix…) that would redirect the child npm;
+// how to reach the registry stays. Without the parent's global config the child npm (on the
+// workspace's Node) reads its own prefix's npmrc and loses the machine's `cafile`: every registry
+// request then failed TLS three times and fell back to the stale cache, about 70 s per package.
+const registryConfig = new Set(
+  [
+    'cafile',
+    'ca',
+    'cert',
+    'key',
+    'registry',
+    'strict_ssl',
+    'proxy',
+    'https_proxy',
+    'noproxy',
+    'globalconfig',
+    'userconfig',
+  ].map((name) => `npm_config_${name}`),
+);
 const env = Object.fromEntries(
-  Object.entries(process.env).filter(([key]) => !key.toLowerCase().startsWith('npm_')),
+  Object.entries(process.env).filter(([key]) => {
+    const lower = key.toLowerCase();
+    return !lower.startsWith('npm_') || registryConfig.has(lower);
+  }),
 );
 
 async function npm(cwd: string, args: string[]): Promise<string> {
