@@ -1,8 +1,9 @@
 /** The chaos run as text for the test output: faults with recovery times, and every oracle count. */
+
+import { overlapWindows } from '@kube-provisioner/controller/testing';
 import type { ChaosPlan } from './chaos-plan.ts';
 import type { ScenarioResult } from './chaos-scenario.ts';
 import type { ClusterFault } from './cluster-faults.ts';
-import { overlapWindows } from './leadership-overlap.ts';
 
 const seconds = (ms: number | undefined): string =>
   ms === undefined ? 'never' : `${(ms / 1000).toFixed(1)} s`;

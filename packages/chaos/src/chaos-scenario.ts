@@ -8,11 +8,11 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type AuditReport, auditVolumes } from '@kube-provisioner/audit';
 import type { KubeApi } from '@kube-provisioner/controller';
+import { findOverlaps, type LeaseTenure, type Overlap } from '@kube-provisioner/controller/testing';
 import { waitFor } from '@kube-provisioner/testenv';
 import type { ChaosTarget, DataFate } from './chaos-targets.ts';
 import { ClaimFleet, type FleetClaim } from './claim-fleet.ts';
 import { killLeader, type LeaderFault, pauseLeader } from './leader-faults.ts';
-import { findOverlaps, type LeaseTenure, type Overlap } from './leadership-overlap.ts';
 import type { LeaseTracker } from './lease-tracker.ts';
 import type { SeededRandom } from './seeded-random.ts';
 

@@ -17,13 +17,6 @@ export {
 export { ClaimFleet, type FleetClaim, forEachLimited } from './claim-fleet.ts';
 export { type ClusterFault, runClusterFaults } from './cluster-faults.ts';
 export { currentLeader, killLeader, type LeaderFault, pauseLeader } from './leader-faults.ts';
-export {
-  findOverlaps,
-  type LeaseTenure,
-  type Overlap,
-  overlapWindows,
-  type WorkLine,
-} from './leadership-overlap.ts';
 export { type LeaseTracker, trackLease } from './lease-tracker.ts';
 export {
   type Incarnation,

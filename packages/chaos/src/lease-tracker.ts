@@ -3,8 +3,9 @@
  * kube-apiserver restart anyway), and keeps every tenure seen: holder and `acquireTime`. A tenure
  * lasts at least the lease duration, far longer than the poll interval, so none is missed.
  */
+
+import type { LeaseTenure } from '@kube-provisioner/controller/testing';
 import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
-import type { LeaseTenure } from './leadership-overlap.ts';
 
 /** A Lease being followed. */
 export interface LeaseTracker {

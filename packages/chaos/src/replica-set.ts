@@ -5,8 +5,8 @@
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
+import type { WorkLine } from '@kube-provisioner/controller/testing';
 import { type ProgramCommand, type RunningProgram, startProgram } from '@kube-provisioner/testenv';
-import type { WorkLine } from './leadership-overlap.ts';
 
 /**
  * Log messages of side effects: the provisioners' own directory work and the controller's PV

@@ -31,9 +31,8 @@ function lowest(range: string | undefined): string {
 }
 
 // The parent `npm run` exports npm_config_* (workspace, prefix…) that would redirect the child npm;
-// how to reach the registry stays. Without the parent's global config the child npm (on the
-// workspace's Node) reads its own prefix's npmrc and loses the machine's `cafile`: every registry
-// request then failed TLS three times and fell back to the stale cache, about 70 s per package.
+// how to reach the registry (CA file, registry, proxies) stays. The machine's CA otherwise reaches
+// the child only through NODE_EXTRA_CA_CERTS, which turbo passes through (turbo.json).
 const registryConfig = new Set(
   [
     'cafile',
