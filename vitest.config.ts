@@ -59,11 +59,24 @@ function projectsFor(dir: string): TestProjectInlineConfiguration[] {
   ];
 }
 
+/**
+ * safe-fs's unit suite once more with every default call made on the event loop's thread
+ * (`localFsOps`, hostpath's choice on a local disk) instead of libuv's thread pool.
+ */
+function localOpsProject(): TestProjectInlineConfiguration {
+  const [unit] = projectsFor('packages/safe-fs');
+  if (unit?.test === undefined) throw new Error('no safe-fs project');
+  return {
+    ...unit,
+    test: { ...unit.test, name: 'safe-fs:local-ops', setupFiles: ['test/support/local-fs-ops.ts'] },
+  };
+}
+
 const script = process.env.npm_lifecycle_event ?? 'vitest';
 
 export default defineConfig({
   test: {
-    projects: workspaceDirs().flatMap(projectsFor),
+    projects: [...workspaceDirs().flatMap(projectsFor), localOpsProject()],
     passWithNoTests: true,
     reporters: ['default', 'json'],
     outputFile: { json: join(process.cwd(), '.vitest', `${script}.json`) },

@@ -3,6 +3,7 @@
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { type OursBuild, oursBuilds } from './ours-program.ts';
 
 /** The scenarios, in the order they run. */
 export const scenarioNames = ['burst', 'ceiling', 'delete', 'scale', 'compare', 'go-defaults'] as const;
@@ -38,6 +39,8 @@ export interface BenchOptions {
   readonly provisionerArgs: readonly string[];
   /** Extra Node.js flags of every provisioner started, e.g. `--max-semi-space-size=2`. */
   readonly nodeFlags: readonly string[];
+  /** How ours runs: as its image runs it (default), or from TypeScript sources. */
+  readonly ours: OursBuild;
   readonly help: boolean;
 }
 
@@ -57,6 +60,7 @@ export function benchUsage(): string {
     '  --cpu-prof <dir>     write a V8 CPU profile of the provisioner during the burst',
     '  --provisioner-arg=<flag>  extra provisioner CLI flag, repeatable (e.g. --provisioner-arg=--kube-api-qps=100)',
     '  --node-flag=<flag>   extra Node.js flag of the provisioner, repeatable (e.g. --node-flag=--max-semi-space-size=2)',
+    `  --ours <build>       ${oursBuilds.join(' or ')}: ours bundled and run as its image runs it, or from TypeScript sources (default image)`,
     '  --help',
     '',
     'Runs against $TESTENV_KUBECONFIG when set, else starts its own control plane.',
@@ -92,6 +96,7 @@ export function parseBenchOptions(argv: readonly string[], cwd: string): BenchOp
         'cpu-prof': { type: 'string' },
         'provisioner-arg': { type: 'string', multiple: true },
         'node-flag': { type: 'string', multiple: true },
+        ours: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -118,8 +123,17 @@ export function parseBenchOptions(argv: readonly string[], cwd: string): BenchOp
     cpuProfileDir: cpuProfileDir === undefined ? undefined : resolve(cwd, cpuProfileDir),
     provisionerArgs: list(values['provisioner-arg']),
     nodeFlags: list(values['node-flag']),
+    ours: oursBuild(text('ours') ?? 'image'),
     help: values.help === true,
   };
+}
+
+function oursBuild(value: string): OursBuild {
+  const build = oursBuilds.find((known) => known === value);
+  if (build === undefined) {
+    throw new BenchUsageError(`--ours must be ${oursBuilds.join(' or ')}, not ${JSON.stringify(value)}`);
+  }
+  return build;
 }
 
 function list(value: string | boolean | string[] | undefined): string[] {

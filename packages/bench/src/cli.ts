@@ -15,6 +15,7 @@ import { runDelete } from './deletion.ts';
 import { ensureBenchGo } from './go-build.ts';
 import { latencyCdfSvg } from './latency-chart.ts';
 import { latencyTimelineSvg } from './latency-timeline-chart.ts';
+import { type OursProgram, prepareOurs } from './ours-program.ts';
 import { startProvisioner } from './provisioner-process.ts';
 import type { BenchReport, ScenarioResults } from './report.ts';
 import { renderGrid, renderReport, renderTable, scenarioTables } from './results-table.ts';
@@ -36,9 +37,14 @@ async function writeOutput(path: string, content: string): Promise<void> {
 }
 
 /** burst, then delete of its claims with the same provisioner, then the ceiling with it stopped. */
-async function runBurstScenarios(context: RunContext, options: BenchOptions): Promise<ScenarioResults> {
+async function runBurstScenarios(
+  context: RunContext,
+  options: BenchOptions,
+  ours: OursProgram,
+): Promise<ScenarioResults> {
   const space = await context.openClaimNamespace('burst');
   const provisioner = await startProvisioner({
+    implementation: { name: 'ours', program: ours },
     kubeconfigPath: context.cluster.kubeconfigPath,
     root: space.root,
     provisionerName: context.provisionerName,
@@ -83,14 +89,17 @@ async function runBurstScenarios(context: RunContext, options: BenchOptions): Pr
 async function run(options: BenchOptions): Promise<void> {
   const cluster = await openBenchCluster(log);
   let context: RunContext | undefined;
+  let ours: OursProgram | undefined;
   try {
     const environment = await describeEnvironment(cluster.kubernetesVersion, import.meta.dirname);
     context = await createRunContext(cluster);
     log(`run ${context.runId}: ${options.scenarios.join(', ')} with ${options.claims} claims`);
+    ours = await prepareOurs(options.ours, log);
     let results: ScenarioResults = {};
-    if (options.scenarios.includes('burst')) results = await runBurstScenarios(context, options);
+    if (options.scenarios.includes('burst')) results = await runBurstScenarios(context, options, ours);
     if (options.scenarios.includes('scale')) {
       const scale = await runScale(context, {
+        ours,
         existingPairs: options.existingPairs,
         claims: options.claims,
         extraArgs: options.provisionerArgs,
@@ -107,6 +116,7 @@ async function run(options: BenchOptions): Promise<void> {
         qps: options.compareQps,
         burst: options.compareBurst,
         goBinary,
+        ours,
         provisionerArgs: options.provisionerArgs,
         nodeFlags: options.nodeFlags,
         goDefaults: options.scenarios.includes('go-defaults'),
@@ -128,7 +138,8 @@ async function run(options: BenchOptions): Promise<void> {
     }
     const report: BenchReport = {
       ...finishEnvironment(environment),
-      provisioner_flags: [...options.nodeFlags, ...options.provisionerArgs],
+      ours_build: ours.build,
+      provisioner_flags: [...ours.nodeFlags, ...options.nodeFlags, ...options.provisionerArgs],
       scenarios: results,
     };
     await writeOutput(options.out, `${JSON.stringify(report, null, 2)}\n`);
@@ -136,6 +147,7 @@ async function run(options: BenchOptions): Promise<void> {
     if (results.burst !== undefined) process.stdout.write(`latency chart: ${options.chart}\n`);
     if (results.compare !== undefined) process.stdout.write(`latency timeline: ${options.timelineChart}\n`);
   } finally {
+    await ours?.close();
     await context?.close();
     await cluster.close();
   }

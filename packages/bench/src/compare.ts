@@ -14,6 +14,7 @@ import { forEachConcurrently } from './concurrency.ts';
 import { runDelete } from './deletion.ts';
 import { ceilingVolume, numberedNames } from './fixtures.ts';
 import { createVolumesWithGoClient } from './go-ceiling.ts';
+import type { OursProgram } from './ours-program.ts';
 import { phaseDeadline, withProgress } from './phase.ts';
 import { type Implementation, startProvisioner } from './provisioner-process.ts';
 import type { BacklogResult, BurstResult, CompareResult, ImplementationRound } from './report.ts';
@@ -29,6 +30,8 @@ export interface CompareOptions {
   readonly burst: number;
   /** The `bench-go` executable. */
   readonly goBinary: string;
+  /** Ours, as {@link prepareOurs} built it. */
+  readonly ours: OursProgram;
   /** Extra CLI and Node.js flags of ours. */
   readonly provisionerArgs: readonly string[];
   readonly nodeFlags: readonly string[];
@@ -49,7 +52,7 @@ type Name = Implementation['name'];
 export async function runCompare(context: RunContext, options: CompareOptions): Promise<CompareOutcome> {
   const implementations: Record<Name, Implementation> = {
     go: { name: 'go', binary: options.goBinary },
-    ours: { name: 'ours' },
+    ours: { name: 'ours', program: options.ours },
   };
   const rounds: Record<Name, ImplementationRound[]> = { go: [], ours: [] };
   const points: Record<Name, LatencyPoint[]> = { go: [], ours: [] };

@@ -6,18 +6,18 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
-import { dirname, extname, join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import type { OursProgram } from './ours-program.ts';
 import { type ProcessSample, sampleProcess } from './proc-stats.ts';
 
-/** Which provisioner: ours, or the Go reference built by {@link ensureBenchGo}. */
-export type Implementation = { readonly name: 'ours' } | { readonly name: 'go'; readonly binary: string };
+/** Which provisioner: ours (as {@link prepareOurs} built it), or the Go reference built by {@link ensureBenchGo}. */
+export type Implementation =
+  | { readonly name: 'ours'; readonly program: OursProgram }
+  | { readonly name: 'go'; readonly binary: string };
 
 /** Options of {@link startProvisioner}. */
 export interface ProvisionerProcessOptions {
-  /** Default ours. */
-  readonly implementation?: Implementation;
+  readonly implementation: Implementation;
   readonly kubeconfigPath: string;
   readonly root: string;
   readonly provisionerName: string;
@@ -50,12 +50,6 @@ const probeIntervalMs = 50;
 const stopGraceMs = 30_000;
 const logTailLines = 40;
 
-/** The hostpath CLI next to the package entry point: `src/cli.ts` from source, `dist/cli.js` when built. */
-export function hostpathCli(): string {
-  const entry = fileURLToPath(import.meta.resolve('@kube-provisioner/hostpath'));
-  return join(dirname(entry), `cli${extname(entry)}`);
-}
-
 async function freePort(): Promise<number> {
   const server = createServer();
   server.listen(0, '127.0.0.1');
@@ -68,15 +62,14 @@ async function freePort(): Promise<number> {
 
 /** The command line of ours in shared mode, with the port of its health server. */
 async function oursCommand(
+  program: OursProgram,
   options: ProvisionerProcessOptions,
 ): Promise<{ file: string; args: string[]; port: number }> {
-  const cli = hostpathCli();
   const port = await freePort();
-  const sourceFlags = cli.endsWith('.ts') ? ['--conditions=@kube-provisioner/source'] : [];
   const args = [
-    ...sourceFlags,
+    ...program.nodeFlags,
     ...(options.nodeFlags ?? []),
-    cli,
+    program.script,
     '--mode=shared',
     `--root=${options.root}`,
     `--kubeconfig=${options.kubeconfigPath}`,
@@ -105,9 +98,11 @@ function goCommand(
 
 /** Starts the provisioner and resolves once it is ready by all its signals. */
 export async function startProvisioner(options: ProvisionerProcessOptions): Promise<ProvisionerProcess> {
-  const implementation = options.implementation ?? { name: 'ours' };
+  const { implementation } = options;
   const command =
-    implementation.name === 'go' ? goCommand(implementation.binary, options) : await oursCommand(options);
+    implementation.name === 'go'
+      ? goCommand(implementation.binary, options)
+      : await oursCommand(implementation.program, options);
   const spawnedAt = performance.now();
   const child = spawn(command.file, command.args, { stdio: ['ignore', 'ignore', 'pipe'] });
   const exited = once(child, 'exit');

@@ -4,6 +4,7 @@
  * compared honestly. Field names are snake_case because the document is read by scripts and people,
  * not by this code.
  */
+import type { OursBuild } from './ours-program.ts';
 import type { LatencySummary } from './percentiles.ts';
 
 /** N claims of an Immediate class created at once and provisioned by the hostpath provisioner. */
@@ -149,6 +150,8 @@ export interface RunEnvironment {
 
 /** The whole JSON document. */
 export interface BenchReport extends RunEnvironment {
+  /** How ours ran: bundled under the image's Node.js flags, or from TypeScript sources. */
+  readonly ours_build: OursBuild;
   /** Flags given to every provisioner beyond the bench's own: Node.js flags, then CLI flags. */
   readonly provisioner_flags: readonly string[];
   readonly scenarios: ScenarioResults;

@@ -140,7 +140,7 @@ export function renderReport(report: BenchReport): string {
     `${machine.cores} cores (${machine.cpu_model}), ${formatNumber(machine.memory_mb / 1024, 1)} GiB, ` +
     `Node ${report.node_version}, Kubernetes ${report.kubernetes_version}, commit ${report.git_commit}, ` +
     `load average ${load.start.map((value) => formatNumber(value)).join(' ')} at start, ` +
-    `${load.end.map((value) => formatNumber(value)).join(' ')} at end` +
+    `${load.end.map((value) => formatNumber(value)).join(' ')} at end, ours ${report.ours_build === 'image' ? 'bundled as in its image' : 'from TypeScript sources'}` +
     (report.provisioner_flags.length === 0
       ? ''
       : `, provisioner flags ${report.provisioner_flags.join(' ')}`);

@@ -11,8 +11,9 @@ import { promisify } from 'node:util';
 import { resources } from '@kube-provisioner/controller';
 import { forEachConcurrently } from './concurrency.ts';
 import { foreignPair, numberedNames } from './fixtures.ts';
+import type { OursProgram } from './ours-program.ts';
 import { phaseDeadline, withProgress } from './phase.ts';
-import { hostpathCli, startProvisioner } from './provisioner-process.ts';
+import { startProvisioner } from './provisioner-process.ts';
 import type { ScaleResult, ScaleRun } from './report.ts';
 import type { RunContext } from './run-context.ts';
 import { round, seconds } from './units.ts';
@@ -26,6 +27,7 @@ const selectorFlag = '--claim-label-selector';
 
 /** Options of {@link runScale}. */
 export interface ScaleOptions {
+  readonly ours: OursProgram;
   readonly existingPairs: number;
   readonly claims: number;
   /** CLI flags of the provisioner besides the bench's own. */
@@ -35,10 +37,8 @@ export interface ScaleOptions {
 }
 
 /** Whether the hostpath CLI accepts {@link selectorFlag}, read from its help text. */
-async function cliHasSelectorFlag(): Promise<boolean> {
-  const cli = hostpathCli();
-  const flags = cli.endsWith('.ts') ? ['--conditions=@kube-provisioner/source'] : [];
-  const { stdout } = await promisify(execFile)(process.execPath, [...flags, cli, '--help']);
+async function cliHasSelectorFlag(ours: OursProgram): Promise<boolean> {
+  const { stdout } = await promisify(execFile)(process.execPath, [...ours.nodeFlags, ours.script, '--help']);
   return stdout.includes(selectorFlag);
 }
 
@@ -66,7 +66,7 @@ export async function runScale(context: RunContext, options: ScaleOptions): Prom
   await foreign.close();
 
   const selectors: (string | null)[] = [null];
-  if (await cliHasSelectorFlag()) selectors.push(`${roleLabel}=provisioner`);
+  if (await cliHasSelectorFlag(options.ours)) selectors.push(`${roleLabel}=provisioner`);
   else
     process.stderr.write(`scale: the hostpath CLI has no ${selectorFlag}; only the run without a selector\n`);
   const runs: ScaleRun[] = [];
@@ -82,6 +82,7 @@ async function scaleRun(
   const { claims } = options;
   const space = await context.openClaimNamespace(selector === null ? 'scale' : 'scale-selector');
   const provisioner = await startProvisioner({
+    implementation: { name: 'ours', program: options.ours },
     kubeconfigPath: context.cluster.kubeconfigPath,
     root: space.root,
     provisionerName: context.provisionerName,

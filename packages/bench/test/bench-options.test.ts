@@ -18,6 +18,7 @@ describe('parseBenchOptions', () => {
       cpuProfileDir: undefined,
       provisionerArgs: [],
       nodeFlags: [],
+      ours: 'image',
       help: false,
     });
   });
@@ -79,5 +80,18 @@ describe('parseBenchOptions', () => {
     [['positional']],
   ])('refuses %j', (argv) => {
     expect(() => parseBenchOptions(argv, cwd)).toThrow(BenchUsageError);
+  });
+});
+
+describe('--ours', () => {
+  it('runs ours as its image does unless asked for the sources', () => {
+    expect(parseBenchOptions([], '/work').ours).toBe('image');
+    expect(parseBenchOptions(['--ours=sources'], '/work').ours).toBe('sources');
+  });
+
+  it('names the builds it accepts', () => {
+    expect(() => parseBenchOptions(['--ours=dist'], '/work')).toThrow(
+      '--ours must be image or sources, not "dist"',
+    );
   });
 });

@@ -104,18 +104,23 @@ describe('renderReport', () => {
       kubernetes_version: 'v1.36.3',
       git_commit: 'abc123',
       started_at: '2026-01-01T00:00:00.000Z',
+      ours_build: 'image',
       provisioner_flags: [],
       scenarios: { burst },
     };
     const [conditions, table] = renderReport(report).split('\n\n');
     expect(conditions).toBe(
       '2 cores (Test CPU), 4 GiB, Node v24.0.0, Kubernetes v1.36.3, commit abc123, ' +
-        'load average 0.5 1 1.25 at start, 1 1 1 at end',
+        'load average 0.5 1 1.25 at start, 1 1 1 at end, ours bundled as in its image',
     );
     expect(table).toBe('**burst: 1000 claims**');
-    const tuned = { ...report, provisioner_flags: ['--max-semi-space-size=2', '--kube-api-qps=100'] };
+    const tuned: BenchReport = {
+      ...report,
+      ours_build: 'sources',
+      provisioner_flags: ['--max-semi-space-size=2', '--kube-api-qps=100'],
+    };
     expect(renderReport(tuned).split('\n\n')[0]).toMatch(
-      /at end, provisioner flags --max-semi-space-size=2 --kube-api-qps=100$/,
+      /at end, ours from TypeScript sources, provisioner flags --max-semi-space-size=2 --kube-api-qps=100$/,
     );
   });
 });

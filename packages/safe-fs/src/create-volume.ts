@@ -288,8 +288,17 @@ async function claimLeaf(
       if (errnoCode(err) === 'EEXIST' && attempt < maxClaimAttempts) continue;
       throw err;
     }
-    undo.push(() => dir.unlink(volumeMarkerName(leaf)));
-    await makeLeaf(dir, leaf, options, undo);
+    const dropRecord = () => dir.unlink(volumeMarkerName(leaf));
+    undo.push(dropRecord);
+    try {
+      await makeLeaf(dir, leaf, options, undo);
+    } catch (err) {
+      if (errnoCode(err) !== 'EEXIST') throw err;
+      // A concurrent provision of the same claim read this record and made the directory first:
+      // the record is that volume's now, so a later failure here must not take it away.
+      undo.splice(undo.indexOf(dropRecord), 1);
+      return completeOwn(dir, leaf, true, options, undo);
+    }
     return 'created';
   }
 }

@@ -8,9 +8,8 @@
 
 import type { Stats } from 'node:fs';
 import { constants } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
 import { errnoCode, SafeFsError, systemError } from './errors.ts';
-import type { FsOps, FsPath } from './fs-ops.ts';
+import type { FsFile, FsOps, FsPath } from './fs-ops.ts';
 
 const directoryFlags = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 
@@ -46,9 +45,9 @@ export class DirectoryHandle {
   /** Relative to the base; `.` for the base. */
   readonly path: string;
   readonly #fs: FsOps;
-  readonly #handle: FileHandle;
+  readonly #handle: FsFile;
 
-  constructor(fs: FsOps, handle: FileHandle, path: string) {
+  constructor(fs: FsOps, handle: FsFile, path: string) {
     this.#fs = fs;
     this.#handle = handle;
     this.path = path;
@@ -133,7 +132,7 @@ export class DirectoryHandle {
   }
 
   /** Opens file `name` without following a symlink. */
-  openFile(name: string, flags: number, mode?: number): Promise<FileHandle> {
+  openFile(name: string, flags: number, mode?: number): Promise<FsFile> {
     return this.#call('open', name, () => this.#fs.open(this.#at(name), flags | constants.O_NOFOLLOW, mode));
   }
 

@@ -1,10 +1,12 @@
 /**
- * The system calls {@link VolumeRoot} makes, as a replaceable table. Production uses
- * {@link nodeFsOps}; tests spread it and override one entry to inject a failure (`fchmod` → `EACCES`)
- * or a race (swap a directory for a symlink just before `mkdir`) without mocking `node:fs`.
+ * The system calls {@link VolumeRoot} makes, as a replaceable table. {@link nodeFsOps} makes them on
+ * libuv's thread pool, {@link localFsOps} on the calling thread; tests spread either and override one
+ * entry to inject a failure (`fchmod` → `EACCES`) or a race (swap a directory for a symlink just
+ * before `mkdir`) without mocking `node:fs`.
  */
 
 import type { Stats } from 'node:fs';
+import * as fsSync from 'node:fs';
 import * as fs from 'node:fs/promises';
 
 /**
@@ -13,16 +15,34 @@ import * as fs from 'node:fs/promises';
  */
 export type FsPath = string | Buffer;
 
+/** An open file or directory: the calls made on it, as `node:fs/promises`' `FileHandle` has them. */
+export interface FsFile {
+  readonly fd: number;
+  /** `fstat(2)`. */
+  stat(): Promise<Stats>;
+  /** `fchmod(2)`. */
+  chmod(mode: number): Promise<void>;
+  /** `fchown(2)`. */
+  chown(uid: number, gid: number): Promise<void>;
+  /** The whole file as UTF-8 text. */
+  readFile(encoding: 'utf8'): Promise<string>;
+  /** Writes `data` from the current position. */
+  writeFile(data: string): Promise<void>;
+  /** `fdatasync(2)`. */
+  datasync(): Promise<void>;
+  close(): Promise<void>;
+}
+
 /** Path-based calls receive `/proc/self/fd/<fd>/<name>` paths; see the package README. */
 export interface FsOps {
   /** Opens `path` with `open(2)` flags, and `mode` when it creates the file. */
-  open(path: FsPath, flags: number, mode?: number): Promise<fs.FileHandle>;
+  open(path: FsPath, flags: number, mode?: number): Promise<FsFile>;
   /** Stats the open file (`fstat(2)`). */
-  fstat(handle: fs.FileHandle): Promise<Stats>;
+  fstat(handle: FsFile): Promise<Stats>;
   /** Sets the open file's permission bits (`fchmod(2)`). */
-  fchmod(handle: fs.FileHandle, mode: number): Promise<void>;
+  fchmod(handle: FsFile, mode: number): Promise<void>;
   /** Sets the open file's owner and group (`fchown(2)`). */
-  fchown(handle: fs.FileHandle, uid: number, gid: number): Promise<void>;
+  fchown(handle: FsFile, uid: number, gid: number): Promise<void>;
   /** Creates one directory with `mode`; not recursive, and fails if the entry exists. */
   mkdir(path: FsPath, mode: number): Promise<void>;
   /** Stats `path` without following a final symlink (`lstat(2)`). */
@@ -55,3 +75,71 @@ export const nodeFsOps: FsOps = {
   rename: (oldPath, newPath) => fs.rename(oldPath, newPath),
   link: (existingPath, newPath) => fs.link(existingPath, newPath),
 };
+
+/**
+ * The same calls made synchronously on the calling thread, for local file systems. There each call
+ * takes microseconds, while a thread-pool round trip (queue, wake a worker, wake the event loop)
+ * costs several times the call itself: creating a volume takes ~0.8 ms of CPU this way and ~4 ms
+ * through {@link nodeFsOps} (`docs/benchmarks.md`). Never for network file systems: a call stuck on
+ * an unresponsive server would stop the event loop, and with it lease renewal.
+ */
+export const localFsOps: FsOps = {
+  open: async (path, flags, mode) => new LocalFile(fsSync.openSync(path, flags, mode)),
+  fstat: (handle) => handle.stat(),
+  fchmod: (handle, mode) => handle.chmod(mode),
+  fchown: (handle, uid, gid) => handle.chown(uid, gid),
+  mkdir: async (path, mode) => {
+    fsSync.mkdirSync(path, { mode });
+  },
+  lstat: async (path) => fsSync.lstatSync(path),
+  readdir: async (path) => fsSync.readdirSync(path, { encoding: 'buffer' }),
+  rmdir: async (path) => fsSync.rmdirSync(path),
+  unlink: async (path) => fsSync.unlinkSync(path),
+  rename: async (oldPath, newPath) => fsSync.renameSync(oldPath, newPath),
+  link: async (existingPath, newPath) => fsSync.linkSync(existingPath, newPath),
+};
+
+/** A file descriptor of {@link localFsOps}; closing twice is a no-op, as for `FileHandle`. */
+class LocalFile implements FsFile {
+  #fd: number;
+
+  constructor(fd: number) {
+    this.#fd = fd;
+  }
+
+  /** -1 once closed, as `FileHandle.fd`. */
+  get fd(): number {
+    return this.#fd;
+  }
+
+  async stat(): Promise<Stats> {
+    return fsSync.fstatSync(this.fd);
+  }
+
+  async chmod(mode: number): Promise<void> {
+    fsSync.fchmodSync(this.fd, mode);
+  }
+
+  async chown(uid: number, gid: number): Promise<void> {
+    fsSync.fchownSync(this.fd, uid, gid);
+  }
+
+  async readFile(encoding: 'utf8'): Promise<string> {
+    return fsSync.readFileSync(this.fd, encoding);
+  }
+
+  async writeFile(data: string): Promise<void> {
+    fsSync.writeFileSync(this.fd, data);
+  }
+
+  async datasync(): Promise<void> {
+    fsSync.fdatasyncSync(this.fd);
+  }
+
+  async close(): Promise<void> {
+    if (this.#fd === -1) return;
+    const fd = this.#fd;
+    this.#fd = -1;
+    fsSync.closeSync(fd);
+  }
+}

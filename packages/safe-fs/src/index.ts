@@ -2,8 +2,10 @@ export type { AdoptionRequest } from './adoption.ts';
 export { joinBasePath, normalizeBasePath, relativePathUnder } from './base-path.ts';
 export type { SafeFsErrorInit, SafeFsErrorKind } from './errors.ts';
 export { isPermissionError, isPersistentRefusal, isSafeFsError, SafeFsError } from './errors.ts';
-export type { FsOps, FsPath } from './fs-ops.ts';
-export { nodeFsOps } from './fs-ops.ts';
+export type { FsFile, FsOps, FsPath } from './fs-ops.ts';
+export { localFsOps, nodeFsOps } from './fs-ops.ts';
+export type { RootFsOps } from './fs-ops-for-root.ts';
+export { fsOpsForRoot } from './fs-ops-for-root.ts';
 // For tools that read an export's bookkeeping, such as the audit of @kube-provisioner/audit.
 export { adoptionLockName, isReservedName, parentMarkerName, volumeMarkerName } from './marker-names.ts';
 export type { OwnershipRecord, VolumeOwner } from './ownership-record.ts';

@@ -82,4 +82,30 @@ describe('two concurrent provisions of one claim', () => {
     // Not vacuous: some runs had the two provisions overlap.
     expect(interleaved).toBeGreaterThan(0);
   });
+
+  it('reuses the directory a concurrent provision made between this one publishing the record and its mkdir', async () => {
+    const base = await tempDir();
+    const path = parseRelativeVolumePath('ns1/data');
+    const owner = ownerOf('ns1', 'data', 'u1');
+    let other: Promise<string> | undefined;
+    const fs: FsOps = {
+      ...nodeFsOps,
+      mkdir: async (target, mode) => {
+        if (other === undefined && String(target).endsWith('/data')) {
+          // The other replica reads this one's record and makes the volume first.
+          other = new VolumeRoot(base).createVolume(path, { owner, mode: 0o777 });
+          await other;
+        }
+        return nodeFsOps.mkdir(target, mode);
+      },
+    };
+
+    const outcome = await new VolumeRoot(base, { fs }).createVolume(path, { owner, mode: 0o777 });
+
+    expect([outcome, await other]).toEqual(['reused', 'created']);
+    expect(await tree(base)).toEqual(
+      ['ns1', 'ns1/.kube-provisioner-parent.json', 'ns1/.data.kube-provisioner.json', 'ns1/data'].sort(),
+    );
+    expect((await new VolumeRoot(base).readOwner(path))?.claimUid).toBe('u1');
+  });
 });

@@ -1,7 +1,7 @@
-import type { FileHandle } from 'node:fs/promises';
 import { mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { FsFile } from '../src/fs-ops.ts';
 import {
   type FsOps,
   nodeFsOps,
@@ -155,7 +155,7 @@ describe('the directory opened after mkdir', () => {
 describe('lesser holes', () => {
   it('closes the new parent when writing its marker fails', async () => {
     const base = await tempDir();
-    const handles: FileHandle[] = [];
+    const handles: FsFile[] = [];
     const fs: FsOps = {
       ...nodeFsOps,
       open: async (target, flags, mode) => {

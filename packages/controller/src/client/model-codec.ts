@@ -1,35 +1,113 @@
 /**
- * Conversion between `@kubernetes/client-node` model objects (`Date` timestamps) and their JSON wire
- * form, by the `ObjectSerializer` type name of a {@link ResourceDescriptor}. The real client and the
- * in-memory fake both use it, so both hand out the same shapes. Unknown model names pass through
- * as plain JSON.
+ * Conversion between the objects the library hands out (`@kubernetes/client-node`'s model types:
+ * `Date` timestamps) and their JSON wire form. The real client and the in-memory fake both use it,
+ * so both hand out the same shapes.
+ *
+ * client-node's `ObjectSerializer` does this by walking every field of a generated model class; it
+ * costs ~30 MiB of RSS to import (every model of the API) and is the largest single item of a
+ * decoding profile, and it drops fields its models do not know. The models the library uses differ
+ * from plain JSON only in their date-time fields, so those are converted by path and everything
+ * else is the parsed JSON itself. `test/model-codec.test.ts` checks the paths against client-node's
+ * own model metadata, so a client-node upgrade that adds a date field fails a test.
  */
 
 import type { V1Status } from '@kubernetes/client-node';
-import { ObjectSerializer } from '@kubernetes/client-node/dist/gen/models/ObjectSerializer.js';
 import type { KubeObject, ResourceDescriptor } from './resource-client.ts';
 
 /** The wire (JSON) form of an object. */
 export type WireObject = Record<string, unknown>;
 
+/** A date-time field: property names from the object's root; `[]` steps into every array element. */
+export type DateFieldPath = readonly string[];
+
+/** `ObjectMeta`'s date-time fields: every object has them. */
+const metadataDates: readonly DateFieldPath[] = [
+  ['metadata', 'creationTimestamp'],
+  ['metadata', 'deletionTimestamp'],
+  ['metadata', 'managedFields', '[]', 'time'],
+];
+
+/**
+ * Date-time fields (`Date` in client-node's models) by model name, for the resources of
+ * `resources`. `V1MicroTime` fields (Lease acquire/renew times, an event's `eventTime`) stay
+ * strings, as client-node's deserializer leaves them.
+ */
+export const modelDateFields: Readonly<Record<string, readonly DateFieldPath[]>> = {
+  V1PersistentVolume: [...metadataDates, ['status', 'lastPhaseTransitionTime']],
+  V1PersistentVolumeClaim: [
+    ...metadataDates,
+    ['status', 'conditions', '[]', 'lastProbeTime'],
+    ['status', 'conditions', '[]', 'lastTransitionTime'],
+  ],
+  V1StorageClass: metadataDates,
+  CoreV1Event: [...metadataDates, ['firstTimestamp'], ['lastTimestamp']],
+  V1Lease: metadataDates,
+  V1Node: [
+    ...metadataDates,
+    ['spec', 'taints', '[]', 'timeAdded'],
+    ['status', 'conditions', '[]', 'lastHeartbeatTime'],
+    ['status', 'conditions', '[]', 'lastTransitionTime'],
+  ],
+};
+
+/** The date-time fields of a descriptor's model; `ObjectMeta`'s for a model not listed. */
+export function dateFieldsOf(model: string): readonly DateFieldPath[] {
+  return modelDateFields[model] ?? metadataDates;
+}
+
 /** The object's JSON form with `apiVersion` and `kind` filled in from the descriptor when absent. */
 export function encodeObject<T extends KubeObject>(object: T, descriptor: ResourceDescriptor<T>): WireObject {
-  const { group, version, kind, model } = descriptor;
+  const { group, version, kind } = descriptor;
   const typed = {
     ...object,
     apiVersion: object.apiVersion ?? (group === '' ? version : `${group}/${version}`),
     kind: object.kind ?? kind,
   };
-  // The round trip through text also detaches every nested value from the caller's object.
-  return JSON.parse(JSON.stringify(ObjectSerializer.serialize(typed, model, ''))) as WireObject;
+  // Through text, as on the wire: Dates become RFC 3339 strings, and nothing stays shared with
+  // the caller's object.
+  return JSON.parse(JSON.stringify(typed)) as WireObject;
 }
 
-/** The model object of a JSON value. Untyped nested maps are shared with `wire`, so pass a fresh value. */
+/**
+ * The model object of a JSON value: its date-time fields become `Date`s. Containers on the way to
+ * a date are copied; everything else is shared with `wire`, so pass a fresh value.
+ */
 export function decodeObject<T extends KubeObject>(wire: unknown, descriptor: ResourceDescriptor<T>): T {
-  return ObjectSerializer.deserialize(wire, descriptor.model, '') as T;
+  let object = wire;
+  for (const path of dateFieldsOf(descriptor.model)) object = withDates(object, path, 0);
+  return object as T;
 }
 
-/** The `V1Status` model of a JSON value. */
+/** The `V1Status` model of a JSON value (its list metadata's `continue` is `_continue` there). */
 export function decodeStatus(wire: unknown): V1Status {
-  return ObjectSerializer.deserialize(wire, 'V1Status', '') as V1Status;
+  if (!isRecord(wire)) return wire as V1Status;
+  const metadata = wire.metadata;
+  if (!isRecord(metadata) || !('continue' in metadata)) return wire as V1Status;
+  const { continue: token, ...rest } = metadata;
+  return { ...wire, metadata: { ...rest, _continue: token } } as V1Status;
+}
+
+/** `value` with the date-time strings at `path[at…]` parsed; unchanged (same reference) when none are. */
+function withDates(value: unknown, path: DateFieldPath, at: number): unknown {
+  if (at === path.length) return typeof value === 'string' ? new Date(value) : value;
+  const step = path[at] as string;
+  if (step === '[]') {
+    if (!Array.isArray(value)) return value;
+    let copy: unknown[] | undefined;
+    for (let index = 0; index < value.length; index++) {
+      const converted = withDates(value[index], path, at + 1);
+      if (converted !== value[index]) {
+        copy ??= [...value];
+        copy[index] = converted;
+      }
+    }
+    return copy ?? value;
+  }
+  if (!isRecord(value) || !(step in value)) return value;
+  const converted = withDates(value[step], path, at + 1);
+  return converted === value[step] ? value : { ...value, [step]: converted };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

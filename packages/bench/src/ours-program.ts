@@ -1,0 +1,60 @@
+/**
+ * How the bench runs ours. By default as its image runs it: the CLI bundled by the image's own
+ * bundler (`kube-testenv bundle`, tree-shaken, one ES module) under the image's `NODE_OPTIONS`, so
+ * memory and start-up are what operators get. From TypeScript sources (type stripping) on request,
+ * for CPU profiles with readable names and lines.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, extname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { bundleProgram } from '@kube-provisioner/testenv';
+
+/** `image`: the bundle under the image's Node.js flags; `sources`: the CLI's TypeScript sources. */
+export type OursBuild = 'image' | 'sources';
+
+/** The builds {@link OursBuild} allows. */
+export const oursBuilds: readonly OursBuild[] = ['image', 'sources'];
+
+/**
+ * The image's `NODE_OPTIONS` (packages/hostpath/Dockerfile; a test keeps the two equal): a 4 MiB
+ * young generation instead of the up to 64 MiB per semi-space V8 picks on a large host.
+ */
+export const imageNodeFlags: readonly string[] = ['--max-semi-space-size=4'];
+
+/** A runnable build of ours. */
+export interface OursProgram {
+  readonly build: OursBuild;
+  /** The script `node` runs. */
+  readonly script: string;
+  /** Node.js flags that come with the build. */
+  readonly nodeFlags: readonly string[];
+  /** Removes what preparing it wrote. */
+  close(): Promise<void>;
+}
+
+/** The hostpath CLI next to the package entry point: `src/cli.ts` from source, `dist/cli.js` when built. */
+export function hostpathCli(): string {
+  const entry = fileURLToPath(import.meta.resolve('@kube-provisioner/hostpath'));
+  return join(dirname(entry), `cli${extname(entry)}`);
+}
+
+/** Builds (for `image`) or locates (for `sources`) ours. */
+export async function prepareOurs(build: OursBuild, log: (message: string) => void): Promise<OursProgram> {
+  const cli = hostpathCli();
+  if (build === 'sources') {
+    const nodeFlags = cli.endsWith('.ts') ? ['--conditions=@kube-provisioner/source'] : [];
+    return { build, script: cli, nodeFlags, close: async () => {} };
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'bench-ours-'));
+  const bundled = await bundleProgram({ entry: cli, outfile: join(dir, 'kube-hostpath-provisioner.mjs') });
+  log(
+    `ours: bundled ${bundled.inputs} files into ${bundled.outfile} (${(bundled.bytes / 1e6).toFixed(1)} MB)`,
+  );
+  return {
+    build,
+    script: bundled.outfile,
+    nodeFlags: imageNodeFlags,
+    close: () => rm(dir, { recursive: true, force: true }),
+  };
+}
