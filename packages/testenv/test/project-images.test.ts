@@ -44,12 +44,12 @@ describe.each(projectImages)('the $name image', (image) => {
     for (const stage of stages) expect(stage).toMatch(/^FROM \$\{NODE_IMAGE\}( AS \w+)?$/u);
   });
 
-  it('bundles the source of its bin and runs that one file as root', () => {
+  it('bundles the source of its bin and runs that one file (notices beside it) as root', () => {
     const manifest = JSON.parse(read(join(packageDir, 'package.json'))) as { bin: Record<string, string> };
     const source = join(packageDir, manifest.bin[bin]?.replace(/^\.\/dist\/(.*)\.js$/u, 'src/$1.ts') ?? '');
     const bundle = `/out/${bin}.mjs`;
     expect(lines.some((line) => line.includes(`cli.ts bundle ${source} ${bundle}`))).toBe(true);
-    expect(finalStage).toContain(`COPY --from=build ${bundle} /app/`);
+    expect(finalStage).toContain('COPY --from=build /out/ /app/');
     expect(finalStage.filter((line) => line.startsWith('COPY '))).toHaveLength(1);
     expect(finalStage).toContain(`ENTRYPOINT ["node", "/app/${bin}.mjs"]`);
     expect(finalStage.some((line) => line.startsWith('USER '))).toBe(false);

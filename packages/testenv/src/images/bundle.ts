@@ -17,6 +17,8 @@ export interface BundleOptions {
 /** What went into a bundle. */
 export interface BundleResult {
   readonly outfile: string;
+  /** The dependencies' license notices (`<outfile>.LEGAL.txt`), to ship beside it; none when they have none. */
+  readonly notices: string | undefined;
   readonly bytes: number;
   /** Input files (sources and dependencies) that contributed. */
   readonly inputs: number;
@@ -41,36 +43,50 @@ const inlineVersions: Plugin = {
 };
 
 /**
- * `@kubernetes/client-node`'s package entry re-exports the whole client (generated APIs and models,
- * exec, attach, informers) from modules with top-level side effects (classes extending imported
- * ones), so a bundle would keep all of it: ~80 MiB of RSS. A provisioner uses three of its modules,
- * so the entry resolves to just those; and `KubeConfig`'s module, which takes two names from the
- * generated index, gets just those two. A named import of anything else fails the build rather
- * than the program.
+ * The provisioners use a small part of two large dependencies, which a bundler cannot trim by
+ * itself: their entry modules have top-level side effects (generated classes extending imported
+ * ones; CommonJS `require`s), so everything they reach would be kept and loaded, tens of MiB of RSS.
+ * Their entries therefore resolve to just the modules used:
+ * - `@kubernetes/client-node`: `KubeConfig`, the request types and `V1MicroTime`; and for
+ *   `KubeConfig`'s module, the two names it takes from the generated index (not the ~900 API and
+ *   model classes behind it);
+ * - `undici`: the two dispatchers and their request API. client-node's generated HTTP library also imports undici's
+ *   `fetch`, which nothing the provisioners run calls (the controller sends through its own
+ *   dispatcher); Node.js' own `fetch` stands in, so undici's fetch, WebSocket and cache stay out.
+ * A named import of anything else fails the build rather than the program.
  */
-const clientNodeSubset: Plugin = {
-  name: 'client-node-subset',
+const dependencySubsets: Plugin = {
+  name: 'dependency-subsets',
   setup(bundler) {
-    const namespace = 'client-node-subset';
+    const namespace = 'dependency-subsets';
     const modules: Readonly<Record<string, readonly string[]>> = {
-      entry: [
+      'client-node': [
         "export { KubeConfig } from '@kubernetes/client-node/dist/config.js';",
         "export { HttpMethod, RequestContext } from '@kubernetes/client-node/dist/gen/http/http.js';",
         "export { V1MicroTime } from '@kubernetes/client-node/dist/types.js';",
       ],
-      'generated-index': [
+      'client-node-generated-index': [
         "export { createConfiguration } from './configuration.js';",
         "export { ServerConfiguration } from './servers.js';",
       ],
+      undici: [
+        // As undici's own entry does: the request API lives on every dispatcher.
+        "import Dispatcher from 'undici/lib/dispatcher/dispatcher.js';",
+        "import api from 'undici/lib/api/index.js';",
+        'Object.assign(Dispatcher.prototype, api);',
+        "export { default as Agent } from 'undici/lib/dispatcher/agent.js';",
+        "export { default as ProxyAgent } from 'undici/lib/dispatcher/proxy-agent.js';",
+        'export const fetch = globalThis.fetch;',
+      ],
     };
-    bundler.onResolve({ filter: /^@kubernetes\/client-node$/ }, ({ resolveDir }) => ({
-      path: 'entry',
-      namespace,
-      pluginData: resolveDir,
-    }));
+    const subset = (path: string, resolveDir: string) => ({ path, namespace, pluginData: resolveDir });
+    bundler.onResolve({ filter: /^@kubernetes\/client-node$/ }, ({ resolveDir }) =>
+      subset('client-node', resolveDir),
+    );
+    bundler.onResolve({ filter: /^undici$/ }, ({ resolveDir }) => subset('undici', resolveDir));
     bundler.onResolve({ filter: /^\.\/gen\/index\.js$/ }, ({ importer, resolveDir }) =>
       /@kubernetes[\\/]client-node[\\/]dist[\\/]config\.js$/.test(importer)
-        ? { path: 'generated-index', namespace, pluginData: join(resolveDir, 'gen') }
+        ? subset('client-node-generated-index', join(resolveDir, 'gen'))
         : undefined,
     );
     bundler.onLoad({ filter: /.*/, namespace }, ({ path, pluginData }) => ({
@@ -103,16 +119,21 @@ export async function bundleProgram(options: BundleOptions): Promise<BundleResul
     minifyWhitespace: true,
     minifySyntax: true,
     keepNames: true,
-    legalComments: 'eof',
+    // Beside the bundle, not in it: the notices are not ASCII, and one non-ASCII character makes V8
+    // hold the whole source as UTF-16, twice the memory.
+    legalComments: 'external',
     banner: { js: requireShim },
-    plugins: [inlineVersions, clientNodeSubset],
+    plugins: [inlineVersions, dependencySubsets],
     metafile: true,
     logLevel: 'warning',
   });
-  const output = Object.values(result.metafile.outputs)[0];
+  const outputs = Object.entries(result.metafile.outputs);
+  const isNotices = (path: string) => path.endsWith('.LEGAL.txt');
+  const program = outputs.find(([path]) => !isNotices(path));
   return {
     outfile: options.outfile,
-    bytes: output?.bytes ?? 0,
+    notices: outputs.some(([path]) => isNotices(path)) ? `${options.outfile}.LEGAL.txt` : undefined,
+    bytes: program?.[1].bytes ?? 0,
     inputs: Object.keys(result.metafile.inputs).length,
   };
 }

@@ -1,0 +1,38 @@
+// The image's application layer as the image build makes it: one bundle per provisioner CLI, which
+// must carry only the parts of its large dependencies it runs, stay ASCII (V8 holds a source with
+// one non-ASCII character as UTF-16, twice the memory), keep its license notices beside it, and run.
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { bundleProgram } from '../src/index.ts';
+
+const repository = join(import.meta.dirname, '..', '..', '..');
+const dirs: string[] = [];
+afterAll(async () => {
+  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+describe.each([
+  ['kube-hostpath-provisioner', 'packages/hostpath/src/cli.ts'],
+  ['nfs-subdir-provisioner', 'packages/nfs-subdir/src/cli.ts'],
+])('the bundle of %s', (bin, entry) => {
+  it("leaves out the client-node APIs and models and undici's fetch, is ASCII, ships its notices, and runs", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'bundle-'));
+    dirs.push(dir);
+
+    const result = await bundleProgram({ entry: join(repository, entry), outfile: join(dir, `${bin}.mjs`) });
+
+    const text = await readFile(result.outfile, 'latin1');
+    for (const absent of ['V1PodSpec', 'ObjectSerializer', 'WebSocket=class']) {
+      expect(text, absent).not.toContain(absent);
+    }
+    expect(/[^\x00-\x7f]/u.test(text)).toBe(false);
+    expect(result.notices).toBe(`${result.outfile}.LEGAL.txt`);
+    expect(await readFile(result.notices ?? '', 'utf8')).toContain('undici');
+    const { stdout } = await promisify(execFile)(process.execPath, [result.outfile, '--version']);
+    expect(stdout).toMatch(new RegExp(`^${bin} \\d+\\.\\d+\\.\\d+`, 'u'));
+  });
+});
