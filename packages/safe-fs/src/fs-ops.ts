@@ -8,6 +8,7 @@
 import type { Stats } from 'node:fs';
 import * as fsSync from 'node:fs';
 import * as fs from 'node:fs/promises';
+import { promisify } from 'node:util';
 
 /**
  * A path as the calls receive it: `/proc/self/fd/<fd>/<name>`, a `Buffer` when `name` is not valid
@@ -77,8 +78,9 @@ export const nodeFsOps: FsOps = {
 };
 
 /**
- * The same calls made synchronously on the calling thread, for local file systems. There each call
- * takes microseconds, while a thread-pool round trip (queue, wake a worker, wake the event loop)
+ * The same calls made synchronously on the calling thread, for local file systems, except
+ * `fdatasync`, which waits for the disk and stays on the thread pool. There each other call takes
+ * microseconds, while a thread-pool round trip (queue, wake a worker, wake the event loop)
  * costs several times the call itself: creating a volume takes ~0.8 ms of CPU this way and ~4 ms
  * through {@link nodeFsOps} (`docs/benchmarks.md`). Never for network file systems: a call stuck on
  * an unresponsive server would stop the event loop, and with it lease renewal.
@@ -98,6 +100,8 @@ export const localFsOps: FsOps = {
   rename: async (oldPath, newPath) => fsSync.renameSync(oldPath, newPath),
   link: async (existingPath, newPath) => fsSync.linkSync(existingPath, newPath),
 };
+
+const fdatasync = promisify(fsSync.fdatasync);
 
 /** A file descriptor of {@link localFsOps}; closing twice is a no-op, as for `FileHandle`. */
 class LocalFile implements FsFile {
@@ -132,8 +136,9 @@ class LocalFile implements FsFile {
     fsSync.writeFileSync(this.fd, data);
   }
 
-  async datasync(): Promise<void> {
-    fsSync.fdatasyncSync(this.fd);
+  /** On the thread pool: a flush waits for the disk, which the event loop must not. */
+  datasync(): Promise<void> {
+    return fdatasync(this.#fd);
   }
 
   async close(): Promise<void> {
