@@ -1,7 +1,13 @@
 import * as models from '@kubernetes/client-node/dist/gen/models/all.js';
 import { ObjectSerializer } from '@kubernetes/client-node/dist/gen/models/ObjectSerializer.js';
 import { describe, expect, it } from 'vitest';
-import { decodeObject, decodeStatus, encodeObject, modelDateFields } from '../src/client/model-codec.ts';
+import {
+  decodeObject,
+  decodeParsed,
+  decodeStatus,
+  encodeObject,
+  modelDateFields,
+} from '../src/client/model-codec.ts';
 import { resources } from '../src/client/resource-client.ts';
 
 interface Attribute {
@@ -68,6 +74,13 @@ describe('the model codec', () => {
     expect(decoded.metadata?.managedFields?.[0]?.time).toEqual(new Date('2026-11-24T01:02:04Z'));
     expect(decoded.status?.conditions?.[0]?.lastTransitionTime).toEqual(new Date('2026-11-24T01:02:05Z'));
     expect((decoded.spec as Record<string, unknown>).futureField).toEqual({ kept: true });
+  });
+
+  it('converts a freshly parsed value in place to what decodeObject returns', () => {
+    const parsed = structuredClone(claimWire);
+    const decoded = decodeParsed(parsed, resources.persistentVolumeClaims);
+    expect(decoded).toBe(parsed);
+    expect(decoded).toEqual(decodeObject(structuredClone(claimWire), resources.persistentVolumeClaims));
   });
 
   it('leaves the wire object as it was', () => {

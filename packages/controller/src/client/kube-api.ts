@@ -12,7 +12,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { type Clock, realClock } from '../util/clock.ts';
 import { ClusterConnection } from './cluster-connection.ts';
 import { readLines } from './line-stream.ts';
-import { decodeObject, decodeStatus, encodeObject } from './model-codec.ts';
+import { decodeParsed, decodeStatus, withTypeMeta } from './model-codec.ts';
 import { defaultRateLimit, type RateLimit, RequestLimiter } from './request-limiter.ts';
 import type {
   CallOptions,
@@ -272,12 +272,13 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
     return result.body === '' ? undefined : JSON.parse(result.body);
   }
 
+  /** `raw` is freshly parsed and nobody else's, so it is converted in place. */
   #decode(raw: unknown): T {
-    return decodeObject(raw, this.descriptor);
+    return decodeParsed(raw, this.descriptor);
   }
 
   #encode(object: T): { text: string; contentType: string } {
-    return { text: JSON.stringify(encodeObject(object, this.descriptor)), contentType: 'application/json' };
+    return { text: JSON.stringify(withTypeMeta(object, this.descriptor)), contentType: 'application/json' };
   }
 
   #collectionPath(namespace: string | undefined): string {

@@ -55,17 +55,21 @@ export function dateFieldsOf(model: string): readonly DateFieldPath[] {
   return modelDateFields[model] ?? metadataDates;
 }
 
-/** The object's JSON form with `apiVersion` and `kind` filled in from the descriptor when absent. */
-export function encodeObject<T extends KubeObject>(object: T, descriptor: ResourceDescriptor<T>): WireObject {
+/** The object with `apiVersion` and `kind` filled in from the descriptor when absent; shares the rest. */
+export function withTypeMeta<T extends KubeObject>(object: T, descriptor: ResourceDescriptor<T>): T {
   const { group, version, kind } = descriptor;
-  const typed = {
+  return {
     ...object,
     apiVersion: object.apiVersion ?? (group === '' ? version : `${group}/${version}`),
     kind: object.kind ?? kind,
   };
+}
+
+/** The object's JSON form with `apiVersion` and `kind` filled in from the descriptor when absent. */
+export function encodeObject<T extends KubeObject>(object: T, descriptor: ResourceDescriptor<T>): WireObject {
   // Through text, as on the wire: Dates become RFC 3339 strings, and nothing stays shared with
   // the caller's object.
-  return JSON.parse(JSON.stringify(typed)) as WireObject;
+  return JSON.parse(JSON.stringify(withTypeMeta(object, descriptor))) as WireObject;
 }
 
 /**
@@ -74,8 +78,14 @@ export function encodeObject<T extends KubeObject>(object: T, descriptor: Resour
  */
 export function decodeObject<T extends KubeObject>(wire: unknown, descriptor: ResourceDescriptor<T>): T {
   let object = wire;
-  for (const path of dateFieldsOf(descriptor.model)) object = withDates(object, path, 0);
+  for (const path of dateFieldsOf(descriptor.model)) object = withDates(object, path, 0, false);
   return object as T;
+}
+
+/** {@link decodeObject} for a value just parsed and owned by nobody else: converts it in place. */
+export function decodeParsed<T extends KubeObject>(parsed: unknown, descriptor: ResourceDescriptor<T>): T {
+  for (const path of dateFieldsOf(descriptor.model)) withDates(parsed, path, 0, true);
+  return parsed as T;
 }
 
 /** The `V1Status` model of a JSON value (its list metadata's `continue` is `_continue` there). */
@@ -87,25 +97,31 @@ export function decodeStatus(wire: unknown): V1Status {
   return { ...wire, metadata: { ...rest, _continue: token } } as V1Status;
 }
 
-/** `value` with the date-time strings at `path[at…]` parsed; unchanged (same reference) when none are. */
-function withDates(value: unknown, path: DateFieldPath, at: number): unknown {
+/**
+ * `value` with the date-time strings at `path[at…]` parsed: in place when `inPlace`, otherwise by
+ * copying the containers on the way (the same reference back when there is nothing to convert).
+ */
+function withDates(value: unknown, path: DateFieldPath, at: number, inPlace: boolean): unknown {
   if (at === path.length) return typeof value === 'string' ? new Date(value) : value;
   const step = path[at] as string;
   if (step === '[]') {
     if (!Array.isArray(value)) return value;
     let copy: unknown[] | undefined;
     for (let index = 0; index < value.length; index++) {
-      const converted = withDates(value[index], path, at + 1);
+      const converted = withDates(value[index], path, at + 1, inPlace);
       if (converted !== value[index]) {
-        copy ??= [...value];
+        copy ??= inPlace ? value : [...value];
         copy[index] = converted;
       }
     }
     return copy ?? value;
   }
   if (!isRecord(value) || !(step in value)) return value;
-  const converted = withDates(value[step], path, at + 1);
-  return converted === value[step] ? value : { ...value, [step]: converted };
+  const converted = withDates(value[step], path, at + 1, inPlace);
+  if (converted === value[step]) return value;
+  if (!inPlace) return { ...value, [step]: converted };
+  value[step] = converted;
+  return value;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

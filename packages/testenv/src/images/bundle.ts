@@ -115,10 +115,10 @@ export async function bundleProgram(options: BundleOptions): Promise<BundleResul
     format: 'esm',
     target: 'node22.19',
     conditions: ['@kube-provisioner/source'],
-    // Whitespace and syntax only: names stay readable in stack traces and logs.
+    // Whitespace and syntax only: identifiers stay as written, so stack traces and logs read as the
+    // sources do. No `keepNames`: its helper runs at every closure creation, ~1 % of the CPU.
     minifyWhitespace: true,
     minifySyntax: true,
-    keepNames: true,
     // Beside the bundle, not in it: the notices are not ASCII, and one non-ASCII character makes V8
     // hold the whole source as UTF-16, twice the memory.
     legalComments: 'external',
