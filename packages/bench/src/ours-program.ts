@@ -17,10 +17,10 @@ export type OursBuild = 'image' | 'sources';
 export const oursBuilds: readonly OursBuild[] = ['image', 'sources'];
 
 /**
- * The image's `NODE_OPTIONS` (packages/hostpath/Dockerfile; a test keeps the two equal): a 4 MiB
+ * The image's `NODE_OPTIONS` (packages/hostpath/Dockerfile; a test keeps the two equal): a 1 MiB
  * young generation instead of the up to 64 MiB per semi-space V8 picks on a large host.
  */
-export const imageNodeFlags: readonly string[] = ['--max-semi-space-size=4'];
+export const imageNodeFlags: readonly string[] = ['--max-semi-space-size=1'];
 
 /** A runnable build of ours. */
 export interface OursProgram {

@@ -1,0 +1,85 @@
+#!/usr/bin/env node
+/**
+ * safe-fs's own cost per volume create, by call table: `nodeFsOps` (libuv's thread pool) and
+ * `localFsOps` (the event loop's thread, `fdatasync` on the pool), in the same process, rounds
+ * alternating, 4 creates in flight like the provisioner's workers, on a fresh directory under the
+ * temporary directory. Reports creates/s, this process's CPU per create and the event loop's delay.
+ *
+ *   npm exec -- node --conditions=@kube-provisioner/source packages/bench/src/fs-overhead.ts \
+ *     [--creates 400] [--rounds 4]
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import {
+  type FsOps,
+  localFsOps,
+  nodeFsOps,
+  parseRelativeVolumePath,
+  VolumeRoot,
+} from '@kube-provisioner/safe-fs';
+import { provisionerWorkers } from './ceiling.ts';
+import { median } from './compare-table.ts';
+import { forEachConcurrently } from './concurrency.ts';
+
+interface Round {
+  readonly createsPerS: number;
+  readonly cpuMsPerCreate: number;
+  readonly loopDelayP99Ms: number;
+}
+
+async function round(fs: FsOps, creates: number): Promise<Round> {
+  const base = mkdtempSync(join(tmpdir(), 'fs-overhead-'));
+  try {
+    const root = new VolumeRoot(base, { fs });
+    const indices = Array.from({ length: creates }, (_, index) => index);
+    const delay = monitorEventLoopDelay({ resolution: 5 });
+    delay.enable();
+    const cpu = process.cpuUsage();
+    const start = performance.now();
+    await forEachConcurrently(indices, provisionerWorkers, async (index) => {
+      const owner = {
+        claimUid: `u${index}`,
+        namespace: 'bench',
+        claimName: `c${index}`,
+        pvName: `pv${index}`,
+        provisioner: 'bench',
+      };
+      await root.createVolume(parseRelativeVolumePath(`ns-${index % 10}/pvc-${index}`), {
+        owner,
+        mode: 0o777,
+      });
+    });
+    const wallMs = performance.now() - start;
+    const used = process.cpuUsage(cpu);
+    delay.disable();
+    return {
+      createsPerS: (creates / wallMs) * 1000,
+      cpuMsPerCreate: (used.user + used.system) / 1000 / creates,
+      loopDelayP99Ms: delay.percentile(99) / 1e6,
+    };
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+}
+
+const { values } = parseArgs({ options: { creates: { type: 'string' }, rounds: { type: 'string' } } });
+const creates = Number(values.creates ?? 400);
+const rounds = Number(values.rounds ?? 4);
+const tables = { 'thread pool (nodeFsOps)': nodeFsOps, 'event loop (localFsOps)': localFsOps };
+const results = new Map<string, Round[]>(Object.keys(tables).map((name) => [name, []]));
+await round(localFsOps, 50);
+for (let index = 0; index < rounds; index++) {
+  const order = Object.entries(tables);
+  if (index % 2 === 1) order.reverse();
+  for (const [name, fs] of order) results.get(name)?.push(await round(fs, creates));
+}
+process.stdout.write(`${creates} creates x ${rounds} rounds, ${provisionerWorkers} in flight, medians\n`);
+for (const [name, list] of results) {
+  const of = (pick: (round: Round) => number) => median(list.map(pick)).toFixed(2);
+  process.stdout.write(
+    `${name}: ${of((r) => r.createsPerS)} creates/s, ${of((r) => r.cpuMsPerCreate)} ms CPU per create, event loop delay p99 ${of((r) => r.loopDelayP99Ms)} ms\n`,
+  );
+}
