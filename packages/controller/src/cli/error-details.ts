@@ -3,7 +3,6 @@
  * `fetch failed` caused by `connect ECONNREFUSED 10.0.0.1:443`), with the codes that say what failed —
  * the HTTP status and reason of an API error, the system error code and address of a socket error.
  */
-import type { LogFields, LogFn, Logger, LogLevel } from '../util/logger.ts';
 
 /** An error flattened for a JSON log line. */
 export interface ErrorDetails {
@@ -71,30 +70,4 @@ export function errorChainText(err: unknown, stack = true): string {
     details = details.cause;
   }
   return lines.join('\n');
-}
-
-/** A logger that writes every `Error` field with {@link errorDetails}, its cause chain included. */
-export function withErrorDetails(logger: Logger): Logger {
-  const wrap =
-    (level: Exclude<LogLevel, 'silent'>): LogFn =>
-    (fieldsOrMessage: LogFields | string, message?: string): void => {
-      if (typeof fieldsOrMessage === 'string') {
-        logger[level](fieldsOrMessage);
-        return;
-      }
-      const fields: LogFields = {};
-      for (const [key, value] of Object.entries(fieldsOrMessage)) {
-        fields[key] = value instanceof Error ? errorDetails(value) : value;
-      }
-      if (message === undefined) logger[level](fields);
-      else logger[level](fields, message);
-    };
-  return {
-    error: wrap('error'),
-    warn: wrap('warn'),
-    info: wrap('info'),
-    debug: wrap('debug'),
-    trace: wrap('trace'),
-    child: (bindings) => withErrorDetails(logger.child(bindings)),
-  };
 }

@@ -18,7 +18,7 @@ import { type Check, HealthServer } from '../http/health-server.ts';
 import { ProvisionController } from '../provision-controller.ts';
 import { createLogger, type LogFields, type Logger, levelForVerbosity } from '../util/logger.ts';
 import { defaultControllerRateLimiter } from '../workqueue/rate-limiters.ts';
-import { errorChainText, withErrorDetails } from './error-details.ts';
+import { errorChainText, errorDetails } from './error-details.ts';
 import { type Environment, isUsageError } from './flags.ts';
 import type { ProvisionerCliOptions } from './provisioner-flags.ts';
 
@@ -168,12 +168,12 @@ async function serve<Options extends ProvisionerCliOptions>(
   api: CliApi,
   host: CliHost,
 ): Promise<number> {
-  const logger = withErrorDetails(
-    createLogger({
-      level: levelForVerbosity(options.verbosity),
-      write: (line) => host.stderr.write(`${line}\n`),
-    }),
-  );
+  // Error fields with their cause chain; formatted only for lines at an enabled level.
+  const logger = createLogger({
+    level: levelForVerbosity(options.verbosity),
+    write: (line) => host.stderr.write(`${line}\n`),
+    serializeError: errorDetails,
+  });
   for (const warning of options.warnings) logger.warn(warning);
   const setup = program.setup(options, api, logger);
   const controller = new ProvisionController({

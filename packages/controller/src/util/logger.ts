@@ -48,6 +48,8 @@ export interface LoggerOptions {
   write?: (line: string) => void;
   /** Time source for the `time` field. Default `Date.now`. */
   now?: () => number;
+  /** How an `Error` field is written. Default `{ type, message, stack }`. */
+  serializeError?: (err: Error) => unknown;
 }
 
 /** Creates a JSON-lines logger (`{"level":"info","time":…,"msg":…,…fields}`). */
@@ -56,6 +58,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const write = options.write ?? ((line: string) => process.stderr.write(`${line}\n`));
   const now = options.now ?? Date.now;
   const bindings = options.bindings ?? {};
+  const serializeError = options.serializeError ?? errorFields;
 
   const method =
     (level: Exclude<LogLevel, 'silent'>): LogFn =>
@@ -63,7 +66,9 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       if (severity[level] > threshold) return;
       const fields = typeof fieldsOrMessage === 'string' ? {} : fieldsOrMessage;
       const msg = typeof fieldsOrMessage === 'string' ? fieldsOrMessage : message;
-      write(JSON.stringify({ level, time: now(), ...bindings, ...serializeErrors(fields), msg }));
+      write(
+        JSON.stringify({ level, time: now(), ...bindings, ...serializeErrors(fields, serializeError), msg }),
+      );
     };
 
   return {
@@ -79,11 +84,13 @@ export function createLogger(options: LoggerOptions = {}): Logger {
 /** A logger that drops everything. */
 export const silentLogger: Logger = createLogger({ level: 'silent' });
 
-function serializeErrors(fields: LogFields): LogFields {
+function errorFields(err: Error): unknown {
+  return { type: err.name, message: err.message, stack: err.stack };
+}
+
+function serializeErrors(fields: LogFields, serializeError: (err: Error) => unknown): LogFields {
   const out: LogFields = {};
-  for (const [key, value] of Object.entries(fields)) {
-    out[key] =
-      value instanceof Error ? { type: value.name, message: value.message, stack: value.stack } : value;
-  }
+  for (const [key, value] of Object.entries(fields))
+    out[key] = value instanceof Error ? serializeError(value) : value;
   return out;
 }
