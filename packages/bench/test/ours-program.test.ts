@@ -10,7 +10,7 @@ describe('ours as its image runs it', () => {
     'uses the Node.js flags of %s',
     async (dockerfile) => {
       const text = await readFile(join(repository, dockerfile), 'utf8');
-      expect(/^ENV NODE_OPTIONS=(.*)$/m.exec(text)?.[1]).toBe(imageNodeFlags.join(' '));
+      expect(/^ENV NODE_OPTIONS="?([^"\n]*)"?$/m.exec(text)?.[1]).toBe(imageNodeFlags.join(' '));
     },
   );
 });
