@@ -1,6 +1,6 @@
 /**
  * How the bench runs ours. By default as its image runs it: the CLI bundled by the image's own
- * bundler (`kube-testenv bundle`, tree-shaken, one ES module) under the image's `NODE_OPTIONS`, so
+ * bundler (`kube-testenv bundle`, tree-shaken, one ES module) with the image's Node.js flags, so
  * memory and start-up are what operators get. From TypeScript sources (type stripping) on request,
  * for CPU profiles with readable names and lines.
  */
@@ -17,9 +17,9 @@ export type OursBuild = 'image' | 'sources';
 export const oursBuilds: readonly OursBuild[] = ['image', 'sources'];
 
 /**
- * The image's `NODE_OPTIONS` (packages/hostpath/Dockerfile; a test keeps the two equal): a 1 MiB
- * young generation instead of the up to 64 MiB per semi-space V8 picks on a large host, and V8
- * favouring memory over speed.
+ * The image's Node.js flags, its `NODE_OPTIONS` and its entrypoint's (packages/hostpath/Dockerfile; a
+ * test keeps them equal): a 1 MiB young generation instead of the up to 64 MiB per semi-space V8 picks
+ * on a large host, and V8 favouring memory over speed.
  */
 export const imageNodeFlags: readonly string[] = ['--max-semi-space-size=1', '--optimize-for-size'];
 

@@ -7,10 +7,13 @@ const repository = join(import.meta.dirname, '..', '..', '..');
 
 describe('ours as its image runs it', () => {
   it.each(['packages/hostpath/Dockerfile', 'examples/nfs/Dockerfile'])(
-    'uses the Node.js flags of %s',
+    "uses the Node.js flags (NODE_OPTIONS and the entrypoint's) of %s",
     async (dockerfile) => {
       const text = await readFile(join(repository, dockerfile), 'utf8');
-      expect(/^ENV NODE_OPTIONS="?([^"\n]*)"?$/m.exec(text)?.[1]).toBe(imageNodeFlags.join(' '));
+      const environment = /^ENV NODE_OPTIONS=(.*)$/m.exec(text)?.[1]?.split(' ') ?? [];
+      const entrypoint = JSON.parse(/^ENTRYPOINT (.*)$/m.exec(text)?.[1] ?? '[]') as string[];
+      // `node`, its flags, the bundle.
+      expect([...environment, ...entrypoint.slice(1, -1)]).toEqual(imageNodeFlags);
     },
   );
 });
