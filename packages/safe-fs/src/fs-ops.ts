@@ -31,6 +31,7 @@ export interface FsFile {
   writeFile(data: string): Promise<void>;
   /** `fdatasync(2)`. */
   datasync(): Promise<void>;
+  /** Closes the descriptor; closing again does nothing. */
   close(): Promise<void>;
 }
 
