@@ -153,13 +153,11 @@ export class ClaimSync {
   ): Promise<boolean> {
     const { provisioner, knownNames } = this.#config;
     if (claim.spec?.volumeName) return false;
-    // Asked only for claims that are this provisioner's (Go asks first; both must hold either way),
-    // so other provisioners' claims cost no frozen copy.
-    const requested = requestedProvisioner(claim);
-    if (requested === undefined || !knownNames.has(requested)) return false;
     if (provisioner.shouldProvision && !(await provisioner.shouldProvision(frozenClone(claim), context))) {
       return false;
     }
+    const requested = requestedProvisioner(claim);
+    if (requested === undefined || !knownNames.has(requested)) return false;
     const storageClass = this.#storageClass(claimClassName(claim));
     if (storageClass.volumeBindingMode === 'WaitForFirstConsumer') return hasSelectedNode(claim);
     return true;

@@ -113,15 +113,11 @@ export class VolumeSync {
     }
   }
 
-  /**
-   * The library's own conditions first, then the provisioner's `shouldDelete` (Go asks it first;
-   * both must hold either way): the hook gets its frozen copy only for a volume that is deletable,
-   * not on every update of every bound volume.
-   */
   async #shouldDelete(volume: V1PersistentVolume, context: OperationContext): Promise<boolean> {
     const { provisioner } = this.#config;
-    if (!isVolumeDeletable(volume, this.#config.addFinalizer)) return false;
-    return provisioner.shouldDelete === undefined || provisioner.shouldDelete(frozenClone(volume), context);
+    if (provisioner.shouldDelete && !(await provisioner.shouldDelete(frozenClone(volume), context)))
+      return false;
+    return isVolumeDeletable(volume, this.#config.addFinalizer);
   }
 
   /** Deletes the asset, then the PV object; resolves false when `delete` ignored the volume (`IgnoredError`). */
