@@ -7,7 +7,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
-import type { OursProgram } from './ours-program.ts';
+import { nodeArgs, type OursProgram } from './ours-program.ts';
 import { type ProcessSample, sampleProcess } from './proc-stats.ts';
 
 /** Which provisioner: ours (as {@link prepareOurs} built it), or the Go reference built by {@link ensureBenchGo}. */
@@ -66,10 +66,7 @@ async function oursCommand(
   options: ProvisionerProcessOptions,
 ): Promise<{ file: string; args: string[]; port: number }> {
   const port = await freePort();
-  const args = [
-    ...program.nodeFlags,
-    ...(options.nodeFlags ?? []),
-    program.script,
+  const args = nodeArgs(program, options.nodeFlags ?? [], [
     '--mode=shared',
     `--root=${options.root}`,
     `--kubeconfig=${options.kubeconfigPath}`,
@@ -77,7 +74,7 @@ async function oursCommand(
     `--leader-election-namespace=${options.leaseNamespace}`,
     `--health-port=${port}`,
     ...(options.extraArgs ?? []),
-  ];
+  ]);
   return { file: process.execPath, args, port };
 }
 

@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { resources } from '@kube-provisioner/controller';
 import { forEachConcurrently } from './concurrency.ts';
 import { foreignPair, numberedNames } from './fixtures.ts';
-import type { OursProgram } from './ours-program.ts';
+import { nodeArgs, type OursProgram } from './ours-program.ts';
 import { phaseDeadline, withProgress } from './phase.ts';
 import { startProvisioner } from './provisioner-process.ts';
 import type { ScaleResult, ScaleRun } from './report.ts';
@@ -38,7 +38,7 @@ export interface ScaleOptions {
 
 /** Whether the hostpath CLI accepts {@link selectorFlag}, read from its help text. */
 async function cliHasSelectorFlag(ours: OursProgram): Promise<boolean> {
-  const { stdout } = await promisify(execFile)(process.execPath, [...ours.nodeFlags, ours.script, '--help']);
+  const { stdout } = await promisify(execFile)(process.execPath, nodeArgs(ours, [], ['--help']));
   return stdout.includes(selectorFlag);
 }
 

@@ -10,23 +10,17 @@ function statfsOfType(type: number): typeof statfsSync {
 }
 
 describe('fsOpsForRoot', () => {
-  it('makes the calls on the event loop thread on a local file system', () => {
-    expect(fsOpsForRoot('/', statfsOfType(0xef53))).toEqual({
-      ops: localFsOps,
-      calls: 'local',
-      fileSystem: 'ext4',
-    });
-    expect(fsOpsForRoot('/', statfsOfType(0x58465342)).calls).toBe('local');
-  });
-
-  it('keeps them on the thread pool on NFS or any file system it does not know', () => {
-    expect(fsOpsForRoot('/', statfsOfType(0x6969))).toEqual({
-      ops: nodeFsOps,
-      calls: 'thread-pool',
-      fileSystem: '0x6969',
-    });
-    expect(fsOpsForRoot('/', statfsOfType(0x65735546)).calls).toBe('thread-pool');
-  });
+  it.each([
+    { magic: 0xef53, fileSystem: 'ext4', calls: 'local', ops: localFsOps },
+    { magic: 0x58465342, fileSystem: 'xfs', calls: 'local', ops: localFsOps },
+    { magic: 0x6969, fileSystem: '0x6969', calls: 'thread-pool', ops: nodeFsOps },
+    { magic: 0x65735546, fileSystem: '0x65735546', calls: 'thread-pool', ops: nodeFsOps },
+  ])(
+    'makes $fileSystem calls $calls (local file systems on the event loop, NFS and unknown ones on the pool)',
+    ({ magic, ...expected }) => {
+      expect(fsOpsForRoot('/', statfsOfType(magic))).toEqual(expected);
+    },
+  );
 
   it('keeps them on the thread pool when the root cannot be examined', () => {
     const missing = (() => {

@@ -12,7 +12,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { type Clock, realClock } from '../util/clock.ts';
 import { ClusterConnection } from './cluster-connection.ts';
 import { readLines } from './line-stream.ts';
-import { decodeParsed, decodeStatus, withTypeMeta } from './model-codec.ts';
+import { decodeObject, decodeStatus, withTypeMeta } from './model-codec.ts';
 import { defaultRateLimit, type RateLimit, RequestLimiter } from './request-limiter.ts';
 import type {
   CallOptions,
@@ -274,7 +274,7 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
 
   /** `raw` is freshly parsed and nobody else's, so it is converted in place. */
   #decode(raw: unknown): T {
-    return decodeParsed(raw, this.descriptor);
+    return decodeObject(raw, this.descriptor);
   }
 
   #encode(object: T): { text: string; contentType: string } {

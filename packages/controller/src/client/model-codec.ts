@@ -73,19 +73,12 @@ export function encodeObject<T extends KubeObject>(object: T, descriptor: Resour
 }
 
 /**
- * The model object of a JSON value: its date-time fields become `Date`s. Containers on the way to
- * a date are copied; everything else is shared with `wire`, so pass a fresh value.
+ * The model object of a JSON value, converted in place: its date-time fields become `Date`s. Pass a
+ * value nobody else holds (just parsed, or a copy).
  */
 export function decodeObject<T extends KubeObject>(wire: unknown, descriptor: ResourceDescriptor<T>): T {
-  let object = wire;
-  for (const path of dateFieldsOf(descriptor.model)) object = withDates(object, path, 0, false);
-  return object as T;
-}
-
-/** {@link decodeObject} for a value just parsed and owned by nobody else: converts it in place. */
-export function decodeParsed<T extends KubeObject>(parsed: unknown, descriptor: ResourceDescriptor<T>): T {
-  for (const path of dateFieldsOf(descriptor.model)) withDates(parsed, path, 0, true);
-  return parsed as T;
+  for (const path of dateFieldsOf(descriptor.model)) parseDates(wire, path, 0);
+  return wire as T;
 }
 
 /** The `V1Status` model of a JSON value (its list metadata's `continue` is `_continue` there). */
@@ -97,30 +90,18 @@ export function decodeStatus(wire: unknown): V1Status {
   return { ...wire, metadata: { ...rest, _continue: token } } as V1Status;
 }
 
-/**
- * `value` with the date-time strings at `path[at…]` parsed: in place when `inPlace`, otherwise by
- * copying the containers on the way (the same reference back when there is nothing to convert).
- */
-function withDates(value: unknown, path: DateFieldPath, at: number, inPlace: boolean): unknown {
+/** Parses, in place, the date-time strings at `path[at…]` below `value`; returns the parsed leaf. */
+function parseDates(value: unknown, path: DateFieldPath, at: number): unknown {
   if (at === path.length) return typeof value === 'string' ? new Date(value) : value;
   const step = path[at] as string;
   if (step === '[]') {
-    if (!Array.isArray(value)) return value;
-    let copy: unknown[] | undefined;
-    for (let index = 0; index < value.length; index++) {
-      const converted = withDates(value[index], path, at + 1, inPlace);
-      if (converted !== value[index]) {
-        copy ??= inPlace ? value : [...value];
-        copy[index] = converted;
-      }
+    if (Array.isArray(value)) {
+      for (let index = 0; index < value.length; index++)
+        value[index] = parseDates(value[index], path, at + 1);
     }
-    return copy ?? value;
+  } else if (isRecord(value) && step in value) {
+    value[step] = parseDates(value[step], path, at + 1);
   }
-  if (!isRecord(value) || !(step in value)) return value;
-  const converted = withDates(value[step], path, at + 1, inPlace);
-  if (converted === value[step]) return value;
-  if (!inPlace) return { ...value, [step]: converted };
-  value[step] = converted;
   return value;
 }
 

@@ -486,10 +486,10 @@ class FakeResourceClient<T extends KubeObject> implements ResourceClient<T> {
     const action = this.#action('create', {
       namespace,
       name: object.metadata?.name,
-      object: this.#decode(wire),
+      object: this.#decode(structuredClone(wire)),
     });
     return this.#api.dispatch(action, options, () =>
-      this.#decode(this.#api.tracker.create(this.descriptor, structuredClone(wire), namespace)),
+      this.#decode(this.#api.tracker.create(this.descriptor, wire, namespace)),
     );
   }
 
@@ -499,10 +499,10 @@ class FakeResourceClient<T extends KubeObject> implements ResourceClient<T> {
     const action = this.#action('update', {
       namespace,
       name: object.metadata?.name,
-      object: this.#decode(wire),
+      object: this.#decode(structuredClone(wire)),
     });
     return this.#api.dispatch(action, options, () =>
-      this.#decode(this.#api.tracker.update(this.descriptor, structuredClone(wire), namespace)),
+      this.#decode(this.#api.tracker.update(this.descriptor, wire, namespace)),
     );
   }
 
