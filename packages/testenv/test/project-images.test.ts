@@ -51,7 +51,7 @@ describe.each(projectImages)('the $name image', (image) => {
     expect(lines.some((line) => line.includes(`cli.ts bundle ${source} ${bundle}`))).toBe(true);
     expect(finalStage).toContain('COPY --from=build /out/ /app/');
     expect(finalStage.filter((line) => line.startsWith('COPY '))).toHaveLength(1);
-    expect(finalStage).toContain(`ENTRYPOINT ["node", "--optimize-for-size", "/app/${bin}.mjs"]`);
+    expect(finalStage).toContain(`ENTRYPOINT ["node", "--heap-growing-percent=20", "/app/${bin}.mjs"]`);
     expect(finalStage.some((line) => line.startsWith('USER '))).toBe(false);
   });
 

@@ -3,6 +3,7 @@
  * whole application layer of its image: no node_modules, no package manifests, no dev dependencies.
  */
 import { readFile } from 'node:fs/promises';
+import { builtinModules } from 'node:module';
 import { dirname, join } from 'node:path';
 import { build, type Plugin } from 'esbuild';
 
@@ -98,6 +99,30 @@ const dependencySubsets: Plugin = {
 };
 
 /**
+ * Node's built-in modules are loaded with `require`, not `import`. Linking an ES module import of a
+ * built-in builds its ES module facade, which reads every export, lazy getters included: `node:http`'s
+ * `WebSocket` then loads Node's own bundled undici (~750 kB of source), `node:tls`'s
+ * `rootCertificates` parses every root certificate. That is ~5 MiB of RSS and start-up time spent
+ * on nothing the program uses; through `require`, an export is read only when the code reads it.
+ */
+const builtinsThroughRequire: Plugin = {
+  name: 'builtins-through-require',
+  setup(bundler) {
+    const namespace = 'builtins-through-require';
+    const names = builtinModules.filter((name) => !name.startsWith('_'));
+    const filter = new RegExp(`^(?:node:)?(?:${names.join('|')})$`);
+    bundler.onResolve({ filter }, ({ path, namespace: from }) =>
+      // The module's own `require` stays external: the bundle's `require` below loads it.
+      from === namespace ? undefined : { path: path.replace(/^node:/, ''), namespace },
+    );
+    bundler.onLoad({ filter: /.*/, namespace }, ({ path }) => ({
+      contents: `module.exports = require(${JSON.stringify(`node:${path}`)});`,
+      loader: 'js',
+    }));
+  },
+};
+
+/**
  * CommonJS dependencies call `require` for Node's built-in modules, which an ES module bundle only
  * has when it makes one.
  */
@@ -123,7 +148,7 @@ export async function bundleProgram(options: BundleOptions): Promise<BundleResul
     // hold the whole source as UTF-16, twice the memory.
     legalComments: 'external',
     banner: { js: requireShim },
-    plugins: [inlineVersions, dependencySubsets],
+    plugins: [inlineVersions, dependencySubsets, builtinsThroughRequire],
     metafile: true,
     logLevel: 'warning',
   });
