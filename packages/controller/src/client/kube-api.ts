@@ -1,7 +1,7 @@
 /**
  * The real {@link KubeApi}: typed CRUD, list and watch over `@kubernetes/client-node`'s `KubeConfig`
- * (auth, TLS, in-cluster config) and its `ObjectSerializer`, so list, get and watch all hand out model
- * objects with `Date` timestamps.
+ * (auth, TLS, in-cluster config), decoded by the model codec, so list, get and watch all hand out
+ * client-node's model shapes with `Date` timestamps.
  *
  * Watches are streamed here rather than through client-node's `Watch`: that class cuts every stream
  * after 30 s without traffic, swallows undecodable lines and callback throws, and reports HTTP errors
