@@ -97,7 +97,7 @@ function scaleRows(run: ScaleRun): TableRow[] {
   return [
     row('start → caches synced', run.startup_ready_s, 's', targetAtMost(run.startup_ready_s, 5, '≤ 5 s')),
     row('start → /readyz 200', run.readyz_s, 's'),
-    row('RSS when ready', run.rss_ready_mb, 'MiB', targetAtMost(run.rss_ready_mb, 150, '≤ 150 MiB')),
+    row('RSS when ready', run.rss_ready_mb, 'MiB', targetAtMost(run.rss_ready_mb, 120, '≤ 120 MiB')),
     row('first create → last PV', run.seconds_to_all_pv, 's'),
     row('RSS after provisioning', run.rss_after_provisioning_mb, 'MiB'),
     row('peak RSS', run.peak_rss_mb, 'MiB'),

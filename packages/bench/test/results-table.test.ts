@@ -65,7 +65,7 @@ describe('scenarioTables', () => {
       'scale: 10000 foreign PV/PVC pairs + 1000 claims, claim selector role=mine',
     ]);
     expect(tables[0]?.rows[0]?.target).toBe('≤ 5 s ✔');
-    expect(tables[0]?.rows[2]?.target).toBe('≤ 150 MiB ✘');
+    expect(tables[0]?.rows[2]?.target).toBe('≤ 120 MiB ✘');
   });
 
   it('leaves out scenarios that did not run', () => {
