@@ -102,8 +102,9 @@ const dependencySubsets: Plugin = {
  * Node's built-in modules are loaded with `require`, not `import`. Linking an ES module import of a
  * built-in builds its ES module facade, which reads every export, lazy getters included: `node:http`'s
  * `WebSocket` then loads Node's own bundled undici (~750 kB of source), `node:tls`'s
- * `rootCertificates` parses every root certificate. That is ~5 MiB of RSS and start-up time spent
- * on nothing the program uses; through `require`, an export is read only when the code reads it.
+ * `rootCertificates` parses every root certificate: 3 MiB of a provisioner's idle RSS, and start-up
+ * time, spent on nothing it uses (docs/benchmarks.md). Through `require`, an export is read only when
+ * the code reads it.
  */
 const builtinsThroughRequire: Plugin = {
   name: 'builtins-through-require',
