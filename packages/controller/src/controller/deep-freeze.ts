@@ -6,20 +6,10 @@
  * than `structuredClone` (a serialize and deserialize round trip) followed by a freezing walk.
  */
 export function frozenClone<T>(value: T): Readonly<T> {
-  return copyFrozen(value) as T;
-}
-
-function copyFrozen(value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return value;
-  let copy: unknown;
-  if (Array.isArray(value)) {
-    copy = value.map(copyFrozen);
-  } else if (value instanceof Date) {
-    copy = new Date(value.getTime());
-  } else {
-    const object: Record<string, unknown> = {};
-    for (const key of Object.keys(value)) object[key] = copyFrozen((value as Record<string, unknown>)[key]);
-    copy = object;
-  }
-  return Object.freeze(copy);
+  if (Array.isArray(value)) return Object.freeze(value.map(frozenClone)) as T;
+  if (value instanceof Date) return Object.freeze(new Date(value.getTime())) as T;
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) copy[key] = frozenClone((value as Record<string, unknown>)[key]);
+  return Object.freeze(copy) as T;
 }
