@@ -80,6 +80,50 @@ describe('createKubeApi: paths, verbs and bodies', () => {
     ]);
   });
 
+  it('decodes a LIST body that arrives in small pieces, passing each item through the transform', async () => {
+    const body = JSON.stringify({
+      kind: 'PersistentVolumeList',
+      metadata: { resourceVersion: '9' },
+      items: [pvJson, { ...pvJson, metadata: { ...pvJson.metadata, name: 'pv-2' } }],
+    });
+    env.server.handle((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      for (let at = 0; at < body.length; at += 7) res.write(body.slice(at, at + 7));
+      res.end();
+    });
+    const seen: unknown[] = [];
+    const list = await api()
+      .resource(resources.persistentVolumes)
+      .list({
+        transform: (pv) => {
+          seen.push(pv.metadata?.creationTimestamp);
+          return { ...pv, spec: {} };
+        },
+      });
+    expect(seen).toEqual([expect.any(Date), expect.any(Date)]);
+    expect(list.items.map((pv) => [pv.metadata?.name, pv.spec])).toEqual([
+      ['pv-1', {}],
+      ['pv-2', {}],
+    ]);
+    expect(list.metadata).toEqual({ resourceVersion: '9' });
+  });
+
+  it('retries a LIST whose body was cut short and keeps only the complete answer', async () => {
+    const full = JSON.stringify({ metadata: { resourceVersion: '9' }, items: [pvJson, pvJson] });
+    env.server.handle((_req, res, req) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      if (env.server.requests.length > 1) return void res.end(full);
+      // The first item is complete when the connection drops.
+      res.write(full.slice(0, full.indexOf('},{') + 2), () => req.socket.destroy());
+    });
+    const listed = api().resource(resources.persistentVolumes).list();
+    await waitForTimers(1);
+    env.clock.advance(500);
+    const list = await listed;
+    expect(list.items).toHaveLength(2);
+    expect(env.server.requests).toHaveLength(2);
+  });
+
   it('creates in the object namespace and sends apiVersion and kind', async () => {
     env.server.handle((req, res) => sendJson(res, 201, JSON.parse(req.body)));
     const claim: V1PersistentVolumeClaim = { metadata: { name: 'c', namespace: 'ns1' }, spec: {} };

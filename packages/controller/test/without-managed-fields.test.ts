@@ -40,6 +40,21 @@ describe('withoutManagedFields', () => {
     expect(list.metadata.resourceVersion).not.toBe('');
   });
 
+  it("drops managedFields from each listed item before the caller's own transform sees it", async () => {
+    const api = new FakeKubeApi();
+    api.seed(configMaps, configMap('a'));
+    const seen: unknown[] = [];
+    const list = await withoutManagedFields(api.resource(configMaps)).list({
+      namespace: 'default',
+      transform: (item) => {
+        seen.push(item.metadata);
+        return { ...item, data: { transformed: 'yes' } };
+      },
+    });
+    expect(seen).toEqual([expect.not.objectContaining({ managedFields: expect.anything() })]);
+    expect(list.items.map((item) => item.data)).toEqual([{ transformed: 'yes' }]);
+  });
+
   it('drops managedFields from watched objects', async () => {
     const api = new FakeKubeApi();
     const client = withoutManagedFields(api.resource(configMaps));

@@ -12,6 +12,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { type Clock, realClock } from '../util/clock.ts';
 import { ClusterConnection } from './cluster-connection.ts';
 import { readLines } from './line-stream.ts';
+import { readListBody } from './list-body.ts';
 import { decodeObject, decodeStatus, withTypeMeta } from './model-codec.ts';
 import { defaultRateLimit, type RateLimit, RequestLimiter } from './request-limiter.ts';
 import type {
@@ -120,7 +121,7 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
     return this.#decode(await this.#call('GET', this.#itemPath(name, options.namespace), options));
   }
 
-  async list(options: ListOptions = {}): Promise<ObjectList<T>> {
+  async list(options: ListOptions<T> = {}): Promise<ObjectList<T>> {
     const query = queryString({
       labelSelector: options.labelSelector,
       fieldSelector: options.fieldSelector,
@@ -128,11 +129,20 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
       continue: options.continue,
       resourceVersion: options.resourceVersion,
     });
-    const raw = await this.#call('GET', `${this.#collectionPath(options.namespace)}${query}`, options);
-    const list = raw as { items?: unknown[]; metadata?: { resourceVersion?: string; continue?: string } };
-    const metadata: ObjectList<T>['metadata'] = { resourceVersion: list.metadata?.resourceVersion ?? '' };
-    if (list.metadata?.continue) metadata.continue = list.metadata.continue;
-    return { items: (list.items ?? []).map((item) => this.#decode(item)), metadata };
+    const path = `${this.#collectionPath(options.namespace)}${query}`;
+    // Item by item as the body arrives: a LIST from the watch cache is one body of every object.
+    const { transform } = options;
+    const decodeItem =
+      transform === undefined
+        ? (item: unknown) => this.#decode(item)
+        : (item: unknown) => transform(this.#decode(item));
+    const { body } = await this.#transport.call(this.#request('GET', path, options), (stream) =>
+      readListBody(stream, decodeItem),
+    );
+    const listMeta = body.list.metadata as { resourceVersion?: string; continue?: string } | undefined;
+    const metadata: ObjectList<T>['metadata'] = { resourceVersion: listMeta?.resourceVersion ?? '' };
+    if (listMeta?.continue) metadata.continue = listMeta.continue;
+    return { items: body.items, metadata };
   }
 
   async create(object: T, options: CallOptions & NamespaceOption = {}): Promise<T> {
@@ -261,15 +271,23 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
     options: CallOptions,
     body?: { text: string; contentType: string },
   ): Promise<unknown> {
-    const request: HttpRequest = {
+    const result = await this.#transport.call(this.#request(method, path, options, body));
+    return result.body === '' ? undefined : JSON.parse(result.body);
+  }
+
+  #request(
+    method: HttpRequest['method'],
+    path: string,
+    options: CallOptions,
+    body?: { text: string; contentType: string },
+  ): HttpRequest {
+    return {
       method,
       path,
       signal: options.signal,
       beforeSend: options.beforeSend,
       ...(body === undefined ? {} : { body: body.text, contentType: body.contentType }),
     };
-    const result = await this.#transport.call(request);
-    return result.body === '' ? undefined : JSON.parse(result.body);
   }
 
   /** `raw` is freshly parsed and nobody else's, so it is converted in place. */

@@ -107,7 +107,7 @@ export interface NamespaceOption {
 }
 
 /** Options of {@link ResourceClient.list}. */
-export interface ListOptions extends CallOptions, NamespaceOption {
+export interface ListOptions<T extends KubeObject = KubeObject> extends CallOptions, NamespaceOption {
   labelSelector?: string;
   fieldSelector?: string;
   /** Page size. */
@@ -116,6 +116,13 @@ export interface ListOptions extends CallOptions, NamespaceOption {
   continue?: string;
   /** `'0'` = any (watch cache), `''`/absent = most recent (quorum read), else at least this version. */
   resourceVersion?: string;
+  /**
+   * Applied to each item as it is decoded, before the next one is read (client-go's informer
+   * `TransformFunc`, moved to where the items arrive): the result's items are what it returns. A
+   * LIST served from the watch cache is every object in one body, so dropping what a cache does not
+   * need here, rather than after the whole list is decoded, keeps that garbage young and short-lived.
+   */
+  transform?: (item: T) => T;
 }
 
 /** One page of a list. */
@@ -166,7 +173,7 @@ export interface ResourceClient<T extends KubeObject> {
   /** Reads one object by name. */
   get(name: string, options?: CallOptions & NamespaceOption): Promise<T>;
   /** Lists one page of objects; pass `metadata.continue` back as `options.continue` for the next. */
-  list(options?: ListOptions): Promise<ObjectList<T>>;
+  list(options?: ListOptions<T>): Promise<ObjectList<T>>;
   /**
    * Streams events to `onEvent`, in order and one at a time. Resolves when the stream ends: the
    * server closes it, the connection is lost mid-stream, it stays idle too long (`idleTimeoutMs`,

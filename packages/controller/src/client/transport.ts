@@ -45,10 +45,18 @@ export interface TransportSettings {
 }
 
 /** A response whose body was read completely. */
-export interface HttpResult {
+export interface HttpResult<B = string> {
   readonly status: number;
-  readonly body: string;
+  readonly body: B;
 }
+
+/**
+ * Reads a 2xx response body. Called once per attempt, so a reader must keep no state between calls.
+ * The default reads it as text.
+ */
+export type BodyReader<B> = (body: AsyncIterable<Uint8Array>) => Promise<B>;
+
+const readText: BodyReader<string> = (body) => (body as Dispatcher.ResponseData['body']).text();
 
 /** Sends requests for one client (one limiter). */
 export class Transport {
@@ -63,11 +71,13 @@ export class Transport {
   }
 
   /**
-   * Sends a request and reads its body, retrying per the retry policy. Rejects with an
+   * Sends a request and reads its body (with `readBody` when given), retrying per the retry policy. Rejects with an
    * {@link ApiError} for a non-2xx answer, a `TimeoutError` `DOMException` at the call deadline, the
    * signal's reason on abort, or the transport error.
    */
-  async call(request: HttpRequest): Promise<HttpResult> {
+  async call(request: HttpRequest): Promise<HttpResult>;
+  async call<B>(request: HttpRequest, readBody: BodyReader<B>): Promise<HttpResult<B>>;
+  async call<B>(request: HttpRequest, readBody?: BodyReader<B>): Promise<HttpResult<B | string>> {
     const { clock, requestTimeoutMs, retry } = this.#settings;
     const controller = new AbortController();
     const unlink = linkSignal(request.signal, controller);
@@ -89,8 +99,10 @@ export class Transport {
           await this.#limiter.wait(controller.signal);
           request.beforeSend?.();
           const response = await this.#send(request, controller.signal);
+          if (response.statusCode < 300) {
+            return { status: response.statusCode, body: await (readBody ?? readText)(response.body) };
+          }
           const body = await response.body.text();
-          if (response.statusCode < 300) return { status: response.statusCode, body };
           // The cached credentials may have expired (a rotated or exec token): the server did not act,
           // so one immediate retry with freshly resolved ones is safe for every verb, as in client-go.
           if (response.statusCode === 401 && !reauthenticated) {

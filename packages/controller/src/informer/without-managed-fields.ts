@@ -2,7 +2,9 @@
  * A resource client whose LIST and WATCH results carry no `metadata.managedFields`: client-go's
  * informer `TransformFunc` idea, applied where the objects enter a cache. Server-side-apply
  * bookkeeping is often the largest part of a claim or a PV and no controller logic reads it, so a
- * cache of 10 000 objects need not keep it. Single reads and the results of writes keep it.
+ * cache of 10 000 objects need not keep it. LIST items are trimmed as each is decoded (the list's
+ * `transform`), so a whole list's managed fields never live at once. Single reads and the results
+ * of writes keep it.
  *
  * Objects without the field are stored as they are. An update sent from a trimmed object leaves the
  * server's managed fields unchanged: the API server keeps them when a request omits them.
@@ -18,9 +20,12 @@ export function withoutManagedFields<T extends KubeObject>(client: ResourceClien
     update: (object, options) => client.update(object, options),
     patch: (name, patch, type, options) => client.patch(name, patch, type, options),
     delete: (name, options) => client.delete(name, options),
-    list: async (options) => {
-      const list = await client.list(options);
-      return { ...list, items: list.items.map(trimManagedFields) };
+    list: (options = {}) => {
+      const { transform } = options;
+      return client.list({
+        ...options,
+        transform: transform === undefined ? trimManagedFields : (item) => transform(trimManagedFields(item)),
+      });
     },
     watch: (options, onEvent) =>
       client.watch(options, (event) =>

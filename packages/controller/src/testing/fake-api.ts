@@ -402,10 +402,12 @@ function optionsRecord(options: object): Record<string, unknown> {
   const {
     signal: _signal,
     beforeSend: _beforeSend,
+    transform: _transform,
     ...rest
   } = options as {
     signal?: unknown;
     beforeSend?: unknown;
+    transform?: unknown;
   };
   return structuredClone(rest);
 }
@@ -437,7 +439,7 @@ class FakeResourceClient<T extends KubeObject> implements ResourceClient<T> {
     });
   }
 
-  list(options: ListOptions = {}): Promise<ObjectList<T>> {
+  list(options: ListOptions<T> = {}): Promise<ObjectList<T>> {
     const namespace = namespaceOf(this.descriptor, options.namespace);
     const action = this.#action('list', { namespace, options: optionsRecord(options) });
     return this.#api.dispatch(action, options, () => {
@@ -465,7 +467,9 @@ class FakeResourceClient<T extends KubeObject> implements ResourceClient<T> {
       if (end < all.length && last !== undefined) {
         metadata.continue = encodeContinue({ rv: listRevision, key: objectKey(last) });
       }
-      return { items: page.map((object) => this.#decode(object)), metadata };
+      const { transform } = options;
+      const items = page.map((object) => this.#decode(object));
+      return { items: transform === undefined ? items : items.map(transform), metadata };
     });
   }
 

@@ -119,7 +119,7 @@ type ListAnswer<T> = ObjectList<T> | Error;
 export class ScriptedResourceClient<T extends KubeObject = TestObject> implements ResourceClient<T> {
   readonly descriptor: ResourceDescriptor<T>;
   /** Every LIST call's options, signal removed. */
-  readonly listCalls: Omit<ListOptions, 'signal'>[] = [];
+  readonly listCalls: Omit<ListOptions<T>, 'signal' | 'transform'>[] = [];
   /** Every WATCH call, in order. */
   readonly watches: ScriptedWatch<T>[] = [];
   readonly #answers: ListAnswer<T>[] = [];
@@ -157,8 +157,8 @@ export class ScriptedResourceClient<T extends KubeObject = TestObject> implement
     return new Promise((resolve) => this.#watchWaiters.push(resolve));
   }
 
-  async list(options: ListOptions = {}): Promise<ObjectList<T>> {
-    const { signal, ...rest } = options;
+  async list(options: ListOptions<T> = {}): Promise<ObjectList<T>> {
+    const { signal, transform, ...rest } = options;
     this.listCalls.push(rest);
     const answer =
       this.#answers.shift() ??
@@ -167,7 +167,7 @@ export class ScriptedResourceClient<T extends KubeObject = TestObject> implement
         signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
       }));
     if (answer instanceof Error) throw answer;
-    return answer;
+    return transform === undefined ? answer : { ...answer, items: answer.items.map(transform) };
   }
 
   watch(options: WatchOptions, onEvent: (event: WatchEvent<T>) => void): Promise<void> {
