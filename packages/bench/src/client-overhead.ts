@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Our client stack's own cost per request, without an API server's: PV creates against a loopback
- * HTTPS server (a child process, so its CPU is not counted) that answers each with the object, 4 in
+ * HTTPS server offering HTTP/2 and HTTP/1.1, as kube-apiserver does (a child process, so its CPU is not counted) that answers each with the object, 4 in
  * flight like the provisioner's workers, measuring wall time and this process's CPU per request.
  * With `--compare <kube-api.ts>` (e.g. an older checkout's `packages/controller/src/client/kube-api.ts`)
  * both stacks run in the same process, rounds alternating, so their ratio is fair on a shared machine.
@@ -23,9 +23,10 @@ import { forEachConcurrently } from './concurrency.ts';
 type CreateKubeApi = typeof createKubeApi;
 
 const serverSource = `
-const https = require('node:https');
+const http2 = require('node:http2');
 const fs = require('node:fs');
-const server = https.createServer({ key: fs.readFileSync(process.argv[1]), cert: fs.readFileSync(process.argv[2]) }, (req, res) => {
+const tls = { key: fs.readFileSync(process.argv[1]), cert: fs.readFileSync(process.argv[2]), allowHTTP1: true };
+const server = http2.createSecureServer(tls, (req, res) => {
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
@@ -37,7 +38,6 @@ const server = https.createServer({ key: fs.readFileSync(process.argv[1]), cert:
     res.end(JSON.stringify(body));
   });
 });
-server.keepAliveTimeout = 60000;
 server.listen(0, '127.0.0.1', () => process.stdout.write(String(server.address().port) + '\\n'));
 `;
 

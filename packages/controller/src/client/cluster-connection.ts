@@ -1,6 +1,7 @@
 /**
  * The connection settings of a kubeconfig's current context, resolved once: server origin and base
- * path, one keep-alive undici dispatcher (connection pool) with the TLS material, and the
+ * path, one HTTP client with the TLS material (an HTTP/2 session on `node:http2` when the server
+ * is reached directly over TLS and offers h2, else a keep-alive undici pool), and the
  * authentication headers. client-node's `applySecurityAuthentication` re-reads the CA, certificate
  * and key files and builds a new agent on every request; here that happens once per client, and
  * only the headers are re-resolved: every {@link authRefreshMs}, and at once after a 401, so rotated
@@ -8,8 +9,11 @@
  * as client-go's transport does with its token source.
  */
 import type { RequestOptions } from 'node:https';
+import type { ConnectionOptions } from 'node:tls';
 import { HttpMethod, type KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { Agent, type Dispatcher } from 'undici';
+import { type Send, undiciSend } from './exchange.ts';
+import { Http2Client } from './http2-client.ts';
 
 /** How long resolved authentication headers are reused before the kubeconfig is asked again. */
 export const authRefreshMs = 60_000;
@@ -17,11 +21,11 @@ export const authRefreshMs = 60_000;
 /** client-go's TCP keep-alive probe interval, which client-node also uses. */
 const keepAliveInitialDelayMs = 30_000;
 
-/** Where requests go: the pool and the server URL split into origin and base path. */
+/** Where requests go: the HTTP client and the server URL's base path. */
 export interface Target {
-  readonly dispatcher: Dispatcher;
-  /** `https://host:port`. */
-  readonly origin: string;
+  readonly send: Send;
+  /** Closes the client's connections once their requests have ended. */
+  readonly close: () => Promise<void>;
   /** The server URL's path without trailing slash, e.g. `/k8s/clusters/c-1` behind a proxy; usually empty. */
   readonly basePath: string;
 }
@@ -56,11 +60,7 @@ export class ClusterConnection {
     const cluster = this.#kubeConfig.getCurrentCluster();
     if (cluster === null) throw new Error('kubeconfig has no current cluster');
     const url = new URL(cluster.server);
-    return {
-      dispatcher: await this.#createDispatcher(),
-      origin: url.origin,
-      basePath: url.pathname.replace(/\/+$/, ''),
-    };
+    return { ...(await this.#createClient(url)), basePath: url.pathname.replace(/\/+$/, '') };
   }
 
   /** Authentication (and impersonation) headers, cached for {@link authRefreshMs}. */
@@ -87,28 +87,44 @@ export class ClusterConnection {
     const target = this.#target;
     this.#target = undefined;
     const resolved = await target?.catch(() => undefined);
-    await resolved?.dispatcher.close();
+    await resolved?.close();
   }
 
   async #resolveHeaders(): Promise<Readonly<Record<string, string>>> {
     const options = await httpsOptions(this.#kubeConfig);
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(options.headers ?? {})) {
-      if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : String(value);
+      // Lower case, as HTTP/2 requires.
+      if (value !== undefined)
+        headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
     }
-    if (options.auth) headers.Authorization = `Basic ${Buffer.from(options.auth).toString('base64')}`;
+    if (options.auth) headers.authorization = `Basic ${Buffer.from(options.auth).toString('base64')}`;
     return headers;
   }
 
   /**
-   * One keep-alive pool with the kubeconfig's TLS settings. Proxies (HTTP and SOCKS) keep
-   * client-node's own dispatcher, which knows how to tunnel; it is still built only once.
+   * The HTTP client for `url` with the kubeconfig's TLS settings: HTTP/2 on `node:http2` for a
+   * server reached directly over TLS, falling back to one keep-alive undici pool when it offers no
+   * h2 (plain HTTP gets that pool at once). Proxies (HTTP and SOCKS) keep client-node's own
+   * dispatcher, which knows how to tunnel; it is still built only once.
    */
-  async #createDispatcher(): Promise<Dispatcher> {
-    const kubeConfig = this.#kubeConfig;
-    const options = await httpsOptions(kubeConfig);
+  async #createClient(url: URL): Promise<Pick<Target, 'send' | 'close'>> {
+    const options = await httpsOptions(this.#kubeConfig);
     const tls: Record<string, unknown> = {};
     for (const key of tlsKeys) if (options[key] !== undefined) tls[key] = options[key];
+    const dispatcher = await this.#createDispatcher(tls);
+    const pool = { send: undiciSend(dispatcher, url.origin), close: () => dispatcher.close() };
+    if (url.protocol !== 'https:' || this.#kubeConfig.getCurrentCluster()?.proxyUrl) return pool;
+    const http2 = new Http2Client(url, tls as ConnectionOptions, pool.send);
+    return { send: http2.send, close: async () => void (await Promise.all([http2.close(), pool.close()])) };
+  }
+
+  /**
+   * One keep-alive undici pool with the TLS settings `tls`, or client-node's own dispatcher for a
+   * proxy.
+   */
+  async #createDispatcher(tls: Record<string, unknown>): Promise<Dispatcher> {
+    const kubeConfig = this.#kubeConfig;
     const dispatcherOptions = kubeConfig.createDispatcherOptions(kubeConfig.getCurrentCluster(), tls);
     switch (dispatcherOptions.type) {
       case 'agent':

@@ -11,6 +11,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Clock, realClock } from '../util/clock.ts';
 import { ClusterConnection } from './cluster-connection.ts';
+import { isIdleTimeout } from './exchange.ts';
 import { readLines } from './line-stream.ts';
 import { readListBody } from './list-body.ts';
 import { decodeObject, decodeStatus, withTypeMeta } from './model-codec.ts';
@@ -237,7 +238,7 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
     } catch (err) {
       if (err instanceof HandlerError) throw err.cause;
       if (controller.signal.aborted) return;
-      // Silent for idleTimeoutMs: undici has checked the connection (see HttpRequest.idleTimeoutMs);
+      // Silent for idleTimeoutMs: the client checks the connection (see HttpRequest.idleTimeoutMs);
       // the caller watches again, on a new connection if this one was dead.
       if (isIdleTimeout(err)) return;
       // Like client-go's StreamWatcher: a connection lost mid-stream ends the watch; the caller
@@ -317,12 +318,6 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
     }
     return namespace;
   }
-}
-
-/** undici's answer to a request that saw no headers, or no body data, within its timeout. */
-function isIdleTimeout(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
 }
 
 /** Marks an exception thrown by the caller's event handler, which must reach the caller unchanged. */

@@ -35,6 +35,13 @@ const transientCodes: ReadonlySet<string> = new Set([
   'UND_ERR_SOCKET',
   'UND_ERR_CLOSED',
   'UND_ERR_CONNECT_TIMEOUT',
+  // node:http2: the session or stream ended or was reset before the answer was complete.
+  'ERR_HTTP2_STREAM_ERROR',
+  'ERR_HTTP2_SESSION_ERROR',
+  'ERR_HTTP2_GOAWAY_SESSION',
+  'ERR_HTTP2_INVALID_SESSION',
+  'ERR_HTTP2_STREAM_CANCEL',
+  'ERR_STREAM_PREMATURE_CLOSE',
 ]);
 
 /** The socket error code of `err` or of one of its causes (undici wraps them in `TypeError('fetch failed')`). */

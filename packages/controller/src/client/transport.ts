@@ -1,21 +1,20 @@
 /**
  * Authenticated HTTP requests to the API server with the client discipline of client-go: throttled
  * by a {@link RequestLimiter}, retried per {@link retryDelay}, bounded by a per-call timeout, and
- * cancellable. Requests go straight to one keep-alive undici pool per client
- * ({@link ClusterConnection}), with authentication and TLS resolved from `@kubernetes/client-node`'s
+ * cancellable. Requests go straight to one HTTP client per client (HTTP/2 where the server offers it;
+ * {@link ClusterConnection}), with authentication and TLS resolved from `@kubernetes/client-node`'s
  * `KubeConfig` once rather than per request, so every kubeconfig form client-node supports works.
  */
 import type { V1Status } from '@kubernetes/client-node';
-import type { Dispatcher } from 'undici';
 import type { Clock } from '../util/clock.ts';
 import { sleep } from '../util/clock.ts';
 import { ApiError } from './api-error.ts';
 import type { ClusterConnection } from './cluster-connection.ts';
+import type { Exchange, HttpMethod } from './exchange.ts';
 import type { RequestLimiter } from './request-limiter.ts';
 import { type RetryPolicy, retryDelay } from './retry.ts';
 
-/** HTTP verbs the API client sends. */
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+export type { HttpMethod } from './exchange.ts';
 
 /** One request, relative to the cluster's server URL. */
 export interface HttpRequest {
@@ -29,8 +28,9 @@ export interface HttpRequest {
   readonly beforeSend?: (() => void) | undefined;
   /**
    * Fails the request when no response headers, or then no body data, arrive for this long. On an
-   * HTTP/2 connection undici then PINGs the peer and drops the connection if that goes unanswered,
-   * so requests queued behind a silently dead connection move to a new one. Default: undici's 300 s.
+   * HTTP/2 connection the client then PINGs the peer, sends new requests on a new connection, and
+   * drops the silent one if the PING goes unanswered. Default: none on HTTP/2 (the call's own
+   * deadline applies), undici's 300 s otherwise.
    */
   readonly idleTimeoutMs?: number;
 }
@@ -56,7 +56,7 @@ export interface HttpResult<B = string> {
  */
 export type BodyReader<B> = (body: AsyncIterable<Uint8Array>) => Promise<B>;
 
-const readText: BodyReader<string> = (body) => (body as Dispatcher.ResponseData['body']).text();
+const readText = (body: Exchange['body']): Promise<string> => body.text();
 
 /** Sends requests for one client (one limiter). */
 export class Transport {
@@ -144,24 +144,21 @@ export class Transport {
   }
 
   /** One attempt; a 401 makes the next attempt resolve the credentials again (rotated tokens). */
-  async #send(request: HttpRequest, signal: AbortSignal | undefined): Promise<Dispatcher.ResponseData> {
-    const { dispatcher, origin, basePath } = await this.#connection.target();
+  async #send(request: HttpRequest, signal: AbortSignal | undefined): Promise<Exchange> {
+    const { send, basePath } = await this.#connection.target();
     const headers: Record<string, string> = {
       ...(await this.#connection.headers()),
       accept: 'application/json',
       'user-agent': this.#settings.userAgent,
     };
     if (request.body !== undefined) headers['content-type'] = request.contentType ?? 'application/json';
-    const response = await dispatcher.request({
-      origin,
-      path: `${basePath}${request.path}`,
+    const response = await send({
       method: request.method,
+      path: `${basePath}${request.path}`,
       headers,
       body: request.body ?? null,
       signal: signal ?? null,
-      ...(request.idleTimeoutMs === undefined
-        ? {}
-        : { headersTimeout: request.idleTimeoutMs, bodyTimeout: request.idleTimeoutMs }),
+      ...(request.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: request.idleTimeoutMs }),
     });
     if (response.statusCode === 401) this.#connection.invalidateHeaders();
     return response;
@@ -169,7 +166,7 @@ export class Transport {
 }
 
 /** Response headers as single strings (repeated headers joined). */
-function flatHeaders(headers: Dispatcher.ResponseData['headers']): Record<string, string> {
+function flatHeaders(headers: Exchange['headers']): Record<string, string> {
   const flat: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
