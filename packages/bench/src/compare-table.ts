@@ -53,6 +53,11 @@ const metrics: readonly Metric[] = [
     value: (r) => r.backlog.cpu_ms_per_claim,
     target: ratioAtMost(1.5),
   },
+  {
+    name: 'backlog: claim events written by the last PV, per claim (2 = kept up)',
+    unit: '',
+    value: (r) => r.backlog.events_per_claim_at_last_pv,
+  },
   { name: 'burst: claims/s (first create → last PV)', unit: 'claims/s', value: (r) => r.burst.claims_per_s },
   { name: 'burst: CPU per claim', unit: 'ms', value: (r) => r.burst_cpu_ms_per_claim },
   { name: 'burst: annotated → PV p50', unit: 'ms', value: (r) => r.burst.annotated_to_pv_ms.p50 },

@@ -200,6 +200,7 @@ async function backlogRound(
         timeline.until((counts) => counts.volumesAdded >= claims, deadline),
       );
       const done = await provisioner.sample();
+      const events = await provisioningEvents(context, namespace);
       const fromReady = seconds((timeline.lastVolumeAdded ?? provisioner.syncedAt) - provisioner.syncedAt);
       const result: BacklogResult = {
         claims,
@@ -207,6 +208,7 @@ async function backlogRound(
         seconds_from_ready: fromReady,
         claims_per_s: round(claims / fromReady),
         cpu_ms_per_claim: round(((done.cpuS - ready.cpuS) * 1000) / claims),
+        events_per_claim_at_last_pv: round(events / claims),
         peak_rss_mb: round(done.peakRssMb),
       };
       await runDelete(context, space, provisioner, names);
@@ -218,6 +220,16 @@ async function backlogRound(
     await space.close();
   }
 }
+
+/** The claim events a provisioner has written in `namespace` so far, repeated ones counted each time. */
+async function provisioningEvents(context: RunContext, namespace: string): Promise<number> {
+  const { items } = await context.cluster.api.resource(resources.events).list({ namespace });
+  const counted = items.filter((event) => provisioningReasons.has(event.reason ?? ''));
+  return counted.reduce((sum, event) => sum + (event.count ?? 1), 0);
+}
+
+/** The events the controller records for each claim it provisions. */
+const provisioningReasons: ReadonlySet<string> = new Set(['Provisioning', 'ProvisioningSucceeded']);
 
 async function ceilingRound(
   context: RunContext,

@@ -87,6 +87,12 @@ export interface BacklogResult {
   readonly claims_per_s: number;
   /** Provisioner CPU between ready and the last PV, per claim. */
   readonly cpu_ms_per_claim: number;
+  /**
+   * Claim events (`Provisioning`, `ProvisioningSucceeded`, counts summed) in the API when the last PV
+   * was seen, per claim: 2 when the events kept up with the work. Event writes are part of the CPU
+   * above, and the two implementations write them at different rates.
+   */
+  readonly events_per_claim_at_last_pv: number;
   readonly peak_rss_mb: number;
 }
 

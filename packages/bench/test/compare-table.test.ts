@@ -33,6 +33,7 @@ function implementationRound(scale: number): ImplementationRound {
       seconds_from_ready: 1,
       claims_per_s: 100 / scale,
       cpu_ms_per_claim: 2 * scale,
+      events_per_claim_at_last_pv: 2 / scale,
       peak_rss_mb: 60 * scale,
     },
     ceiling_pv_per_s: 400 / scale,
@@ -72,6 +73,11 @@ describe('compareTable', () => {
       'ours ÷ Go (median)',
       'target',
     ]);
+  });
+
+  it('shows how many claim events each side had written by its last PV, with no target', () => {
+    const row = compareTable(result).rows.find((r) => r[0]?.startsWith('backlog: claim events written'));
+    expect(row?.slice(1)).toEqual(['2', '1 – 2', '0.75', '']);
   });
 
   it('checks absolute targets on our median and start-up against Go plus half a second', () => {
