@@ -27,6 +27,14 @@ const connectTimeoutMs = 10_000;
 /** How long a PING may go unanswered before the session is taken for dead: client-go's `PingTimeout`. */
 const pingTimeoutMs = 15_000;
 
+/**
+ * Flow-control windows. HTTP/2's default 64 KiB makes the server wait for a WINDOW_UPDATE every 64 KiB
+ * of a LIST body. Read as they arrive, bodies never fill these; client-go's are larger still
+ * (4 MiB per stream, 1 GiB per connection).
+ */
+const streamWindowBytes = 1 << 20;
+const connectionWindowBytes = 4 << 20;
+
 /** A stream or session that ended before the response did. */
 export class StreamClosedError extends Error {
   override readonly name = 'StreamClosedError';
@@ -139,7 +147,11 @@ export class Http2Client {
           resolve(undefined);
           return;
         }
-        const session = http2.connect(this.#url.origin, { createConnection: () => socket });
+        const session = http2.connect(this.#url.origin, {
+          createConnection: () => socket,
+          settings: { initialWindowSize: streamWindowBytes },
+        });
+        session.setLocalWindowSize(connectionWindowBytes);
         const connection: Connection = { session, socket, active: 0, suspect: false };
         this.#open.add(connection);
         session.unref();
