@@ -29,7 +29,7 @@ beforeAll(() => {
       '-subj',
       '/CN=127.0.0.1',
       '-addext',
-      'subjectAltName=IP:127.0.0.1',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
       '-keyout',
       join(dir, 'key.pem'),
       '-out',
@@ -151,6 +151,46 @@ describe('Http2Client', () => {
     });
     const response = await client(url).send(request('/cut'));
     await expect(response.body.text()).rejects.toSatisfy(isTransientNetworkError);
+  });
+
+  it('sends a request the server refused unprocessed again, once, on a new session, whatever the method', async () => {
+    let streams = 0;
+    const { url, sessions } = await startH2((_path, stream) => {
+      streams += 1;
+      if (streams === 1) return void stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+      stream.respond({ ':status': 201 });
+      stream.end('created');
+    });
+    const response = await client(url).send(request('/pvs', { method: 'POST', body: '{}' }));
+    expect(await response.body.text()).toBe('created');
+    expect(streams).toBe(2);
+    expect(sessions).toHaveLength(2);
+  });
+
+  it('sends the host name for SNI', async () => {
+    const names: (string | false)[] = [];
+    const { url } = await startH2((_path, stream) => {
+      names.push((stream.session?.socket as unknown as { servername: string | false }).servername);
+      stream.respond({ ':status': 200 });
+      stream.end();
+    });
+    const byName = new URL(url);
+    byName.hostname = 'localhost';
+    await (await client(byName).send(request('/'))).body.text();
+    expect(names).toEqual(['localhost']);
+  });
+
+  it('closes a session the server is already closing once its stream ends', async () => {
+    const { url } = await startH2((path, stream, session) => {
+      session.goaway();
+      stream.respond({ ':status': 200 });
+      setTimeout(() => stream.end(path), 20);
+    });
+    const http2Client = client(url);
+    const response = await http2Client.send(request('/last'));
+    const closed = http2Client.close();
+    expect(await response.body.text()).toBe('/last');
+    await closed;
   });
 
   it('rejects with the abort reason when the signal aborts before the answer', async () => {

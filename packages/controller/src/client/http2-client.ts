@@ -11,6 +11,7 @@
  * and are retried or re-watched), and closed once its streams end when the PING is answered.
  */
 import http2, { type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
+import { isIP } from 'node:net';
 import tls, { type ConnectionOptions } from 'node:tls';
 import {
   type Exchange,
@@ -40,6 +41,16 @@ export class StreamClosedError extends Error {
   override readonly name = 'StreamClosedError';
   /** Node's code for a stream destroyed before its end; the retry policy treats it as a broken connection. */
   readonly code: string = 'ERR_STREAM_PREMATURE_CLOSE';
+}
+
+/**
+ * The server refused a stream without processing it (RST_STREAM REFUSED_STREAM, RFC 9113 §8.7):
+ * safe to send again whatever the method, which the client does once, on a new session.
+ */
+export class RefusedStreamError extends Error {
+  override readonly name = 'RefusedStreamError';
+  /** Counted as a broken connection when the second attempt is refused too. */
+  readonly code: string = 'ERR_HTTP2_STREAM_ERROR';
 }
 
 interface Connection {
@@ -82,7 +93,13 @@ export class Http2Client {
       return this.#send(request, false);
     }
     request.signal?.throwIfAborted();
-    return this.#exchange(connection, request);
+    try {
+      return await this.#exchange(connection, request);
+    } catch (err) {
+      if (!mayReconnect || !neverSent(err)) throw err;
+      this.#retire(connection);
+      return this.#send(request, false);
+    }
   }
 
   /** Closes every session once its streams have ended. */
@@ -94,13 +111,12 @@ export class Http2Client {
           new Promise<void>((resolve) => {
             const { session } = connection;
             if (session.destroyed) return resolve();
-            if (connection.suspect) {
-              session.once('close', resolve);
-              return kill(connection);
-            }
+            session.once('close', () => resolve());
+            if (connection.suspect) return kill(connection);
             // Held open until it has closed, so the caller's await is what keeps the process alive.
             session.ref();
-            session.close(resolve);
+            // A session already closing (GOAWAY, or retired after a PING) ignores a second close.
+            if (!session.closed) session.close();
           }),
       ),
     );
@@ -126,9 +142,12 @@ export class Http2Client {
   /** Opens a TLS connection; an h2 session on it, or `undefined` when the server chose another protocol. */
   #connect(): Promise<Connection | undefined> {
     return new Promise((resolve, reject) => {
+      const host = this.#url.hostname.replace(/^\[(.*)\]$/, '$1');
       const socket = tls.connect({
-        host: this.#url.hostname.replace(/^\[(.*)\]$/, '$1'),
+        host,
         port: Number(this.#url.port || 443),
+        // SNI from the host name unless the kubeconfig names one, as https, undici and client-node do.
+        ...(isIP(host) === 0 ? { servername: host } : {}),
         ...this.#tls,
         ALPNProtocols: ['h2', 'http/1.1'],
       });
@@ -175,9 +194,11 @@ export class Http2Client {
   /** A stream on `connection` went silent: new requests go elsewhere until a PING says it is alive. */
   #suspect(connection: Connection): void {
     if (connection.suspect) return;
-    connection.suspect = true;
     this.#retire(connection);
     const { session } = connection;
+    // Already closing: it takes no new requests, and a PING there is refused.
+    if (session.closed || session.destroyed) return;
+    connection.suspect = true;
     const deadline = setTimeout(() => kill(connection), pingTimeoutMs);
     deadline.unref();
     const answered = session.ping((err) => {
@@ -201,9 +222,14 @@ export class Http2Client {
     );
     connection.active += 1;
     if (connection.active === 1) session.ref();
-    let failure: unknown;
+    const state: StreamState = { failure: undefined, complete: false };
     stream.on('error', (err) => {
-      failure ??= err;
+      state.failure ??= err;
+    });
+    // node:http2 also ends the readable side of the streams of a session it destroys; only an end
+    // while the session lives is the server's END_STREAM.
+    stream.once('end', () => {
+      state.complete = !session.destroyed;
     });
     stream.once('close', () => {
       connection.active -= 1;
@@ -218,19 +244,44 @@ export class Http2Client {
     }
     if (request.body !== null) stream.end(request.body);
     return new Promise((resolve, reject) => {
-      const onClose = (): void =>
-        reject(failure ?? new StreamClosedError('the stream closed before its response'));
+      // A call that reached its deadline without an answer may sit on a dead connection.
+      const onAbort = (): void => {
+        if ((request.signal?.reason as { name?: unknown } | undefined)?.name === 'TimeoutError') {
+          this.#suspect(connection);
+        }
+      };
+      request.signal?.addEventListener('abort', onAbort, { once: true });
+      const onClose = (): void => {
+        request.signal?.removeEventListener('abort', onAbort);
+        reject(
+          stream.rstCode === http2.constants.NGHTTP2_REFUSED_STREAM
+            ? new RefusedStreamError('the server refused the stream before processing it')
+            : (state.failure ?? new StreamClosedError('the stream closed before its response')),
+        );
+      };
       stream.once('close', onClose);
       stream.once('response', (headers) => {
         stream.removeListener('close', onClose);
-        resolve({
-          statusCode: Number(headers[':status']),
-          headers,
-          body: responseBody(stream, () => failure),
-        });
+        request.signal?.removeEventListener('abort', onAbort);
+        resolve({ statusCode: Number(headers[':status']), headers, body: responseBody(stream, state) });
       });
     });
   }
+}
+
+/** Whether `err` says the server never saw or never processed the request. */
+function neverSent(err: unknown): boolean {
+  if (err instanceof RefusedStreamError) return true;
+  const code = (err as { code?: unknown } | null)?.code;
+  // Thrown by `session.request` on a session that closed since it was picked.
+  return code === 'ERR_HTTP2_GOAWAY_SESSION' || code === 'ERR_HTTP2_INVALID_SESSION';
+}
+
+/** What is known about a stream's end. */
+interface StreamState {
+  failure: unknown;
+  /** The server ended it: the answer is whole. */
+  complete: boolean;
 }
 
 /**
@@ -238,55 +289,41 @@ export class Http2Client {
  * writes, which never completes when nothing passes any more.
  */
 function kill(connection: Connection): void {
-  connection.session.destroy();
+  // With an error, so its streams fail rather than end as if complete.
+  connection.session.destroy(new StreamClosedError('HTTP/2 connection unresponsive; closed'));
   connection.socket.destroy();
 }
 
-/** The body of `stream`; `failure` says why it was destroyed, when it was. */
-function responseBody(stream: ClientHttp2Stream, failure: () => unknown): ResponseBody {
+/** The body of `stream`. */
+function responseBody(stream: ClientHttp2Stream, state: StreamState): ResponseBody {
   return {
-    text: async () => {
-      let text = '';
-      stream.setEncoding('utf8');
-      stream.on('data', (chunk: string) => {
-        text += chunk;
-      });
-      await closedCleanly(stream, failure);
-      return text;
-    },
-    [Symbol.asyncIterator]: () => chunks(stream, failure),
+    text: () =>
+      new Promise((resolve, reject) => {
+        let text = '';
+        stream.setEncoding('utf8');
+        stream.on('data', (chunk: string) => {
+          text += chunk;
+        });
+        stream.once('end', () => (state.complete ? resolve(text) : reject(cutShort(state))));
+        stream.once('close', () => {
+          if (!stream.readableEnded) reject(cutShort(state));
+        });
+      }),
+    [Symbol.asyncIterator]: () => chunks(stream, state),
   };
 }
 
-/** The chunks of `stream` as they arrive; throws why it was destroyed, when it was. */
-async function* chunks(stream: ClientHttp2Stream, failure: () => unknown): AsyncGenerator<Uint8Array> {
+/** The chunks of `stream` as they arrive; throws when it ends before the server ended it. */
+async function* chunks(stream: ClientHttp2Stream, state: StreamState): AsyncGenerator<Uint8Array> {
   try {
     for await (const chunk of stream) yield chunk as Uint8Array;
-    await closedCleanly(stream, failure);
   } catch (err) {
-    throw failure() ?? err;
-  } finally {
-    // Leaving early (the caller stopped reading) cancels the request.
-    if (!stream.destroyed) stream.destroy();
+    throw state.failure ?? err;
   }
+  if (!state.complete) throw cutShort(state);
 }
 
-/**
- * Resolves once `stream` has closed after its whole answer. node:http2 ends the readable side of a
- * stream whose session died as if the answer were complete; only the close code tells them apart.
- */
-function closedCleanly(stream: ClientHttp2Stream, failure: () => unknown): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const settle = (): void => {
-      if (stream.rstCode === http2.constants.NGHTTP2_NO_ERROR && !stream.aborted && failure() === undefined) {
-        resolve();
-      } else {
-        reject(failure() ?? new StreamClosedError(`the stream closed with code ${String(stream.rstCode)}`));
-      }
-    };
-    if (stream.closed) settle();
-    else stream.once('close', settle);
-    // A stream nobody reads never closes: reading starts here.
-    stream.resume();
-  });
+/** Why a stream's answer is incomplete. */
+function cutShort(state: StreamState): unknown {
+  return state.failure ?? new StreamClosedError('the stream ended before the server ended it');
 }

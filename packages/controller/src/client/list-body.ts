@@ -45,12 +45,15 @@ export class ListBodyDecoder {
     // Where the text not yet copied to the envelope, or the current item, starts.
     let start = 0;
     let itemOpen = this.#carried !== '';
-    // The next backslash at or after `i`, found once per stretch so the scan stays linear.
+    // The next backslash and quote at or after `i`, each found once per stretch so the scan stays
+    // linear however many escapes a string holds.
     let nextEscape = -2;
+    let nextQuote = -2;
     while (i < text.length) {
       if (this.#inString) {
         if (nextEscape !== -1 && nextEscape < i) nextEscape = text.indexOf('\\', i);
-        i = this.#skipString(text, i, nextEscape);
+        if (nextQuote !== -1 && nextQuote < i) nextQuote = text.indexOf('"', i);
+        i = this.#skipString(text, i, nextEscape, nextQuote);
         continue;
       }
       const c = text.charCodeAt(i);
@@ -107,15 +110,14 @@ export class ListBodyDecoder {
   }
 
   /**
-   * Scans string contents from `i`, given the index of the next backslash at or after `i` (-1: none);
-   * returns the index after the closing quote, after an escape sequence, or the text's end.
+   * Scans string contents from `i`, given the indexes of the next backslash and quote at or after `i`
+   * (-1: none); returns the index after the closing quote, after an escape sequence, or the text's end.
    */
-  #skipString(text: string, i: number, nextEscape: number): number {
+  #skipString(text: string, i: number, nextEscape: number, end: number): number {
     if (this.#escaped) {
       this.#escaped = false;
       return i + 1;
     }
-    const end = text.indexOf('"', i);
     if (nextEscape >= 0 && (end < 0 || nextEscape < end)) {
       if (nextEscape + 1 >= text.length) {
         this.#escaped = true;

@@ -20,12 +20,14 @@ export function withoutManagedFields<T extends KubeObject>(client: ResourceClien
     update: (object, options) => client.update(object, options),
     patch: (name, patch, type, options) => client.patch(name, patch, type, options),
     delete: (name, options) => client.delete(name, options),
-    list: (options = {}) => {
+    list: async (options = {}) => {
       const { transform } = options;
-      return client.list({
+      const list = await client.list({
         ...options,
         transform: transform === undefined ? trimManagedFields : (item) => transform(trimManagedFields(item)),
       });
+      // Again on the result, for a client that ignores `transform`; a no-op on trimmed items.
+      return { ...list, items: list.items.map(trimManagedFields) };
     },
     watch: (options, onEvent) =>
       client.watch(options, (event) =>
