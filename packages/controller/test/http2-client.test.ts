@@ -169,8 +169,8 @@ describe('Http2Client', () => {
 
   it('sends the host name for SNI', async () => {
     const names: (string | false)[] = [];
-    const { url } = await startH2((_path, stream) => {
-      names.push((stream.session?.socket as unknown as { servername: string | false }).servername);
+    const { url } = await startH2((_path, stream, session) => {
+      names.push((session.socket as unknown as { servername: string | false }).servername);
       stream.respond({ ':status': 200 });
       stream.end();
     });
