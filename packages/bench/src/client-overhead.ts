@@ -9,13 +9,14 @@
  *   npm exec -- node --conditions=@kube-provisioner/source packages/bench/src/client-overhead.ts \
  *     [--requests 3000] [--rounds 3] [--compare /tmp/before/packages/controller/src/client/kube-api.ts]
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createKubeApi, type KubeApiClient, resources } from '@kube-provisioner/controller';
+import { createLoopbackServingPair } from '@kube-provisioner/testenv';
 import { KubeConfig, type V1PersistentVolume } from '@kubernetes/client-node';
 import { median } from './compare-table.ts';
 import { forEachConcurrently } from './concurrency.ts';
@@ -87,31 +88,7 @@ async function main(): Promise<void> {
   const requests = Number(values.requests);
   const rounds = Number(values.rounds);
   const dir = mkdtempSync(join(tmpdir(), 'client-overhead-'));
-  const key = join(dir, 'key.pem');
-  const cert = join(dir, 'cert.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-    ],
-    { stdio: 'ignore' },
-  );
+  const { key, cert } = await createLoopbackServingPair(dir);
   const server = spawn(process.execPath, ['-e', serverSource, key, cert], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -1,12 +1,12 @@
 // Http2Client against loopback TLS servers: one HTTP/2 session reused, the fallback for a server
 // without h2, idle streams and sessions that end mid-answer.
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http2, { type Http2SecureServer, type ServerHttp2Session } from 'node:http2';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createLoopbackServingPair } from '@kube-provisioner/testenv';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ExchangeRequest, Send } from '../src/client/exchange.ts';
 import { isIdleTimeout } from '../src/client/exchange.ts';
@@ -14,30 +14,10 @@ import { Http2Client } from '../src/client/http2-client.ts';
 import { isTransientNetworkError } from '../src/client/retry.ts';
 
 let pki: { dir: string; key: Buffer; cert: Buffer };
-beforeAll(() => {
+beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'http2-client-'));
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost',
-      '-keyout',
-      join(dir, 'key.pem'),
-      '-out',
-      join(dir, 'cert.pem'),
-    ],
-    { stdio: 'ignore' },
-  );
-  pki = { dir, key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) };
+  const pair = await createLoopbackServingPair(dir);
+  pki = { dir, key: readFileSync(pair.key), cert: readFileSync(pair.cert) };
 });
 afterAll(() => rmSync(pki.dir, { recursive: true, force: true }));
 

@@ -57,6 +57,7 @@ export {
   startNfsServer,
 } from './nfs-server.ts';
 export { missingNfsPackages, NfsToolsMissingError, nfsAptPackages } from './nfs-tools.ts';
+export { createLoopbackServingPair, type LoopbackServingPair } from './pki.ts';
 export {
   type ProgramCommand,
   type RunningProgram,

@@ -49,6 +49,40 @@ async function writeKeyPair(privatePath: string, publicPath?: string): Promise<v
   if (publicPath) await writeFile(publicPath, publicKey);
 }
 
+/** A self-signed serving pair for `127.0.0.1` and `localhost`, valid one day. */
+export interface LoopbackServingPair {
+  /** PEM private key path. */
+  readonly key: string;
+  /** PEM certificate path. */
+  readonly cert: string;
+}
+
+/** Writes a {@link LoopbackServingPair} into `dir`: for a loopback TLS server in a test or benchmark. */
+export async function createLoopbackServingPair(dir: string): Promise<LoopbackServingPair> {
+  const pair = { key: join(dir, 'loopback.key'), cert: join(dir, 'loopback.crt') };
+  await mkdir(dir, { recursive: true });
+  await openssl([
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-addext',
+    'subjectAltName=IP:127.0.0.1,DNS:localhost',
+    '-keyout',
+    pair.key,
+    '-out',
+    pair.cert,
+  ]);
+  return pair;
+}
+
 /**
  * Creates a CA, the serving and admin certificates it signs, and the ServiceAccount key pair. Valid
  * for ten years: a state directory may outlive a test run.
