@@ -27,6 +27,8 @@ const keepAliveInitialDelayMs = 30_000;
 const connectTimeoutMs = 10_000;
 /** How long a PING may go unanswered before the session is taken for dead: client-go's `PingTimeout`. */
 const pingTimeoutMs = 15_000;
+/** How long {@link Http2Client.close} lets streams finish before it destroys their sessions. */
+const closeGraceMs = 5_000;
 
 /**
  * Flow-control windows. HTTP/2's default 64 KiB makes the server wait for a WINDOW_UPDATE every 64 KiB
@@ -102,24 +104,33 @@ export class Http2Client {
     }
   }
 
-  /** Closes every session once its streams have ended. */
+  /**
+   * Closes every session once its streams have ended, and destroys those still open after
+   * {@link closeGraceMs}. Until then a timer holds the process open, so awaiting this can never be
+   * the last thing a process waits for.
+   */
   async close(): Promise<void> {
     this.#live = undefined;
-    await Promise.all(
-      [...this.#open].map(
-        (connection) =>
-          new Promise<void>((resolve) => {
-            const { session } = connection;
-            if (session.destroyed) return resolve();
-            session.once('close', () => resolve());
-            if (connection.suspect) return kill(connection);
-            // Held open until it has closed, so the caller's await is what keeps the process alive.
-            session.ref();
-            // A session already closing (GOAWAY, or retired after a PING) ignores a second close.
-            if (!session.closed) session.close();
-          }),
-      ),
+    const open = [...this.#open].filter((connection) => !connection.session.destroyed);
+    if (open.length === 0) return;
+    const closed = open.map(
+      (connection) =>
+        new Promise<void>((resolve) => {
+          const { session } = connection;
+          session.once('close', () => resolve());
+          if (connection.suspect) return kill(connection);
+          // A session already closing (GOAWAY, or retired after a PING) ignores a second close.
+          if (!session.closed) session.close();
+        }),
     );
+    const grace = setTimeout(() => {
+      for (const connection of open) kill(connection);
+    }, closeGraceMs);
+    try {
+      await Promise.all(closed);
+    } finally {
+      clearTimeout(grace);
+    }
   }
 
   /** One connection attempt shared by every request that arrives while it is under way. */
