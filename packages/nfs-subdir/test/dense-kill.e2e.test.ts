@@ -29,11 +29,11 @@ const env = useTestEnv();
 const packageDir = join(import.meta.dirname, '..');
 const deployDir = join(packageDir, '..', '..', 'examples', 'nfs', 'deploy');
 const command = workspaceBinCommand(packageDir, 'nfs-subdir-provisioner');
-// Sized for CI (about two minutes with the restarts); raise it locally for a denser run.
+// Sized for CI (about half a minute with the restarts); raise it locally for a longer run.
 const claimCount = 60;
-// A kill after every this many PVs created (or deleted): small, so that even a fast provisioner,
-// which may create several volumes between two polls, is killed at least five times per phase.
-const killEvery = 3;
+// Claims are created (and deleted) this many at a time, with one kill per batch once the batch's
+// work is under way: the number of kills is then the same however fast the provisioner works.
+const batchSize = 6;
 
 /** One provisioner at a time on one export, restarted after every kill. */
 class KilledProvisioner {
@@ -149,11 +149,11 @@ describe.skipIf(!nfsToolsAvailable())(
         );
 
       // Provision under kills.
-      await createClaims(env.kubeConfig, { namespace, storageClassName, names });
-      await killAlong(
+      await killPerBatch(
         provisioner,
+        names,
         async () => (await ours()).length,
-        (count) => count >= claimCount,
+        (batch) => createClaims(env.kubeConfig, { namespace, storageClassName, names: batch }),
       );
       const bound = await waitFor(
         async () => {
@@ -184,11 +184,15 @@ describe.skipIf(!nfsToolsAvailable())(
       const provisionKills = provisioner.kills;
 
       // Delete under kills.
-      await Promise.all(names.map((name) => core.deleteNamespacedPersistentVolumeClaim({ namespace, name })));
-      await killAlong(
+      await killPerBatch(
         provisioner,
+        names,
         async () => claimCount - (await ours()).length,
-        (count) => count >= claimCount,
+        async (batch) => {
+          await Promise.all(
+            batch.map((name) => core.deleteNamespacedPersistentVolumeClaim({ namespace, name })),
+          );
+        },
       );
       await waitFor(async () => ((await ours()).length === 0 ? true : undefined), {
         timeoutMs: 120_000,
@@ -196,34 +200,36 @@ describe.skipIf(!nfsToolsAvailable())(
       });
 
       expect(await exportTree(nfs.exportDir)).toEqual([]);
-      expect(provisionKills).toBeGreaterThanOrEqual(5);
-      expect(provisioner.kills - provisionKills).toBeGreaterThanOrEqual(5);
+      const killsPerPhase = Math.ceil(claimCount / batchSize) - 1;
+      expect(provisionKills).toBe(killsPerPhase);
+      expect(provisioner.kills - provisionKills).toBe(killsPerPhase);
       console.info(`dense-kill: ${provisioner.kills} SIGKILLs over ${claimCount} claims`);
     }, 240_000);
   },
 );
 
 /**
- * Kills the provisioner each time `progress` has advanced by {@link killEvery} since the last kill,
- * until `done`; the last kill leaves at least that much work for the final process, whose start-up
- * sweep then runs.
+ * Starts the work of `names` one batch of {@link batchSize} at a time. After each batch but the last,
+ * it waits until `progress` (volumes done in this phase) has moved past where it stood when the batch
+ * began, so work is under way, then kills and restarts the provisioner: the kill lands
+ * among the batch's operations. The last batch is left to the final process, whose start-up sweep
+ * then runs; the caller waits for the end state.
  */
-async function killAlong(
+async function killPerBatch(
   provisioner: KilledProvisioner,
+  names: readonly string[],
   progress: () => Promise<number>,
-  done: (count: number) => boolean,
+  startBatch: (batch: string[]) => Promise<void>,
 ): Promise<void> {
-  let last = 0;
-  for (;;) {
-    const count = await waitFor(
-      async () => {
-        const now = await progress();
-        return now >= last + killEvery || done(now) ? now : undefined;
-      },
-      { timeoutMs: 120_000, intervalMs: 100, description: `${killEvery} more volumes (at ${last})` },
-    );
-    if (done(count) || count + 2 * killEvery > claimCount) return;
+  for (let first = 0; first < names.length; first += batchSize) {
+    const before = await progress();
+    await startBatch(names.slice(first, first + batchSize));
+    if (first + batchSize >= names.length) return;
+    await waitFor(async () => ((await progress()) > before ? true : undefined), {
+      timeoutMs: 120_000,
+      intervalMs: 50,
+      description: `progress past ${before} volumes (batch from claim ${first})`,
+    });
     await provisioner.killAndRestart();
-    last = count;
   }
 }

@@ -14,8 +14,6 @@ import type { Exchange, HttpMethod } from './exchange.ts';
 import type { RequestLimiter } from './request-limiter.ts';
 import { type RetryPolicy, retryDelay } from './retry.ts';
 
-export type { HttpMethod } from './exchange.ts';
-
 /** One request, relative to the cluster's server URL. */
 export interface HttpRequest {
   readonly method: HttpMethod;
