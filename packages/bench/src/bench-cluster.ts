@@ -3,8 +3,9 @@
  * @kube-provisioner/testenv control plane started for the run and stopped after it.
  */
 import { createKubeApi, type KubeApiClient } from '@kube-provisioner/controller';
-import { startControlPlane } from '@kube-provisioner/testenv';
+import { attachControlPlane, type ControlPlane, startControlPlane } from '@kube-provisioner/testenv';
 import { KubeConfig, VersionApi } from '@kubernetes/client-node';
+import { sampleProcess } from './proc-stats.ts';
 
 /** A cluster and an unthrottled admin client for the bench's own requests. */
 export interface BenchCluster {
@@ -16,6 +17,14 @@ export interface BenchCluster {
    * only be limited by the API server.
    */
   readonly api: KubeApiClient;
+  /**
+   * CPU seconds the control plane's processes (etcd, kube-apiserver, kube-controller-manager,
+   * kube-scheduler) have used so far, summed; `undefined` for a cluster whose processes are unknown
+   * (`TESTENV_KUBECONFIG` without `TESTENV_DIR`). A provisioner's requests and the binding its PVs
+   * start cost these processes CPU on the same machine, which is why it is measured beside the
+   * provisioner's own.
+   */
+  controlPlaneCpuS(): Promise<number | undefined>;
   /** Closes the client and stops the control plane if the run started it. */
   close(): Promise<void>;
 }
@@ -30,21 +39,32 @@ export async function openBenchCluster(onProgress: (message: string) => void): P
     kubeConfig.loadFromFile(existing);
     const { gitVersion } = await kubeConfig.makeApiClient(VersionApi).getCode();
     onProgress(`using the cluster of TESTENV_KUBECONFIG (${gitVersion})`);
-    return withClient(existing, kubeConfig, gitVersion, async () => {});
+    const dir = process.env.TESTENV_DIR;
+    const attached = dir ? await attachControlPlane(dir) : undefined;
+    return withClient(existing, kubeConfig, gitVersion, attached, async () => {});
   }
   const controlPlane = await startControlPlane({ onProgress });
   return withClient(
     controlPlane.kubeconfigPath,
     controlPlane.kubeConfig,
     controlPlane.kubernetesVersion,
+    controlPlane,
     () => controlPlane.stop(),
   );
+}
+
+/** The summed CPU seconds of `controlPlane`'s running processes. */
+async function controlPlaneCpuS(controlPlane: ControlPlane): Promise<number> {
+  const pids = Object.values(await controlPlane.processes()).filter((pid) => pid !== undefined);
+  const samples = await Promise.all(pids.map((pid) => sampleProcess(pid)));
+  return samples.reduce((sum, sample) => sum + sample.cpuS, 0);
 }
 
 function withClient(
   kubeconfigPath: string,
   kubeConfig: KubeConfig,
   kubernetesVersion: string,
+  controlPlane: ControlPlane | undefined,
   stop: () => Promise<void>,
 ): BenchCluster {
   const api = createKubeApi(kubeConfig, { rateLimit: unthrottled, userAgent: 'kube-provisioner-bench' });
@@ -53,6 +73,7 @@ function withClient(
     kubeConfig,
     kubernetesVersion,
     api,
+    controlPlaneCpuS: async () => (controlPlane ? controlPlaneCpuS(controlPlane) : undefined),
     close: async () => {
       await api.close();
       await stop();

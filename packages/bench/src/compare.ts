@@ -192,14 +192,20 @@ async function backlogRound(
     );
     const provisioner = await start(context, space, implementation, options);
     try {
-      const ready = await provisioner.sample();
+      const [ready, controlPlaneReady] = await Promise.all([
+        provisioner.sample(),
+        context.cluster.controlPlaneCpuS(),
+      ]);
       await withProgress(
         'backlog: PVs',
         claims,
         () => timeline.counts.volumesAdded,
         timeline.until((counts) => counts.volumesAdded >= claims, deadline),
       );
-      const done = await provisioner.sample();
+      const [done, controlPlaneDone] = await Promise.all([
+        provisioner.sample(),
+        context.cluster.controlPlaneCpuS(),
+      ]);
       const events = await provisioningEvents(context, namespace);
       const fromReady = seconds((timeline.lastVolumeAdded ?? provisioner.syncedAt) - provisioner.syncedAt);
       const result: BacklogResult = {
@@ -209,6 +215,10 @@ async function backlogRound(
         claims_per_s: round(claims / fromReady),
         cpu_ms_per_claim: round(((done.cpuS - ready.cpuS) * 1000) / claims),
         events_per_claim_at_last_pv: round(events / claims),
+        control_plane_cpu_ms_per_claim:
+          controlPlaneReady === undefined || controlPlaneDone === undefined
+            ? undefined
+            : round(((controlPlaneDone - controlPlaneReady) * 1000) / claims),
         peak_rss_mb: round(done.peakRssMb),
       };
       await runDelete(context, space, provisioner, names);

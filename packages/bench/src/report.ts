@@ -93,6 +93,13 @@ export interface BacklogResult {
    * above, and the two implementations write them at different rates.
    */
   readonly events_per_claim_at_last_pv: number;
+  /**
+   * CPU of the control plane's processes (etcd, kube-apiserver, kube-controller-manager,
+   * kube-scheduler) between ready and the last PV, per claim; absent when the bench does not know
+   * their processes. It holds the provisioner's requests and the binding kube-controller-manager
+   * does meanwhile, which grows with the time a backlog takes.
+   */
+  readonly control_plane_cpu_ms_per_claim?: number | undefined;
   readonly peak_rss_mb: number;
 }
 
