@@ -3,7 +3,11 @@ import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '../src/client/api-error.ts';
 import { type PatchType, type ResourceClient, resources } from '../src/client/resource-client.ts';
-import { createEventRecorder, type EventRecorderOptions } from '../src/events/event-recorder.ts';
+import {
+  createEventRecorder,
+  dropReportIntervalMs,
+  type EventRecorderOptions,
+} from '../src/events/event-recorder.ts';
 import { ManualClock } from '../src/testing/manual-clock.ts';
 import { createLogger } from '../src/util/logger.ts';
 
@@ -280,6 +284,76 @@ describe('EventRecorder bounds', () => {
     }
     await events.flush();
     expect(sink.created()).toEqual(['in flight', 'queued 1', 'queued 2']);
+  });
+
+  it('logs a run of drops as one warning when it starts and one summary per interval, not a line per event', async () => {
+    const sink = new EventSink();
+    sink.hold();
+    const clock = new ManualClock(Date.UTC(2025, 0, 1));
+    const lines: string[] = [];
+    const events = recorder(sink, {
+      clock,
+      maxPending: 1,
+      logger: createLogger({ level: 'warn', write: (line) => lines.push(line) }),
+    });
+    const warnings = () => lines.map((line) => JSON.parse(line)).filter((line) => line.level === 'warn');
+    events.event(claim, 'Normal', 'Provisioning', 'in flight');
+    await vi.advanceTimersByTimeAsync(0);
+    events.event(claim, 'Normal', 'Provisioning', 'queued');
+    for (let index = 0; index < 500; index++)
+      events.event(claim, 'Normal', 'Provisioning', `dropped ${index}`);
+    expect(events.dropped).toBe(500);
+    expect(warnings()).toEqual([
+      expect.objectContaining({
+        msg: 'Event queue is full, dropping events until it has room',
+        reason: 'Provisioning',
+        message: 'dropped 0',
+        maxPending: 1,
+      }),
+    ]);
+
+    clock.advance(dropReportIntervalMs);
+    expect(warnings().slice(1)).toEqual([
+      expect.objectContaining({
+        msg: 'Event queue was full, more events dropped',
+        events: 499,
+        totalDropped: 500,
+      }),
+    ]);
+    // Still full: the next interval reports its drops; a quiet one ends the run.
+    events.event(claim, 'Normal', 'Provisioning', 'dropped 500');
+    clock.advance(dropReportIntervalMs);
+    expect(warnings().slice(2)).toEqual([expect.objectContaining({ events: 1, totalDropped: 501 })]);
+    clock.advance(dropReportIntervalMs);
+    expect(warnings()).toHaveLength(3);
+    expect(clock.pendingTimers()).toBe(0);
+
+    // A new run starts with a warning naming its first event again.
+    events.event(claim, 'Normal', 'Provisioning', 'dropped 501');
+    events.event(claim, 'Normal', 'Provisioning', 'dropped 502');
+    expect(warnings().slice(3)).toEqual([expect.objectContaining({ message: 'dropped 501' })]);
+  });
+
+  it('close() summarises the drops not yet reported', async () => {
+    const sink = new EventSink();
+    const clock = new ManualClock(Date.UTC(2025, 0, 1));
+    const lines: string[] = [];
+    const events = recorder(sink, {
+      clock,
+      maxPending: 1,
+      logger: createLogger({ level: 'warn', write: (line) => lines.push(line) }),
+    });
+    for (const message of ['queued', 'dropped 1', 'dropped 2', 'dropped 3']) {
+      events.event(claim, 'Normal', 'Provisioning', message);
+    }
+    await events.close();
+    expect(lines.map((line) => JSON.parse(line).msg)).toEqual([
+      'Event queue is full, dropping events until it has room',
+      'Event queue was full, more events dropped',
+    ]);
+    expect(JSON.parse(lines[1] ?? '{}')).toMatchObject({ events: 2, totalDropped: 3 });
+    expect(sink.created()).toEqual(['queued']);
+    expect(clock.pendingTimers()).toBe(0);
   });
 
   it('close() abandons pending retries, writes what is queued and ignores later events', async () => {

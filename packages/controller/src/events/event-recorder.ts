@@ -2,14 +2,16 @@
  * Records `core/v1` Events about objects, like client-go's broadcaster, recorder and sink together:
  * `event()` only builds the event, logs it and queues it; one background loop correlates and writes
  * queued events one at a time, so a slow API server delays events, never the caller. A full queue
- * drops new events and counts them.
+ * drops new events and counts them; the log gets one warning when dropping starts and one summary
+ * per {@link dropReportIntervalMs} while it goes on, not a line per event (a burst can drop
+ * thousands).
  */
 import type { CoreV1Event, V1ObjectReference } from '@kubernetes/client-node';
 import { Counter, type Registry } from 'prom-client';
 import { isAlreadyExists, isApiError, isNotFound } from '../client/api-error.ts';
 import type { KubeObject, ResourceClient } from '../client/resource-client.ts';
 import { type Clock, realClock, sleep } from '../util/clock.ts';
-import { type Logger, silentLogger } from '../util/logger.ts';
+import { type LogFields, type Logger, silentLogger } from '../util/logger.ts';
 import { type CorrelatedEvent, EventCorrelator } from './event-correlator.ts';
 import { EventNamer } from './event-name.ts';
 
@@ -55,6 +57,8 @@ export interface EventRecorderOptions {
   registry?: Registry;
 }
 
+/** How often a run of dropped events is summarised in the log while it lasts. */
+export const dropReportIntervalMs = 10_000;
 const maxAttempts = 12;
 const retryIntervalMs = 10_000;
 const droppedMetric = 'event_recorder_dropped_events_total';
@@ -81,6 +85,9 @@ class QueuedEventRecorder implements EventRecorder {
   readonly #queue: CoreV1Event[] = [];
   #draining: Promise<void> | undefined;
   #dropped = 0;
+  /** Drops not yet summarised in the log; set while a run of drops is being reported. */
+  #unreported: number | undefined;
+  #cancelDropReport: (() => void) | undefined;
 
   constructor(options: EventRecorderOptions) {
     if (!options.component) throw new TypeError('event recorder: component must not be empty');
@@ -129,7 +136,7 @@ class QueuedEventRecorder implements EventRecorder {
     }
     if (this.#queue.length >= this.#maxPending) {
       this.#countDropped(1);
-      this.#logger.warn(fields, 'Event queue is full, event dropped');
+      this.#reportDrop(fields);
       return;
     }
     this.#queue.push(this.#makeEvent(involvedObject, type, reason, message));
@@ -155,6 +162,49 @@ class QueuedEventRecorder implements EventRecorder {
       await this.flush();
     } finally {
       cancel();
+      this.#summariseDrops();
+    }
+  }
+
+  /**
+   * The first drop of a run is logged with its event; later ones are counted and summarised every
+   * {@link dropReportIntervalMs} until an interval passes without drops (or the recorder closes).
+   */
+  #reportDrop(fields: LogFields): void {
+    if (this.#unreported !== undefined) {
+      this.#unreported++;
+      return;
+    }
+    this.#logger.warn(
+      { ...fields, maxPending: this.#maxPending },
+      'Event queue is full, dropping events until it has room',
+    );
+    this.#unreported = 0;
+    this.#scheduleDropReport();
+  }
+
+  #scheduleDropReport(): void {
+    this.#cancelDropReport = this.#clock.setTimer(() => {
+      const unreported = this.#unreported ?? 0;
+      this.#summariseDrops();
+      // Still dropping: keep reporting; a quiet interval ends the run.
+      if (unreported > 0) {
+        this.#unreported = 0;
+        this.#scheduleDropReport();
+      }
+    }, dropReportIntervalMs);
+  }
+
+  #summariseDrops(): void {
+    this.#cancelDropReport?.();
+    this.#cancelDropReport = undefined;
+    const unreported = this.#unreported ?? 0;
+    this.#unreported = undefined;
+    if (unreported > 0) {
+      this.#logger.warn(
+        { events: unreported, totalDropped: this.#dropped },
+        'Event queue was full, more events dropped',
+      );
     }
   }
 
