@@ -3,7 +3,8 @@
  * safe-fs's own cost per volume create, by call table: `nodeFsOps` (libuv's thread pool) and
  * `localFsOps` (the event loop's thread, `fdatasync` on the pool), in the same process, rounds
  * alternating, 4 creates in flight like the provisioner's workers, on a fresh directory under the
- * temporary directory. Reports creates/s, this process's CPU per create and the event loop's delay.
+ * temporary directory. Reports creates/s, this process's CPU per create (and its user-space part,
+ * which the disk's journal does not blur) and the event loop's delay.
  *
  *   npm exec -- node --conditions=@kube-provisioner/source packages/bench/src/fs-overhead.ts \
  *     [--creates 400] [--rounds 4]
@@ -27,6 +28,8 @@ import { forEachConcurrently } from './concurrency.ts';
 interface Round {
   readonly createsPerS: number;
   readonly cpuMsPerCreate: number;
+  /** The user-space part: the JavaScript and Node's bindings, without the kernel's file system work. */
+  readonly userMsPerCreate: number;
   readonly loopDelayP99Ms: number;
 }
 
@@ -58,6 +61,7 @@ async function round(fs: FsOps, creates: number): Promise<Round> {
     return {
       createsPerS: (creates / wallMs) * 1000,
       cpuMsPerCreate: (used.user + used.system) / 1000 / creates,
+      userMsPerCreate: used.user / 1000 / creates,
       loopDelayP99Ms: delay.percentile(99) / 1e6,
     };
   } finally {
@@ -80,6 +84,6 @@ process.stdout.write(`${creates} creates x ${rounds} rounds, ${provisionerWorker
 for (const [name, list] of results) {
   const of = (pick: (round: Round) => number) => median(list.map(pick)).toFixed(2);
   process.stdout.write(
-    `${name}: ${of((r) => r.createsPerS)} creates/s, ${of((r) => r.cpuMsPerCreate)} ms CPU per create, event loop delay p99 ${of((r) => r.loopDelayP99Ms)} ms\n`,
+    `${name}: ${of((r) => r.createsPerS)} creates/s, ${of((r) => r.cpuMsPerCreate)} ms CPU per create (user ${of((r) => r.userMsPerCreate)}), event loop delay p99 ${of((r) => r.loopDelayP99Ms)} ms\n`,
   );
 }

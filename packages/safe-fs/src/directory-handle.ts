@@ -136,6 +136,19 @@ export class DirectoryHandle {
     return this.#call('open', name, () => this.#fs.open(this.#at(name), flags | constants.O_NOFOLLOW, mode));
   }
 
+  /**
+   * Opens existing file `name` without following a symlink; `undefined` when absent, without
+   * building an error for that common answer.
+   */
+  async openExistingFile(name: string, flags: number): Promise<FsFile | undefined> {
+    try {
+      return await this.#fs.open(this.#at(name), flags | constants.O_NOFOLLOW);
+    } catch (err) {
+      if (errnoCode(err) === 'ENOENT') return undefined;
+      throw systemError(err, 'open', this.pathOf(name));
+    }
+  }
+
   /** Sets owner (when given) and then mode of this directory itself, through its descriptor. */
   async setAttributes(mode: number, uid: number | undefined, gid: number | undefined): Promise<void> {
     if (uid !== undefined || gid !== undefined) {

@@ -47,8 +47,11 @@ export interface FsOps {
   fchown(handle: FsFile, uid: number, gid: number): Promise<void>;
   /** Creates one directory with `mode`; not recursive, and fails if the entry exists. */
   mkdir(path: FsPath, mode: number): Promise<void>;
-  /** Stats `path` without following a final symlink (`lstat(2)`). */
-  lstat(path: FsPath): Promise<Stats>;
+  /**
+   * Stats `path` without following a final symlink (`lstat(2)`). When nothing is there it may
+   * resolve `undefined`, which builds no error for that common answer, or reject with `ENOENT`.
+   */
+  lstat(path: FsPath): Promise<Stats | undefined>;
   /** Entry names as raw bytes, so names that are not UTF-8 survive the round trip. */
   readdir(path: FsPath): Promise<Buffer[]>;
   /** Removes an empty directory. */
@@ -94,7 +97,7 @@ export const localFsOps: FsOps = {
   mkdir: async (path, mode) => {
     fsSync.mkdirSync(path, { mode });
   },
-  lstat: async (path) => fsSync.lstatSync(path),
+  lstat: async (path) => fsSync.lstatSync(path, { throwIfNoEntry: false }),
   readdir: async (path) => fsSync.readdirSync(path, { encoding: 'buffer' }),
   rmdir: async (path) => fsSync.rmdirSync(path),
   unlink: async (path) => fsSync.unlinkSync(path),

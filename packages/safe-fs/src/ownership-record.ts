@@ -69,7 +69,8 @@ export async function readOwnershipRecord(
 ): Promise<OwnershipRecord | undefined> {
   let text: string;
   try {
-    const handle = await dir.openFile(name, constants.O_RDONLY | constants.O_NONBLOCK);
+    const handle = await dir.openExistingFile(name, constants.O_RDONLY | constants.O_NONBLOCK);
+    if (handle === undefined) return undefined;
     try {
       const stats = await handle.stat();
       if (!stats.isFile()) throw unreadable(dir, name, 'is not a regular file');
@@ -80,7 +81,6 @@ export async function readOwnershipRecord(
     }
   } catch (err) {
     const code = errnoCode(err);
-    if (code === 'ENOENT') return undefined;
     if (code === 'ELOOP') throw unreadable(dir, name, 'is a symbolic link, refusing to follow it');
     throw err;
   }
