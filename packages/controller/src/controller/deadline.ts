@@ -7,8 +7,10 @@ export function timeoutReason(ms: number): DOMException {
 }
 
 /**
- * Runs `fn` with a signal that aborts when `parent` aborts or, if `ms` > 0, after `ms` on `clock`.
- * The timer is cleared when `fn` settles.
+ * Runs `fn` with a signal that aborts when `parent` aborts (with its reason) or, if `ms` > 0, after
+ * `ms` on `clock`. The timer and the link to `parent` are dropped when `fn` settles. A listener
+ * rather than `AbortSignal.any`, which tracks its sources through weak references that the
+ * garbage collector must then process: this runs several times per claim.
  */
 export async function withDeadline<T>(
   clock: Clock,
@@ -19,10 +21,13 @@ export async function withDeadline<T>(
   if (!(ms > 0)) return fn(parent ?? new AbortController().signal);
   const controller = new AbortController();
   const cancel = clock.setTimer(() => controller.abort(timeoutReason(ms)), ms);
-  const signal = parent === undefined ? controller.signal : AbortSignal.any([parent, controller.signal]);
+  const onParentAbort = (): void => controller.abort(parent?.reason);
+  if (parent?.aborted) onParentAbort();
+  else parent?.addEventListener('abort', onParentAbort, { once: true });
   try {
-    return await fn(signal);
+    return await fn(controller.signal);
   } finally {
     cancel();
+    parent?.removeEventListener('abort', onParentAbort);
   }
 }
