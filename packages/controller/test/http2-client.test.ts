@@ -3,14 +3,14 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http2, { type Http2SecureServer, type ServerHttp2Session } from 'node:http2';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLoopbackServingPair } from '@kube-provisioner/testenv';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ExchangeRequest, Send } from '../src/client/exchange.ts';
 import { isIdleTimeout } from '../src/client/exchange.ts';
-import { Http2Client } from '../src/client/http2-client.ts';
+import { Http2Client, type Http2ClientOptions } from '../src/client/http2-client.ts';
 import { isTransientNetworkError } from '../src/client/retry.ts';
 
 let pki: { dir: string; key: Buffer; cert: Buffer };
@@ -55,10 +55,60 @@ async function startH2(
   return { url: new URL(`https://127.0.0.1:${(server.address() as AddressInfo).port}`), sessions };
 }
 
-function client(url: URL, fallback: Send = noFallback): Http2Client {
-  const http2Client = new Http2Client(url, { ca: pki.cert }, fallback);
+function client(url: URL, fallback: Send = noFallback, options: Http2ClientOptions = {}): Http2Client {
+  const http2Client = new Http2Client(url, { ca: pki.cert }, fallback, options);
   cleanups.push(() => http2Client.close());
   return http2Client;
+}
+
+/**
+ * A TCP relay to `target` whose connections can be frozen: nothing passes either way any more and
+ * neither side is told, as when a node or a NAT drops a connection silently.
+ */
+async function startRelay(target: URL): Promise<{
+  url: URL;
+  /** Freezes every connection open now; later ones relay normally. */
+  freeze(): void;
+  /** Resolves when the client closes its side of the first connection. */
+  firstClosedByClient: Promise<void>;
+}> {
+  const pairs: { client: net.Socket; server: net.Socket }[] = [];
+  let firstClosed: () => void = () => {};
+  const firstClosedByClient = new Promise<void>((resolve) => {
+    firstClosed = resolve;
+  });
+  const relay = net.createServer((clientSide) => {
+    const serverSide = net.connect(Number(target.port), target.hostname);
+    if (pairs.length === 0) clientSide.once('close', () => firstClosed());
+    pairs.push({ client: clientSide, server: serverSide });
+    for (const socket of [clientSide, serverSide]) socket.on('error', () => {});
+    clientSide.pipe(serverSide);
+    serverSide.pipe(clientSide);
+  });
+  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+  cleanups.push(
+    () =>
+      new Promise<void>((resolve) => {
+        for (const { client: c, server: s } of pairs) {
+          c.destroy();
+          s.destroy();
+        }
+        relay.close(() => resolve());
+      }),
+  );
+  return {
+    url: new URL(`https://127.0.0.1:${(relay.address() as AddressInfo).port}`),
+    freeze() {
+      for (const { client: c, server: s } of pairs) {
+        // Read and dropped, so the relay still sees the client close its side.
+        c.unpipe(s);
+        s.unpipe(c);
+        c.resume();
+        s.resume();
+      }
+    },
+    firstClosedByClient,
+  };
 }
 
 describe('Http2Client', () => {
@@ -171,6 +221,34 @@ describe('Http2Client', () => {
     const closed = http2Client.close();
     expect(await response.body.text()).toBe('/last');
     await closed;
+  });
+
+  it('PINGs a session idle for the read-idle timeout and keeps using it when the PING is answered', async () => {
+    const { url, sessions } = await startH2((path, stream) => {
+      stream.respond({ ':status': 200 });
+      stream.end(path);
+    });
+    const http2Client = client(url, noFallback, { readIdleTimeoutMs: 50, pingTimeoutMs: 5_000 });
+    expect(await (await http2Client.send(request('/one'))).body.text()).toBe('/one');
+    const [session] = sessions;
+    await new Promise((resolve) => session?.once('ping', resolve));
+    expect(await (await http2Client.send(request('/two'))).body.text()).toBe('/two');
+    expect(sessions).toHaveLength(1);
+  });
+
+  it('destroys a session whose connection died silently, with nothing in flight, once its PING goes unanswered', async () => {
+    const { url, sessions } = await startH2((path, stream) => {
+      stream.respond({ ':status': 200 });
+      stream.end(path);
+    });
+    const relay = await startRelay(url);
+    const http2Client = client(relay.url, noFallback, { readIdleTimeoutMs: 50, pingTimeoutMs: 100 });
+    expect(await (await http2Client.send(request('/one'))).body.text()).toBe('/one');
+    relay.freeze();
+    // No request waits on the dead connection: only the health check can notice it.
+    await relay.firstClosedByClient;
+    expect(await (await http2Client.send(request('/two'))).body.text()).toBe('/two');
+    expect(sessions).toHaveLength(2);
   });
 
   it('rejects with the abort reason when the signal aborts before the answer', async () => {

@@ -8,7 +8,11 @@
  * One session at a time carries new requests. It is replaced when it ends, when the server sends
  * GOAWAY, and when a stream on it stays silent for its idle timeout: the session is then PINGed, as
  * client-go's transport health check does, destroyed when the PING goes unanswered (its streams fail
- * and are retried or re-watched), and closed once its streams end when the PING is answered.
+ * and are retried or re-watched), and closed once its streams end when the PING is answered. A
+ * session on which no frame passed for {@link Http2ClientOptions.readIdleTimeoutMs} is PINGed too,
+ * like client-go's `ReadIdleTimeout`, and destroyed when that PING goes unanswered; answered, it
+ * stays in use. That finds a connection that died silently (a node or NAT dropped it) even while
+ * nothing waits on it.
  */
 import http2, { type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
 import { isIP } from 'node:net';
@@ -25,8 +29,13 @@ import {
 const keepAliveInitialDelayMs = 30_000;
 /** How long a TLS connection may take: undici's connect timeout. */
 const connectTimeoutMs = 10_000;
-/** How long a PING may go unanswered before the session is taken for dead: client-go's `PingTimeout`. */
-const pingTimeoutMs = 15_000;
+/** Options of {@link Http2Client}; the defaults are client-go's. */
+export interface Http2ClientOptions {
+  /** A session with no frame either way for this long is PINGed. Default 30 s (`ReadIdleTimeout`). */
+  readonly readIdleTimeoutMs?: number;
+  /** How long a PING may go unanswered before the session is taken for dead. Default 15 s (`PingTimeout`). */
+  readonly pingTimeoutMs?: number;
+}
 /** How long {@link Http2Client.close} lets streams finish before it destroys their sessions. */
 const closeGraceMs = 5_000;
 
@@ -63,6 +72,8 @@ interface Connection {
   active: number;
   /** A stream on it went silent: no new requests until a PING is answered. */
   suspect: boolean;
+  /** Set while a PING awaits its answer: what runs when it comes. */
+  onPingAnswer: (() => void)[] | undefined;
 }
 
 /** Sends requests over one HTTP/2 session to `url`'s server, or through `fallback` when it offers no h2. */
@@ -75,12 +86,16 @@ export class Http2Client {
   #live: Connection | undefined;
   #connecting: Promise<Connection | undefined> | undefined;
   readonly #open = new Set<Connection>();
+  readonly #readIdleTimeoutMs: number;
+  readonly #pingTimeoutMs: number;
 
   /** `tlsOptions`: CA, client certificate and key, verification settings. */
-  constructor(url: URL, tlsOptions: ConnectionOptions, fallback: Send) {
+  constructor(url: URL, tlsOptions: ConnectionOptions, fallback: Send, options: Http2ClientOptions = {}) {
     this.#url = url;
     this.#tls = tlsOptions;
     this.#fallback = fallback;
+    this.#readIdleTimeoutMs = options.readIdleTimeoutMs ?? 30_000;
+    this.#pingTimeoutMs = options.pingTimeoutMs ?? 15_000;
   }
 
   readonly send: Send = (request) => this.#send(request, true);
@@ -182,9 +197,17 @@ export class Http2Client {
           settings: { initialWindowSize: streamWindowBytes },
         });
         session.setLocalWindowSize(connectionWindowBytes);
-        const connection: Connection = { session, socket, active: 0, suspect: false };
+        const connection: Connection = {
+          session,
+          socket,
+          active: 0,
+          suspect: false,
+          onPingAnswer: undefined,
+        };
         this.#open.add(connection);
         session.unref();
+        // Re-armed by every frame sent or received; its timer does not hold the process open.
+        session.setTimeout(this.#readIdleTimeoutMs, () => this.#ping(connection, () => {}));
         // Without a listener an 'error' event would throw; the streams see the failure themselves.
         session.on('error', () => this.#retire(connection));
         session.on('goaway', () => this.#retire(connection));
@@ -206,20 +229,38 @@ export class Http2Client {
   #suspect(connection: Connection): void {
     if (connection.suspect) return;
     this.#retire(connection);
-    const { session } = connection;
     // Already closing: it takes no new requests, and a PING there is refused.
-    if (session.closed || session.destroyed) return;
+    if (closing(connection)) return;
     connection.suspect = true;
-    const deadline = setTimeout(() => kill(connection), pingTimeoutMs);
-    deadline.unref();
-    const answered = session.ping((err) => {
-      clearTimeout(deadline);
-      if (err) return kill(connection);
+    this.#ping(connection, () => {
       // Alive, but no longer current: it closes once its streams end.
       connection.suspect = false;
-      session.close();
+      connection.session.close();
     });
-    if (!answered) {
+  }
+
+  /**
+   * PINGs `connection`'s session: `onAnswer` runs when the answer comes, and the session and its
+   * socket are destroyed when none comes within the PING timeout. A session already closing is
+   * left alone; a PING already awaiting its answer answers this one too.
+   */
+  #ping(connection: Connection, onAnswer: () => void): void {
+    if (closing(connection)) return;
+    if (connection.onPingAnswer !== undefined) {
+      connection.onPingAnswer.push(onAnswer);
+      return;
+    }
+    const waiting = [onAnswer];
+    connection.onPingAnswer = waiting;
+    const deadline = setTimeout(() => kill(connection), this.#pingTimeoutMs);
+    deadline.unref();
+    const sent = connection.session.ping((err) => {
+      clearTimeout(deadline);
+      connection.onPingAnswer = undefined;
+      if (err) return kill(connection);
+      for (const answered of waiting) answered();
+    });
+    if (!sent) {
       clearTimeout(deadline);
       kill(connection);
     }
@@ -293,6 +334,11 @@ interface StreamState {
   failure: unknown;
   /** The server ended it: the answer is whole. */
   complete: boolean;
+}
+
+/** Whether `connection`'s session is closing or gone: it takes no new streams, and refuses a PING. */
+function closing(connection: Connection): boolean {
+  return connection.session.closed || connection.session.destroyed;
 }
 
 /**
