@@ -96,28 +96,23 @@ describe('compareTable, control plane CPU', () => {
     backlog: { ...round.backlog, control_plane_cpu_ms_per_claim: ms },
   });
   const isControlPlaneRow = (row: readonly string[]) => row[0]?.startsWith('backlog: control plane CPU');
-
-  it('shows the control plane CPU per claim beside each side’s own', () => {
-    const table = compareTable({
+  const oneRoundTable = (goMs: number | undefined, oursMs: number | undefined) =>
+    compareTable({
       claims: 10,
       qps: 1000,
       burst: 1000,
       workers: 4,
-      go: [withControlPlane(implementationRound(1), 4)],
-      ours: [withControlPlane(implementationRound(1), 9)],
+      go: [withControlPlane(implementationRound(1), goMs)],
+      ours: [withControlPlane(implementationRound(1), oursMs)],
     });
+
+  it('shows the control plane CPU per claim beside each side’s own', () => {
+    const table = oneRoundTable(4, 9);
     expect(table.rows.find(isControlPlaneRow)?.slice(1)).toEqual(['4 ms', '9 ms', '2.25', '']);
   });
 
   it('leaves the row out when the control plane processes were not known', () => {
-    const table = compareTable({
-      claims: 10,
-      qps: 1000,
-      burst: 1000,
-      workers: 4,
-      go: [withControlPlane(implementationRound(1), undefined)],
-      ours: [withControlPlane(implementationRound(1), undefined)],
-    });
+    const table = oneRoundTable(undefined, undefined);
     expect(table.rows.find(isControlPlaneRow)).toBeUndefined();
     expect(table.rows.find((row) => row[0] === 'backlog: CPU per claim')?.[1]).toBe('2 ms');
   });

@@ -286,9 +286,8 @@ describe('EventRecorder bounds', () => {
     expect(sink.created()).toEqual(['in flight', 'queued 1', 'queued 2']);
   });
 
-  it('logs a run of drops as one warning when it starts and one summary per interval, not a line per event', async () => {
-    const sink = new EventSink();
-    sink.hold();
+  /** A recorder with room for one queued event, on a manual clock, whose warnings are kept. */
+  function warningRecorder(sink: EventSink) {
     const clock = new ManualClock(Date.UTC(2025, 0, 1));
     const lines: string[] = [];
     const events = recorder(sink, {
@@ -296,7 +295,13 @@ describe('EventRecorder bounds', () => {
       maxPending: 1,
       logger: createLogger({ level: 'warn', write: (line) => lines.push(line) }),
     });
-    const warnings = () => lines.map((line) => JSON.parse(line)).filter((line) => line.level === 'warn');
+    return { events, clock, warnings: () => lines.map((line) => JSON.parse(line)) };
+  }
+
+  it('logs a run of drops as one warning when it starts and one summary per interval, not a line per event', async () => {
+    const sink = new EventSink();
+    sink.hold();
+    const { events, clock, warnings } = warningRecorder(sink);
     events.event(claim, 'Normal', 'Provisioning', 'in flight');
     await vi.advanceTimersByTimeAsync(0);
     events.event(claim, 'Normal', 'Provisioning', 'queued');
@@ -336,22 +341,19 @@ describe('EventRecorder bounds', () => {
 
   it('close() summarises the drops not yet reported', async () => {
     const sink = new EventSink();
-    const clock = new ManualClock(Date.UTC(2025, 0, 1));
-    const lines: string[] = [];
-    const events = recorder(sink, {
-      clock,
-      maxPending: 1,
-      logger: createLogger({ level: 'warn', write: (line) => lines.push(line) }),
-    });
+    const { events, clock, warnings } = warningRecorder(sink);
     for (const message of ['queued', 'dropped 1', 'dropped 2', 'dropped 3']) {
       events.event(claim, 'Normal', 'Provisioning', message);
     }
     await events.close();
-    expect(lines.map((line) => JSON.parse(line).msg)).toEqual([
-      'Event queue is full, dropping events until it has room',
-      'Event queue was full, more events dropped',
+    expect(warnings()).toEqual([
+      expect.objectContaining({ msg: 'Event queue is full, dropping events until it has room' }),
+      expect.objectContaining({
+        msg: 'Event queue was full, more events dropped',
+        events: 2,
+        totalDropped: 3,
+      }),
     ]);
-    expect(JSON.parse(lines[1] ?? '{}')).toMatchObject({ events: 2, totalDropped: 3 });
     expect(sink.created()).toEqual(['queued']);
     expect(clock.pendingTimers()).toBe(0);
   });
