@@ -361,6 +361,22 @@ describe('FakeKubeApi: reactors and actions', () => {
     await expect(client.get('ghost')).rejects.toSatisfy(isNotFound);
   });
 
+  it('runs a list’s transform on every item, whether the store or a reactor answered', async () => {
+    const client = api.resource(resources.persistentVolumes);
+    await client.create(pv('stored'));
+    const transform = (volume: V1PersistentVolume): V1PersistentVolume => ({
+      ...volume,
+      metadata: { ...volume.metadata, labels: { transformed: 'yes' } },
+    });
+    const names = async () =>
+      (await client.list({ transform })).items.map((item) => [item.metadata?.name, item.metadata?.labels]);
+    expect(await names()).toEqual([['stored', { transformed: 'yes' }]]);
+    api.prependReactor({ verb: 'list' }, () => ({
+      result: { items: [pv('from-reactor')], metadata: { resourceVersion: '1' } },
+    }));
+    expect(await names()).toEqual([['from-reactor', { transformed: 'yes' }]]);
+  });
+
   it('fails a watch when a failure is injected for it', async () => {
     api.failNext({ verb: 'watch', error: statusError('TooManyRequests', 'slow down', 1) });
     await expect(api.resource(resources.persistentVolumes).watch({}, () => {})).rejects.toMatchObject({

@@ -439,10 +439,10 @@ class FakeResourceClient<T extends KubeObject> implements ResourceClient<T> {
     });
   }
 
-  list(options: ListOptions<T> = {}): Promise<ObjectList<T>> {
+  async list(options: ListOptions<T> = {}): Promise<ObjectList<T>> {
     const namespace = namespaceOf(this.descriptor, options.namespace);
     const action = this.#action('list', { namespace, options: optionsRecord(options) });
-    return this.#api.dispatch(action, options, () => {
+    const list = await this.#api.dispatch(action, options, (): ObjectList<T> => {
       const tracker = this.#api.tracker;
       const selects = selector(this.descriptor, options);
       const all = tracker.list(this.descriptor, namespace).filter(selects);
@@ -467,10 +467,11 @@ class FakeResourceClient<T extends KubeObject> implements ResourceClient<T> {
       if (end < all.length && last !== undefined) {
         metadata.continue = encodeContinue({ rv: listRevision, key: objectKey(last) });
       }
-      const { transform } = options;
-      const items = page.map((object) => this.#decode(object));
-      return { items: transform === undefined ? items : items.map(transform), metadata };
+      return { items: page.map((object) => this.#decode(object)), metadata };
     });
+    // After the reactors too: the real client transforms whatever the server answered.
+    const { transform } = options;
+    return transform === undefined ? list : { ...list, items: list.items.map(transform) };
   }
 
   watch(options: WatchOptions, onEvent: (event: WatchEvent<T>) => void): Promise<void> {
