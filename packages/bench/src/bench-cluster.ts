@@ -5,6 +5,7 @@
 import { createKubeApi, type KubeApiClient } from '@kube-provisioner/controller';
 import { attachControlPlane, type ControlPlane, startControlPlane } from '@kube-provisioner/testenv';
 import { KubeConfig, VersionApi } from '@kubernetes/client-node';
+import { type RequestCounts, readRequestCounts } from './api-requests.ts';
 import { sampleProcess } from './proc-stats.ts';
 
 /** A cluster and an unthrottled admin client for the bench's own requests. */
@@ -25,6 +26,8 @@ export interface BenchCluster {
    * provisioner's own.
    */
   controlPlaneCpuS(): Promise<number | undefined>;
+  /** kube-apiserver's request counts so far, every client's (see {@link readRequestCounts}). */
+  apiRequestCounts(): Promise<RequestCounts>;
   /** Closes the client and stops the control plane if the run started it. */
   close(): Promise<void>;
 }
@@ -39,9 +42,13 @@ export async function openBenchCluster(onProgress: (message: string) => void): P
     kubeConfig.loadFromFile(existing);
     const { gitVersion } = await kubeConfig.makeApiClient(VersionApi).getCode();
     onProgress(`using the cluster of TESTENV_KUBECONFIG (${gitVersion})`);
-    const dir = process.env.TESTENV_DIR;
-    const attached = dir ? await attachControlPlane(dir) : undefined;
-    return withClient(existing, kubeConfig, gitVersion, attached, async () => {});
+    return withClient(
+      existing,
+      kubeConfig,
+      gitVersion,
+      await attachedControlPlane(onProgress),
+      async () => {},
+    );
   }
   const controlPlane = await startControlPlane({ onProgress });
   return withClient(
@@ -51,6 +58,23 @@ export async function openBenchCluster(onProgress: (message: string) => void): P
     controlPlane,
     () => controlPlane.stop(),
   );
+}
+
+/** The control plane in `TESTENV_DIR`, whose processes' CPU the backlog measures; none without it. */
+async function attachedControlPlane(
+  onProgress: (message: string) => void,
+): Promise<ControlPlane | undefined> {
+  const dir = process.env.TESTENV_DIR;
+  if (!dir) {
+    onProgress('TESTENV_DIR is not set: the control plane CPU is not measured');
+    return undefined;
+  }
+  try {
+    return await attachControlPlane(dir);
+  } catch (err) {
+    onProgress(`the control plane CPU is not measured: ${(err as Error).message}`);
+    return undefined;
+  }
 }
 
 /** The summed CPU seconds of `controlPlane`'s running processes. */
@@ -74,6 +98,7 @@ function withClient(
     kubernetesVersion,
     api,
     controlPlaneCpuS: async () => (controlPlane ? controlPlaneCpuS(controlPlane) : undefined),
+    apiRequestCounts: () => readRequestCounts(kubeConfig),
     close: async () => {
       await api.close();
       await stop();

@@ -59,6 +59,23 @@ const metrics: readonly Metric[] = [
     unit: 'ms',
     value: (r) => r.backlog.control_plane_cpu_ms_per_claim ?? Number.NaN,
   },
+  ...(
+    [
+      ['PV creates', ['POST persistentvolumes']],
+      ['event writes, every component', ['POST events', 'PATCH events']],
+      ['claim binds by kube-controller-manager', ['PUT persistentvolumeclaims']],
+    ] as const
+  ).map(
+    ([what, keys]): Metric => ({
+      // NaN for a report without request counts: the row is left out.
+      name: `backlog: API requests per claim, ${what}`,
+      unit: '',
+      value: (r) => {
+        const counts = r.backlog.api_requests_per_claim;
+        return counts === undefined ? Number.NaN : keys.reduce((sum, key) => sum + (counts[key] ?? 0), 0);
+      },
+    }),
+  ),
   {
     name: 'backlog: claim events written by the last PV, per claim (2 = kept up)',
     unit: '',

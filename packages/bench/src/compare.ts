@@ -7,6 +7,7 @@
  */
 import { resources } from '@kube-provisioner/controller';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
+import { type RequestCounts, requestsBetween } from './api-requests.ts';
 import { claimRequestConcurrency, runBurst } from './burst.ts';
 import { createVolumesWithOurClient, deleteCeilingVolumes, provisionerWorkers } from './ceiling.ts';
 import type { LatencyPoint } from './claim-timeline.ts';
@@ -190,6 +191,8 @@ async function backlogRound(
         timeline.until((counts) => counts.claimsAnnotated >= claims, deadline),
       ]),
     );
+    // Before the start: a provisioner starts working as its caches sync, before any reading at ready.
+    const requestsBefore = await context.cluster.apiRequestCounts();
     const provisioner = await start(context, space, implementation, options);
     try {
       const [ready, controlPlaneReady] = await Promise.all([
@@ -202,9 +205,10 @@ async function backlogRound(
         () => timeline.counts.volumesAdded,
         timeline.until((counts) => counts.volumesAdded >= claims, deadline),
       );
-      const [done, controlPlaneDone] = await Promise.all([
+      const [done, controlPlaneDone, requestsDone] = await Promise.all([
         provisioner.sample(),
         context.cluster.controlPlaneCpuS(),
+        context.cluster.apiRequestCounts(),
       ]);
       const events = await provisioningEvents(context, namespace);
       const fromReady = seconds((timeline.lastVolumeAdded ?? provisioner.syncedAt) - provisioner.syncedAt);
@@ -219,6 +223,7 @@ async function backlogRound(
           controlPlaneReady === undefined || controlPlaneDone === undefined
             ? undefined
             : round(((controlPlaneDone - controlPlaneReady) * 1000) / claims),
+        api_requests_per_claim: perClaim(requestsBetween(requestsBefore, requestsDone), claims),
         peak_rss_mb: round(done.peakRssMb),
       };
       await runDelete(context, space, provisioner, names);
@@ -229,6 +234,16 @@ async function backlogRound(
   } finally {
     await space.close();
   }
+}
+
+/** `served` per claim, rounded, without the kinds of request below 0.01 per claim. */
+function perClaim(served: RequestCounts, claims: number): Record<string, number> {
+  const result: Record<string, number> = {};
+  for (const [key, count] of [...served].sort(([a], [b]) => a.localeCompare(b))) {
+    const value = round(count / claims);
+    if (value >= 0.01) result[key] = value;
+  }
+  return result;
 }
 
 /** The claim events a provisioner has written in `namespace` so far, repeated ones counted each time. */

@@ -100,6 +100,14 @@ export interface BacklogResult {
    * does meanwhile, which grows with the time a backlog takes.
    */
   readonly control_plane_cpu_ms_per_claim?: number | undefined;
+  /**
+   * Requests kube-apiserver served between the provisioner's start and the last PV (its first PVs
+   * come as its caches sync), per claim, by `"<VERB>
+   * <resource>[/<subresource>]"` (those at 0.01 per claim or more): every client's, so
+   * kube-controller-manager's binds (`PUT persistentvolumeclaims`) and events sit beside the
+   * provisioner's PV creates and events.
+   */
+  readonly api_requests_per_claim?: Readonly<Record<string, number>> | undefined;
   readonly peak_rss_mb: number;
 }
 

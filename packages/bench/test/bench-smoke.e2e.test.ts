@@ -1,7 +1,7 @@
 // The bench as users run it (`npm run bench`'s entry point as a child process) with a handful of
-// claims against the shared test cluster, so every scenario, the Go reference build and the report
-// keep working. It asserts that figures were produced, never what they are: speed is the bench's
-// business, not a test's.
+// claims against the shared test cluster (its control plane's processes named by TESTENV_DIR), so
+// every scenario, the Go reference build and the report keep working. It asserts that figures were
+// produced, never what they are: speed is the bench's business, not a test's.
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -26,6 +26,7 @@ describe('npm run bench (smoke, 4 claims)', () => {
     'runs burst, ceiling, delete and the Go comparison, and writes the report and both charts',
     async () => {
       outDir = await mkdtemp(join(tmpdir(), 'bench-smoke-'));
+      const { dir: controlPlaneDir } = await env.controlPlane();
       const out = join(outDir, 'results.json');
       const { stdout } = await promisify(execFile)(
         process.execPath,
@@ -38,7 +39,7 @@ describe('npm run bench (smoke, 4 claims)', () => {
           `--out=${out}`,
         ],
         {
-          env: { ...process.env, TESTENV_KUBECONFIG: env.kubeconfigPath },
+          env: { ...process.env, TESTENV_KUBECONFIG: env.kubeconfigPath, TESTENV_DIR: controlPlaneDir },
           maxBuffer: 16 * 1024 * 1024,
           timeout: smokeTimeoutMs,
         },
@@ -52,6 +53,9 @@ describe('npm run bench (smoke, 4 claims)', () => {
       expect(compare?.ours).toHaveLength(1);
       for (const round of [...(compare?.go ?? []), ...(compare?.ours ?? [])]) {
         expect(round.backlog.claims).toBe(4);
+        expect(round.backlog.control_plane_cpu_ms_per_claim).toBeGreaterThan(0);
+        // Cluster-wide counts: test files running beside this one may add PV creates of their own.
+        expect(round.backlog.api_requests_per_claim?.['POST persistentvolumes']).toBeGreaterThanOrEqual(1);
         expect(round.burst.claims).toBe(4);
         expect(round.delete.claims).toBe(4);
         expect(round.ceiling_pv_per_s).toBeGreaterThan(0);

@@ -117,3 +117,40 @@ describe('compareTable, control plane CPU', () => {
     expect(table.rows.find((row) => row[0] === 'backlog: CPU per claim')?.[1]).toBe('2 ms');
   });
 });
+
+describe('compareTable, API requests', () => {
+  const withRequests = (requests: Record<string, number> | undefined): ImplementationRound => {
+    const round = implementationRound(1);
+    return { ...round, backlog: { ...round.backlog, api_requests_per_claim: requests } };
+  };
+  const requestRows = (go: Record<string, number> | undefined, ours: Record<string, number> | undefined) =>
+    compareTable({
+      claims: 10,
+      qps: 1000,
+      burst: 1000,
+      workers: 4,
+      go: [withRequests(go)],
+      ours: [withRequests(ours)],
+    })
+      .rows.filter((row) => row[0]?.startsWith('backlog: API requests per claim'))
+      .map((row) => [row[0]?.replace('backlog: API requests per claim, ', ''), row[1], row[2]]);
+
+  it('shows PV creates, event writes of every component and claim binds per claim for each side', () => {
+    const go = {
+      'POST persistentvolumes': 1,
+      'POST events': 0.5,
+      'PATCH events': 0.15,
+      'PUT persistentvolumeclaims': 0.11,
+    };
+    const ours = { 'POST persistentvolumes': 1, 'POST events': 0.8, 'PATCH events': 0.7, 'PUT leases': 0.02 };
+    expect(requestRows(go, ours)).toEqual([
+      ['PV creates', '1', '1'],
+      ['event writes, every component', '0.65', '1.5'],
+      ['claim binds by kube-controller-manager', '0.11', '0'],
+    ]);
+  });
+
+  it('leaves the rows out of a report without request counts', () => {
+    expect(requestRows(undefined, undefined)).toEqual([]);
+  });
+});
