@@ -275,6 +275,31 @@ describe('leadership fence: deletion', () => {
     expect(h.volumes()[0]?.metadata?.finalizers).toEqual([finalizerPV]);
   });
 
+  for (const [resume, pause] of Object.entries(resumes)) {
+    it(`does not report a PV delete whose answer comes back after the pause (${resume})`, async () => {
+      const { clock, api, h, outcome } = await leader({ objects: [storageClass, releasedVolume()] });
+      const answered = gate();
+      let deletes = 0;
+      api.prependReactor({ verb: 'delete', resource: 'persistentvolumes' }, async () => {
+        deletes++;
+        // Sent within the term; the answer waits out the pause, as in a socket's buffer.
+        await answered.wait;
+        return undefined;
+      });
+      await pump(clock, 2_000);
+      expect(deletes).toBe(1);
+
+      pause(clock);
+      answered.open();
+      await settle();
+      await pump(clock, 2_000);
+      expect(isLeaderElectionLostError(outcome())).toBe(true);
+      // Whether the server deleted it or not, the successor sees for itself; this replica reports
+      // nothing of a term that ended.
+      expect(await deleteCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
+    });
+  }
+
   it('does not add the finalizer to a volume first seen after the pause', async () => {
     const { clock, api, h } = await leader({ objects: [storageClass], addFinalizer: true });
     await pump(clock, 2_000);

@@ -180,6 +180,9 @@ export class VolumeSync {
         }
       }
     }
+    // An answer that comes back after the term ended (a paused process) is dropped: the successor
+    // sees from its own cache whether the PV is gone.
+    this.#config.fence.assertLeader();
     if (uid !== undefined) this.#deletions.set(uid, 'done');
     logger.debug('PersistentVolume deleted succeeded');
     return true;
