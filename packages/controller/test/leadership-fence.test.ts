@@ -183,6 +183,40 @@ describe('leadership fence: provisioning', () => {
     expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
   });
 
+  const stores = {
+    'blocking store': {},
+    'queue store': { createProvisionedPVLimiter: defaultControllerRateLimiter() },
+  } as const;
+  for (const [store, storeOptions] of Object.entries(stores)) {
+    for (const [resume, pause] of Object.entries(resumes)) {
+      it(`does not report a PV create whose answer comes back after the pause (${store}, ${resume})`, async () => {
+        const { clock, api, h, outcome } = await leader({ objects: [storageClass, claim], ...storeOptions });
+        const answered = gate();
+        let creates = 0;
+        api.prependReactor({ verb: 'create', resource: 'persistentvolumes' }, async () => {
+          creates++;
+          // Sent within the term; the answer waits out the pause, as in a socket's buffer.
+          await answered.wait;
+          return undefined;
+        });
+        await pump(clock, 2_000);
+        expect(creates).toBe(1);
+
+        pause(clock);
+        answered.open();
+        await settle();
+        await pump(clock, 2_000);
+        expect(isLeaderElectionLostError(outcome())).toBe(true);
+        // The server saved it; the successor finds it. This replica reports nothing and cleans nothing up.
+        expect(h.volumes()).toHaveLength(1);
+        expect(reasons(h.events())).toEqual(['Provisioning']);
+        expect(h.provisioner.deleteCalls).toEqual([]);
+        expect(creates).toBe(1);
+        expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
+      });
+    }
+  }
+
   it('does not save a queued PV after the pause (queue store)', async () => {
     const { clock, api, h } = await leader({
       objects: [storageClass, claim],

@@ -41,7 +41,8 @@ export interface SaveConfig {
 
 /**
  * Creates `volume`; `AlreadyExists` is success unless `verifyExistingPV` finds the existing PV bound to
- * another claim UID, which rejects with a {@link VolumeConflictError}.
+ * another claim UID, which rejects with a {@link VolumeConflictError}. Rejects with a
+ * `LeadershipLapsedError` when the term ended before the answer was handled.
  */
 export async function createVolume(
   config: SaveConfig,
@@ -51,25 +52,29 @@ export async function createVolume(
   const name = volume.metadata?.name ?? '';
   const call = <T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T> =>
     withDeadline(config.clock, config.apiRequestTimeoutMs, config.signal, fn);
+  let exists = false;
   try {
     config.fence.assertLeader();
     await call((signal) => config.volumes.create(volume, { signal, beforeSend: config.fence.assertLeader }));
-    logger.debug({ PV: name }, 'Persistentvolume saved');
-    return;
   } catch (err) {
     if (!isAlreadyExists(err)) throw err;
+    exists = true;
   }
-  if (config.verifyExistingPV) {
-    const existing = await call((signal) => config.volumes.get(name, { signal }));
-    const expected = volume.spec?.claimRef?.uid;
-    const actual = existing.spec?.claimRef?.uid;
-    if (actual !== expected) {
-      throw new VolumeConflictError(
-        `PersistentVolume "${name}" already exists and belongs to claim UID "${actual ?? ''}", not "${expected ?? ''}"`,
-      );
-    }
+  const expected = volume.spec?.claimRef?.uid;
+  const owner =
+    exists && config.verifyExistingPV
+      ? (await call((signal) => config.volumes.get(name, { signal }))).spec?.claimRef?.uid
+      : expected;
+  // An answer that comes back after the term ended (a paused process) is dropped, with no cleanup: the
+  // PV may exist, and the successor provisions the claim again and finds it.
+  config.fence.assertLeader();
+  if (owner !== expected) {
+    throw new VolumeConflictError(
+      `PersistentVolume "${name}" already exists and belongs to claim UID "${owner ?? ''}", not "${expected ?? ''}"`,
+    );
   }
-  logger.info({ PV: name }, 'Persistentvolume already exists, reusing');
+  if (exists) logger.info({ PV: name }, 'Persistentvolume already exists, reusing');
+  else logger.debug({ PV: name }, 'Persistentvolume saved');
 }
 
 export class BlockingVolumeStore implements VolumeStore {
