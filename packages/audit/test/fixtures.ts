@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { annDynamicallyProvisioned, finalizerPV } from '@kube-provisioner/controller';
 import { parseRelativeVolumePath, VolumeRoot } from '@kube-provisioner/safe-fs';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
-import { afterEach } from 'vitest';
+import { onTestFinished } from 'vitest';
 
 export const provisionerName = 'example.com/nfs';
 export const exportPath = '/export/k8s';
@@ -50,10 +50,11 @@ export function nfsVolume(init: VolumeInit): V1PersistentVolume {
   };
 }
 
-/** A fresh temporary volume root, removed after the test. */
+/** A fresh temporary volume root, removed when the calling test finishes, passed or failed. */
 export async function volumeRootDir(): Promise<{ dir: string; root: VolumeRoot }> {
   const dir = await mkdtemp(join(tmpdir(), 'audit-'));
-  afterEach(() => rm(dir, { recursive: true, force: true }));
+  // Called from a test body, where an `afterEach` registered now would never run.
+  onTestFinished(() => rm(dir, { recursive: true, force: true }));
   return { dir, root: new VolumeRoot(dir) };
 }
 

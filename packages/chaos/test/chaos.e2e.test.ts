@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { annDynamicallyProvisioned, createKubeApi } from '@kube-provisioner/controller';
 import { nfsToolsAvailable, uniqueName, useTestEnv } from '@kube-provisioner/testenv/testing';
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { chaosPlanFromEnv, chaosTimeoutMs } from '../src/chaos-plan.ts';
 import { formatChaosReport } from '../src/chaos-report.ts';
 import { ChaosScenario, type ScenarioResult } from '../src/chaos-scenario.ts';
@@ -97,8 +97,12 @@ describe.skipIf(!nfsToolsAvailable())('chaos', () => {
       );
       const controlPlane = await env.controlPlane();
       const runId = uniqueName('chaos');
-      // Kept after the run (not removed with the roots), for reading a failure.
       const logDir = await mkdtemp(join(tmpdir(), 'chaos-logs-'));
+      // Kept after a failure, for reading; after a pass removed with the roots, once `afterAll` has
+      // stopped the replicas that write to it.
+      onTestFinished(({ task }) => {
+        if (task.result?.state === 'pass') dirs.push(logDir);
+      });
       console.log(`chaos: replica logs in ${logDir}`);
       targets.push(
         await startHostPathTarget({ env, runId, logDir, root: await tempDir('chaos-hostpath-') }),

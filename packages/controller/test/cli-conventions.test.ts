@@ -1,12 +1,12 @@
 // The Kubernetes-world conventions of every provisioner CLI, proved on a program run as a child
 // process: --version, klog flags, switches, the start line, and errors with their cause chain.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { eventually } from '../src/testing/index.ts';
 
 const program = join(import.meta.dirname, 'fixtures/cli-program.ts');
@@ -40,9 +40,11 @@ function start(args: string[]): Run {
   return { child, stdout: () => out, logs, exit };
 }
 
-/** A kubeconfig for `server`. */
+/** A kubeconfig for `server`, removed when the calling test finishes. */
 function kubeconfigFor(server: string): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'kp-cli-')), 'kubeconfig');
+  const dir = mkdtempSync(join(tmpdir(), 'kp-cli-'));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'kubeconfig');
   writeFileSync(
     file,
     JSON.stringify({

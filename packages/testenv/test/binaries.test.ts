@@ -1,10 +1,10 @@
-import { chmod, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { defaultCacheRoot, ensureBinaries } from '../src/binaries.ts';
 import { MissingToolError } from '../src/command.ts';
 import { cacheKey, pinnedVersions } from '../src/versions.ts';
+import { temporaryDir } from './support/temporary-dir.ts';
 
 const executables = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubectl'];
 
@@ -15,7 +15,7 @@ describe('binary cache', () => {
   });
 
   it('answers a cache hit without running Go', async () => {
-    const cacheRoot = await mkdtemp(join(tmpdir(), 'testenv-cache-'));
+    const cacheRoot = await temporaryDir('testenv-cache-');
     const bin = join(cacheRoot, cacheKey(pinnedVersions), 'bin');
     await mkdir(bin, { recursive: true });
     for (const name of executables) {
@@ -30,7 +30,7 @@ describe('binary cache', () => {
   });
 
   it('names the missing Go toolchain on a cold cache', async () => {
-    const cacheRoot = await mkdtemp(join(tmpdir(), 'testenv-cache-'));
+    const cacheRoot = await temporaryDir('testenv-cache-');
     const progress: string[] = [];
     const failure = ensureBinaries({
       cacheRoot,

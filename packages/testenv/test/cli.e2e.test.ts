@@ -1,11 +1,10 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { isProcessAlive } from '../src/process-group.ts';
 import { pinnedVersions } from '../src/versions.ts';
+import { temporaryDir } from './support/temporary-dir.ts';
 
 const run = promisify(execFile);
 const cli = new URL('../src/cli.ts', import.meta.url).pathname;
@@ -22,7 +21,7 @@ function exports(text: string): Record<string, string> {
 
 describe('kube-testenv CLI', () => {
   it('up is ready within 30 s with a warm cache, reports the pinned version, and down leaves no process', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'kube-testenv-cli-'));
+    const dir = await temporaryDir('kube-testenv-cli-');
     const started = Date.now();
     const up = await kubeTestenv('up', '--dir', dir);
     expect(Date.now() - started).toBeLessThan(30_000);

@@ -1,9 +1,7 @@
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { main } from '../src/cli.ts';
 import { testenvEnvironment } from '../src/environment.ts';
+import { temporaryDir } from './support/temporary-dir.ts';
 
 describe('kube-testenv CLI', () => {
   afterEach(() => {
@@ -19,7 +17,7 @@ describe('kube-testenv CLI', () => {
 
   it('reports status 1 for a directory without a control plane', async () => {
     const stdout = vi.spyOn(process.stdout, 'write').mockReturnValue(true);
-    const dir = await mkdtemp(join(tmpdir(), 'kube-testenv-empty-'));
+    const dir = await temporaryDir('kube-testenv-empty-');
     expect(await main(['status', '--dir', dir])).toBe(1);
     expect(String(stdout.mock.calls[0]?.[0])).toBe(`no control plane in ${dir}\n`);
   });

@@ -1,10 +1,10 @@
-import { chmod, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MissingToolError } from '../src/command.ts';
 import { helmBinary, helmCacheDir, helmLdflags } from '../src/helm.ts';
 import { pinnedHelmVersion } from '../src/versions.ts';
+import { temporaryDir } from './support/temporary-dir.ts';
 
 describe('helm build cache', () => {
   it('is a directory per Helm version beside the control-plane binaries', () => {
@@ -12,7 +12,7 @@ describe('helm build cache', () => {
   });
 
   it('answers a cache hit without running Go', async () => {
-    const cacheRoot = await mkdtemp(join(tmpdir(), 'testenv-helm-'));
+    const cacheRoot = await temporaryDir('testenv-helm-');
     const bin = join(helmCacheDir(cacheRoot), 'bin');
     await mkdir(bin, { recursive: true });
     await writeFile(join(bin, 'helm'), '#!/bin/sh\n');
@@ -21,7 +21,7 @@ describe('helm build cache', () => {
   });
 
   it('names the missing Go toolchain and the Helm release on a cold cache', async () => {
-    const cacheRoot = await mkdtemp(join(tmpdir(), 'testenv-helm-'));
+    const cacheRoot = await temporaryDir('testenv-helm-');
     const failure = helmBinary({ cacheRoot, env: { PATH: '/nonexistent' } });
     await expect(failure).rejects.toBeInstanceOf(MissingToolError);
     await expect(failure).rejects.toThrow(`builds Helm ${pinnedHelmVersion} from the Go module proxy`);

@@ -1,16 +1,16 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { applyManifests, renderKustomization } from '../src/manifests.ts';
 import { uniqueName, useTestEnv } from '../src/testing.ts';
+import { temporaryDir } from './support/temporary-dir.ts';
 
 const env = useTestEnv();
 const core = env.kubeConfig.makeApiClient(CoreV1Api);
 
 async function kustomization(namespace: string, configMapData: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'kustomize-'));
+  const dir = await temporaryDir('kustomize-');
   await writeFile(join(dir, 'kustomization.yaml'), `namespace: ${namespace}\nresources: [objects.yaml]\n`);
   await writeFile(
     join(dir, 'objects.yaml'),

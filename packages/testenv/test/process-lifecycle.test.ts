@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
@@ -9,6 +8,7 @@ import { isProcessAlive, stopProcessGroup } from '../src/process-group.ts';
 import { startReaper } from '../src/reaper.ts';
 import { type ComponentSpec, logFile, readPid, stateLayout, writePid } from '../src/state-dir.ts';
 import { waitFor } from '../src/wait-for.ts';
+import { temporaryDir } from './support/temporary-dir.ts';
 
 const gone = (pid: number) =>
   waitFor(() => !isProcessAlive(pid), {
@@ -60,7 +60,7 @@ describe('component processes', () => {
   const spec: ComponentSpec = { command: 'sh', args: ['-c', 'echo started; exec sleep 300'], healthUrl: '' };
 
   it('run detached with a pid file and a log, and stop by pid file', async () => {
-    const layout = stateLayout(await mkdtemp(join(tmpdir(), 'testenv-state-')));
+    const layout = stateLayout(await temporaryDir('testenv-state-'));
     const pid = await launchComponent(layout, 'etcd', spec);
     expect(await readPid(layout, 'etcd')).toBe(pid);
     await waitFor(async () => (await readFile(logFile(layout, 'etcd'), 'utf8')).includes('started'), {
@@ -75,7 +75,7 @@ describe('component processes', () => {
   });
 
   it('never kill a recycled pid that a stale pid file names', async () => {
-    const layout = stateLayout(await mkdtemp(join(tmpdir(), 'testenv-state-')));
+    const layout = stateLayout(await temporaryDir('testenv-state-'));
     const stranger = detachedGroup();
     try {
       await writePid(layout, 'kube-apiserver', stranger);
@@ -90,7 +90,7 @@ describe('component processes', () => {
 
 describe('reaper', () => {
   it('stops the recorded groups when released', async () => {
-    const layout = stateLayout(await mkdtemp(join(tmpdir(), 'testenv-state-')));
+    const layout = stateLayout(await temporaryDir('testenv-state-'));
     const pgid = detachedGroup();
     await writePid(layout, 'etcd', pgid);
     startReaper(layout.pidsDir).release();
@@ -98,7 +98,7 @@ describe('reaper', () => {
   });
 
   it('stops the recorded groups when its owner is killed with SIGKILL', async () => {
-    const layout = stateLayout(await mkdtemp(join(tmpdir(), 'testenv-state-')));
+    const layout = stateLayout(await temporaryDir('testenv-state-'));
     const pgid = detachedGroup();
     await writePid(layout, 'kube-scheduler', pgid);
     const owner = join(layout.dir, 'owner.mjs');

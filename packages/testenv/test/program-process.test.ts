@@ -1,9 +1,9 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isProcessAlive } from '../src/process-group.ts';
 import { startProgram, workspaceBinCommand } from '../src/program-process.ts';
+import { temporaryDir } from './support/temporary-dir.ts';
 
 const env = { PATH: process.env.PATH ?? '' };
 
@@ -41,7 +41,7 @@ describe('programs under test', () => {
 
 describe('workspace bins', () => {
   it('run the source file behind a dist bin with the source condition', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'bin-'));
+    const dir = await temporaryDir('bin-');
     await writeFile(join(dir, 'package.json'), JSON.stringify({ bin: { tool: './dist/sub/cli.js' } }));
     expect(workspaceBinCommand(dir, 'tool')).toEqual({
       command: process.execPath,
@@ -50,7 +50,7 @@ describe('workspace bins', () => {
   });
 
   it('refuse a missing bin or one outside dist', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'bin-'));
+    const dir = await temporaryDir('bin-');
     await writeFile(join(dir, 'package.json'), JSON.stringify({ bin: { tool: './cli.js' } }));
     expect(() => workspaceBinCommand(dir, 'other')).toThrow(/no bin named other/u);
     expect(() => workspaceBinCommand(dir, 'tool')).toThrow(/does not point into dist/u);
