@@ -110,6 +110,11 @@ const metrics: readonly Metric[] = [
     target: oursAtMost(70, 'ours ≤ 70 MiB'),
   },
   {
+    name: 'of which file-backed (the executable\'s and libraries\' pages in use)',
+    unit: 'MiB',
+    value: (r) => r.rss_idle_file_mb,
+  },
+  {
     name: 'peak RSS (burst, delete, backlog)',
     unit: 'MiB',
     value: (r) => Math.max(r.burst.peak_rss_mb, r.backlog.peak_rss_mb),

@@ -150,6 +150,7 @@ async function burstRound(
         round: {
           startup_s: seconds(provisioner.syncedAt - provisioner.spawnedAt),
           rss_idle_mb: round(idle.rssMb),
+          rss_idle_file_mb: round(idle.rssFileMb),
           burst: burst.result,
           burst_cpu_ms_per_claim: round((burst.result.cpu_s * 1000) / options.claims),
           burst_lag_after_annotation: round(Math.max(0, lag) / burst.result.seconds_to_all_annotated),

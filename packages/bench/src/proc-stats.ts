@@ -1,5 +1,5 @@
 /**
- * Memory and CPU of a process from Linux procfs: `/proc/<pid>/status` (VmRSS, VmHWM) and
+ * Memory and CPU of a process from Linux procfs: `/proc/<pid>/status` (VmRSS, VmHWM, RssFile) and
  * `/proc/<pid>/stat` (utime, stime). Reading procfs measures the child from outside, so the
  * measurement adds nothing to the process measured.
  */
@@ -11,6 +11,11 @@ export interface ProcessSample {
   readonly rssMb: number;
   /** Peak resident set size since the process started (VmHWM). */
   readonly peakRssMb: number;
+  /**
+   * The file-backed part of `rssMb` (RssFile): the pages of the executable and shared libraries the
+   * process has touched. No code the runtime runs can shrink it; the rest is the heaps.
+   */
+  readonly rssFileMb: number;
   readonly cpuS: number;
 }
 
@@ -21,14 +26,18 @@ export interface ProcessSample {
 const clockTicksPerSecond = 100;
 const kibPerMib = 1024;
 
-/** RSS and peak RSS in MiB from the text of `/proc/<pid>/status`. */
-export function parseStatus(text: string): Pick<ProcessSample, 'rssMb' | 'peakRssMb'> {
+/** RSS, peak RSS and file-backed RSS in MiB from the text of `/proc/<pid>/status`. */
+export function parseStatus(text: string): Pick<ProcessSample, 'rssMb' | 'peakRssMb' | 'rssFileMb'> {
   const kib = (field: string): number => {
     const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(text);
     if (match === null) throw new Error(`/proc status has no ${field} line`);
     return Number(match[1]);
   };
-  return { rssMb: kib('VmRSS') / kibPerMib, peakRssMb: kib('VmHWM') / kibPerMib };
+  return {
+    rssMb: kib('VmRSS') / kibPerMib,
+    peakRssMb: kib('VmHWM') / kibPerMib,
+    rssFileMb: kib('RssFile') / kibPerMib,
+  };
 }
 
 /** User + system CPU seconds from the text of `/proc/<pid>/stat`. */
@@ -43,7 +52,7 @@ export function parseCpuSeconds(text: string): number {
   return (utime + stime) / clockTicksPerSecond;
 }
 
-/** Reads RSS, peak RSS and CPU time of a running process. */
+/** Reads RSS, peak RSS, file-backed RSS and CPU time of a running process. */
 export async function sampleProcess(pid: number): Promise<ProcessSample> {
   const [status, stat] = await Promise.all([
     readFile(`/proc/${pid}/status`, 'utf8'),

@@ -117,6 +117,8 @@ export interface ImplementationRound {
   readonly startup_s: number;
   /** RSS right after caches synced, before any claim. */
   readonly rss_idle_mb: number;
+  /** The file-backed part of `rss_idle_mb`: the touched pages of the executable and its libraries. */
+  readonly rss_idle_file_mb: number;
   readonly burst: BurstResult;
   /** Provisioner CPU between the first claim create and the last PV of the burst, per claim. */
   readonly burst_cpu_ms_per_claim: number;

@@ -60,6 +60,8 @@ describe('npm run bench (smoke, 4 claims)', () => {
         expect(round.delete.claims).toBe(4);
         expect(round.ceiling_pv_per_s).toBeGreaterThan(0);
         expect(round.rss_idle_mb).toBeGreaterThan(0);
+        expect(round.rss_idle_file_mb).toBeGreaterThan(0);
+        expect(round.rss_idle_file_mb).toBeLessThan(round.rss_idle_mb);
       }
       expect(stdout).toContain('ours ÷ Go (median)');
       expect(await readFile(out.replace(/\.json$/, '.svg'), 'utf8')).toContain('<svg');

@@ -7,6 +7,7 @@ function implementationRound(scale: number): ImplementationRound {
   return {
     startup_s: 1 * scale,
     rss_idle_mb: 40 * scale,
+    rss_idle_file_mb: 30 * scale,
     burst: {
       claims: 10,
       seconds_to_all_pv: 2,
@@ -78,6 +79,18 @@ describe('compareTable', () => {
   it('shows how many claim events each side had written by its last PV, with no target', () => {
     const row = compareTable(result).rows.find((r) => r[0]?.startsWith('backlog: claim events written'));
     expect(row?.slice(1)).toEqual(['2', '1 – 2', '0.75', '']);
+  });
+
+  it('shows the file-backed part of idle RSS beside it, with no target', () => {
+    const rows = compareTable(result).rows;
+    const index = rows.findIndex((row) => row[0] === 'RSS idle after caches synced');
+    expect(rows[index + 1]).toEqual([
+      "of which file-backed (the executable's and libraries' pages in use)",
+      '30 MiB',
+      '30 – 60 MiB',
+      '1.5',
+      '',
+    ]);
   });
 
   it('checks absolute targets on our median and start-up against Go plus half a second', () => {

@@ -2,13 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { parseCpuSeconds, parseStatus, sampleProcess } from '../src/proc-stats.ts';
 
 describe('parseStatus', () => {
-  it('reads VmRSS and VmHWM in MiB', () => {
-    const text = 'Name:\tnode\nVmPeak:\t 999999 kB\nVmHWM:\t  204800 kB\nVmRSS:\t  102400 kB\nThreads:\t11\n';
-    expect(parseStatus(text)).toEqual({ rssMb: 100, peakRssMb: 200 });
+  it('reads VmRSS, VmHWM and RssFile in MiB', () => {
+    const text =
+      'Name:\tnode\nVmPeak:\t 999999 kB\nVmHWM:\t  204800 kB\nVmRSS:\t  102400 kB\n' +
+      'RssAnon:\t   51200 kB\nRssFile:\t   51200 kB\nRssShmem:\t       0 kB\nThreads:\t11\n';
+    expect(parseStatus(text)).toEqual({ rssMb: 100, peakRssMb: 200, rssFileMb: 50 });
   });
 
   it('says which line is missing', () => {
     expect(() => parseStatus('VmRSS:\t 1 kB\n')).toThrow(/VmHWM/);
+    expect(() => parseStatus('VmRSS:\t 1 kB\nVmHWM:\t 1 kB\n')).toThrow(/RssFile/);
   });
 });
 
