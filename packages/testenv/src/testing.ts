@@ -6,7 +6,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readdir } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiException, CoreV1Api, KubeConfig, StorageV1Api, type V1Node } from '@kubernetes/client-node';
@@ -84,6 +84,8 @@ export function useTestEnv(): TestEnv {
         await core.deleteNamespace({ name: namespace }).catch(ignoreNotFound);
       }),
       ...nodes.map((name) => core.deleteNode({ name }).catch(ignoreNotFound)),
+      // Only made against a cluster testenv did not start; its own state directory keeps them otherwise.
+      scratchDir?.then((dir) => rm(dir, { recursive: true, force: true })),
     ]);
   });
 
