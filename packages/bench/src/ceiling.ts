@@ -7,7 +7,7 @@ import { resources } from '@kube-provisioner/controller';
 import { CoreV1Api, type V1PersistentVolume } from '@kubernetes/client-node';
 import { forEachConcurrently } from './concurrency.ts';
 import { ceilingVolume, numberedNames, runLabel } from './fixtures.ts';
-import { withProgress } from './phase.ts';
+import { phaseDeadline, withProgress } from './phase.ts';
 import type { CeilingResult } from './report.ts';
 import type { RunContext } from './run-context.ts';
 import { round, seconds } from './units.ts';
@@ -43,11 +43,24 @@ export async function createVolumesWithOurClient(
   return seconds(performance.now() - started);
 }
 
-/** Deletes every PV of the run's ceilings (they carry the run label and no claim). */
+/** How often {@link deleteCeilingVolumes} looks whether the PVs are gone. */
+const deletionPollMs = 250;
+
+/**
+ * Deletes every PV of the run's ceilings (they carry the run label and no claim) and resolves once
+ * the API server has none left, so the next provisioner started does not list and cache a thousand
+ * PVs on their way out (that made its start-up and idle RSS depend on which implementation went first).
+ */
 export async function deleteCeilingVolumes(context: RunContext): Promise<void> {
-  await context.cluster.kubeConfig
-    .makeApiClient(CoreV1Api)
-    .deleteCollectionPersistentVolume({ labelSelector: `${runLabel}=${context.runId}` });
+  const labelSelector = `${runLabel}=${context.runId}`;
+  const core = context.cluster.kubeConfig.makeApiClient(CoreV1Api);
+  await core.deleteCollectionPersistentVolume({ labelSelector });
+  const volumes = context.cluster.api.resource(resources.persistentVolumes);
+  const deadline = phaseDeadline(0);
+  while ((await volumes.list({ labelSelector, limit: 1 })).items.length > 0) {
+    deadline.throwIfAborted();
+    await new Promise((resolve) => setTimeout(resolve, deletionPollMs));
+  }
 }
 
 /** Creates `count` PVs like `template`, then deletes them again. */
