@@ -64,6 +64,34 @@ async function leader(options: HarnessOptions) {
 const reasons = (events: string[]): string[] =>
   events.map((event) => event.split(':')[0] ?? '').filter((reason) => reason !== 'LeaderElection');
 
+/**
+ * A leader whose first `verb` call on a PV is sent within its term and answered only once `pause` has
+ * ended the term, as a socket's buffer holds an answer while the process is stopped.
+ */
+async function answeredAfterPause(
+  options: HarnessOptions,
+  verb: 'create' | 'delete',
+  pause: (clock: ManualClock) => void,
+) {
+  const { clock, api, h, outcome } = await leader(options);
+  const answered = gate();
+  let calls = 0;
+  api.prependReactor({ verb, resource: 'persistentvolumes' }, async () => {
+    calls++;
+    await answered.wait;
+    return undefined;
+  });
+  await pump(clock, 2_000);
+  expect(calls).toBe(1);
+
+  pause(clock);
+  answered.open();
+  await settle();
+  await pump(clock, 2_000);
+  expect(isLeaderElectionLostError(outcome())).toBe(true);
+  return { h, calls: () => calls };
+}
+
 describe('leadership fence: provisioning', () => {
   for (const [resume, pause] of Object.entries(resumes)) {
     it(`does not save the PV when paused between provision and save (${resume})`, async () => {
@@ -190,28 +218,13 @@ describe('leadership fence: provisioning', () => {
   for (const [store, storeOptions] of Object.entries(stores)) {
     for (const [resume, pause] of Object.entries(resumes)) {
       it(`does not report a PV create whose answer comes back after the pause (${store}, ${resume})`, async () => {
-        const { clock, api, h, outcome } = await leader({ objects: [storageClass, claim], ...storeOptions });
-        const answered = gate();
-        let creates = 0;
-        api.prependReactor({ verb: 'create', resource: 'persistentvolumes' }, async () => {
-          creates++;
-          // Sent within the term; the answer waits out the pause, as in a socket's buffer.
-          await answered.wait;
-          return undefined;
-        });
-        await pump(clock, 2_000);
-        expect(creates).toBe(1);
-
-        pause(clock);
-        answered.open();
-        await settle();
-        await pump(clock, 2_000);
-        expect(isLeaderElectionLostError(outcome())).toBe(true);
+        const options = { objects: [storageClass, claim], ...storeOptions };
+        const { h, calls } = await answeredAfterPause(options, 'create', pause);
         // The server saved it; the successor finds it. This replica reports nothing and cleans nothing up.
         expect(h.volumes()).toHaveLength(1);
         expect(reasons(h.events())).toEqual(['Provisioning']);
         expect(h.provisioner.deleteCalls).toEqual([]);
-        expect(creates).toBe(1);
+        expect(calls()).toBe(1);
         expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
       });
     }
@@ -311,23 +324,7 @@ describe('leadership fence: deletion', () => {
 
   for (const [resume, pause] of Object.entries(resumes)) {
     it(`does not report a PV delete whose answer comes back after the pause (${resume})`, async () => {
-      const { clock, api, h, outcome } = await leader({ objects: [storageClass, releasedVolume()] });
-      const answered = gate();
-      let deletes = 0;
-      api.prependReactor({ verb: 'delete', resource: 'persistentvolumes' }, async () => {
-        deletes++;
-        // Sent within the term; the answer waits out the pause, as in a socket's buffer.
-        await answered.wait;
-        return undefined;
-      });
-      await pump(clock, 2_000);
-      expect(deletes).toBe(1);
-
-      pause(clock);
-      answered.open();
-      await settle();
-      await pump(clock, 2_000);
-      expect(isLeaderElectionLostError(outcome())).toBe(true);
+      const { h } = await answeredAfterPause({ objects: [storageClass, releasedVolume()] }, 'delete', pause);
       // Whether the server deleted it or not, the successor sees for itself; this replica reports
       // nothing of a term that ended.
       expect(await deleteCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
