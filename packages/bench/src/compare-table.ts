@@ -110,7 +110,7 @@ const metrics: readonly Metric[] = [
     target: oursAtMost(70, 'ours ≤ 70 MiB'),
   },
   {
-    name: 'of which file-backed (the executable\'s and libraries\' pages in use)',
+    name: "of which file-backed (the executable's and libraries' pages in use)",
     unit: 'MiB',
     value: (r) => r.rss_idle_file_mb,
   },
