@@ -175,9 +175,11 @@ describe('LeaderElector against kube-apiserver', () => {
     // Renewals succeed one retry period (plus a request) apart, so the last one landed at most that
     // long before the crash, or just after it if it was in flight; the successor tries exactly at the
     // expiry it observed (no jitter). Only request latency needs a tolerance: 500 ms early; late, the
-    // timers and requests of a loaded 2-core CI machine (measured up to ~1 s), so 2 s.
+    // timers and requests of a 2-core CI machine that also runs the unit suite's CLI processes
+    // (measured up to 2.3 s), so 3 s. The exact-expiry rule itself is pinned on a manual clock in
+    // leader-election.test.ts.
     const latencyToleranceMs = 500;
-    const lateToleranceMs = 2_000;
+    const lateToleranceMs = 3_000;
     expect(elapsed).toBeGreaterThanOrEqual(leaseDurationMs - retryPeriodMs - latencyToleranceMs);
     expect(elapsed).toBeLessThanOrEqual(leaseDurationMs + retryPeriodMs + lateToleranceMs);
     // The crashed leader gave up by itself after its renew deadline, before the successor took over.

@@ -188,7 +188,9 @@ describe('adoption over generated claims and pre-existing data', () => {
           }
         },
       ),
-      { numRuns: 100 },
+      // A hand-over needs create, release by its own PV, then an adopting create in the same
+      // namespace: at 100 runs fewer than 3 came up in about 1 % of seeds, at 300 the median is ~24.
+      { numRuns: 300 },
     );
     expect(reattached).toBeGreaterThan(2);
   });
