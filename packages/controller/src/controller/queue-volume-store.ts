@@ -90,19 +90,19 @@ export class QueueVolumeStore implements VolumeStore {
       await this.#save(volume, logger);
     } catch (err) {
       if (isLeadershipLapsedError(err)) {
-        // Not leading any more: the successor provisions the claim again (idempotently) and saves its PV.
+        // Not leading any more: the successor provisions the claim again (idempotently) and saves its
+        // PV, and so does this replica if it leads again; the stale copy is dropped.
         logger.debug({ PV: name }, 'Not saving volume: leadership lapsed');
-        return;
-      }
-      if (!(err instanceof VolumeConflictError)) {
+      } else if (!(err instanceof VolumeConflictError)) {
         logger.info({ PV: name, err: toError(err) }, 'Error saving volume, enqueued again');
         this.#queue.addRateLimited(name);
         return;
+      } else {
+        // The claim already counts as provisioned; retrying cannot free the name, so report and give up.
+        logger.error({ PV: name, err }, 'Persistentvolume name is taken by another claim, not saving it');
+        const claim = this.#claimOf(volume);
+        if (claim !== undefined) recordEvent(claim, 'Warning', 'ProvisioningFailed', err.message);
       }
-      // The claim already counts as provisioned; retrying cannot free the name, so report and give up.
-      logger.error({ PV: name, err }, 'Persistentvolume name is taken by another claim, not saving it');
-      const claim = this.#claimOf(volume);
-      if (claim !== undefined) recordEvent(claim, 'Warning', 'ProvisioningFailed', err.message);
     }
     this.#unsaved.delete(name);
     this.#queue.forget(name);
