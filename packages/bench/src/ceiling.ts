@@ -6,7 +6,7 @@
 import { resources } from '@kube-provisioner/controller';
 import { CoreV1Api, type V1PersistentVolume } from '@kubernetes/client-node';
 import { forEachConcurrently } from './concurrency.ts';
-import { ceilingVolume, numberedNames, runLabel } from './fixtures.ts';
+import { ceilingLabel, ceilingVolume, numberedNames } from './fixtures.ts';
 import { phaseDeadline, withProgress } from './phase.ts';
 import type { CeilingResult } from './report.ts';
 import type { RunContext } from './run-context.ts';
@@ -47,18 +47,25 @@ export async function createVolumesWithOurClient(
 const deletionPollMs = 250;
 
 /**
- * Deletes every PV of the run's ceilings (they carry the run label and no claim) and resolves once
- * the API server has none left, so the next provisioner started does not list and cache a thousand
- * PVs on their way out (that made its start-up and idle RSS depend on which implementation went first).
+ * Deletes every PV of the run's ceilings (they carry the ceiling label and no claim) and resolves
+ * once the API server has none left, so the next provisioner started does not list and cache a
+ * thousand PVs on their way out (that made its start-up and idle RSS depend on which implementation
+ * went first). `count` is how many there are, for the deadline.
  */
-export async function deleteCeilingVolumes(context: RunContext): Promise<void> {
-  const labelSelector = `${runLabel}=${context.runId}`;
+export async function deleteCeilingVolumes(context: RunContext, count: number): Promise<void> {
+  const labelSelector = `${ceilingLabel}=${context.runId}`;
   const core = context.cluster.kubeConfig.makeApiClient(CoreV1Api);
   await core.deleteCollectionPersistentVolume({ labelSelector });
   const volumes = context.cluster.api.resource(resources.persistentVolumes);
-  const deadline = phaseDeadline(0);
-  while ((await volumes.list({ labelSelector, limit: 1 })).items.length > 0) {
-    deadline.throwIfAborted();
+  const deadline = phaseDeadline(count);
+  for (;;) {
+    const { items } = await volumes.list({ labelSelector, limit: 1 });
+    if (items.length === 0) return;
+    if (deadline.aborted) {
+      throw new Error(
+        `ceiling: PVs labelled ${labelSelector} are still being deleted (${items[0]?.metadata?.name ?? ''} and maybe more)`,
+      );
+    }
     await new Promise((resolve) => setTimeout(resolve, deletionPollMs));
   }
 }
@@ -71,7 +78,7 @@ export async function runCeiling(
   burstClaimsPerS: number,
 ): Promise<CeilingResult> {
   const elapsed = await createVolumesWithOurClient(context, template, `ceiling-${context.runId}`, count);
-  await deleteCeilingVolumes(context);
+  await deleteCeilingVolumes(context, count);
   const perSecond = round(count / elapsed);
   return {
     pvs: count,

@@ -279,7 +279,7 @@ async function ceilingRound(
           })
         : await createVolumesWithOurClient(context, template, prefix, claims);
     rates[name] = round(claims / elapsed);
-    await deleteCeilingVolumes(context);
+    await deleteCeilingVolumes(context, claims);
   }
   return rates as Record<Name, number>;
 }

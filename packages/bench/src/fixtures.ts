@@ -7,6 +7,9 @@ import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from
 /** Label on every object a bench run creates, valued with the run id. */
 export const runLabel = 'bench.kube-provisioner.io/run';
 
+/** Label on the ceilings' bare PVs, valued with the run id: they are deleted apart from the rest. */
+export const ceilingLabel = 'bench.kube-provisioner.io/ceiling';
+
 /** An Immediate class of `provisionerName` that deletes volumes with their claims. */
 export function benchStorageClass(name: string, provisionerName: string, runId: string): V1StorageClass {
   return {
@@ -51,7 +54,7 @@ export function ceilingVolume(template: V1PersistentVolume, name: string, runId:
     kind: 'PersistentVolume',
     metadata: {
       name,
-      labels: { ...template.metadata?.labels, [runLabel]: runId },
+      labels: { ...template.metadata?.labels, [runLabel]: runId, [ceilingLabel]: runId },
       annotations: { ...template.metadata?.annotations },
     },
     spec,

@@ -13,7 +13,8 @@ export interface ProcessSample {
   readonly peakRssMb: number;
   /**
    * The file-backed part of `rssMb` (RssFile): the pages of the executable and shared libraries the
-   * process has touched. No code the runtime runs can shrink it; the rest is the heaps.
+   * process has touched, which the kernel may drop under memory pressure. The rest (RssAnon and
+   * RssShmem) is heaps, stacks and shared memory.
    */
   readonly rssFileMb: number;
   readonly cpuS: number;

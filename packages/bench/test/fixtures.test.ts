@@ -1,6 +1,13 @@
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { benchClaim, ceilingVolume, foreignPair, numberedNames, runLabel } from '../src/fixtures.ts';
+import {
+  benchClaim,
+  ceilingLabel,
+  ceilingVolume,
+  foreignPair,
+  numberedNames,
+  runLabel,
+} from '../src/fixtures.ts';
 
 describe('fixtures', () => {
   it('numbers names from zero', () => {
@@ -13,7 +20,7 @@ describe('fixtures', () => {
     expect(claim.metadata?.labels).toEqual({ [runLabel]: 'r1' });
   });
 
-  it('copies a provisioned PV without its claim, identity or status', () => {
+  it("copies a provisioned PV without its claim, identity or status, labelled as the run's ceiling", () => {
     const template: V1PersistentVolume = {
       metadata: {
         name: 'pvc-1',
@@ -31,7 +38,7 @@ describe('fixtures', () => {
     const copy = ceilingVolume(template, 'ceiling-0', 'r1');
     expect(copy.metadata).toEqual({
       name: 'ceiling-0',
-      labels: { [runLabel]: 'r1' },
+      labels: { [runLabel]: 'r1', [ceilingLabel]: 'r1' },
       annotations: { 'pv.kubernetes.io/provisioned-by': 'p' },
     });
     expect(copy.spec).toEqual({ capacity: { storage: '1Mi' }, hostPath: { path: '/r/pvc-1' } });

@@ -1,11 +1,12 @@
 import type { V1PersistentVolume } from '@kubernetes/client-node';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { resources } from '../src/client/resource-client.ts';
 import { QueueVolumeStore } from '../src/controller/queue-volume-store.ts';
 import type { WorkFence } from '../src/controller/work-fence.ts';
 import { LeadershipLapsedError } from '../src/leader-election/lease-fence.ts';
 import { FakeKubeApi } from '../src/testing/fake-api.ts';
 import { ManualClock } from '../src/testing/manual-clock.ts';
+import { pump } from '../src/testing/wait.ts';
 import { silentLogger } from '../src/util/logger.ts';
 import { defaultControllerRateLimiter } from '../src/workqueue/rate-limiters.ts';
 import { newClaim, provisionerName } from './controller-fixtures.ts';
@@ -16,13 +17,8 @@ const volume: V1PersistentVolume = {
   spec: { claimRef: { uid: 'uid-1' }, hostPath: { path: '/tmp/pvc-uid-1' } },
 };
 
-/** Lets pending promise callbacks run. */
-async function settle(): Promise<void> {
-  for (let i = 0; i < 10; i++) await new Promise((resolve) => setImmediate(resolve));
-}
-
 describe('QueueVolumeStore', () => {
-  it('drops a queued PV and forgets its failures when the retry finds the term over', async () => {
+  it('keeps a PV whose retry finds the term over, and saves it once this replica leads again', async () => {
     const clock = new ManualClock(1_700_000_000_000);
     const api = new FakeKubeApi({ clock });
     let failCreates = true;
@@ -37,40 +33,39 @@ describe('QueueVolumeStore', () => {
       },
       abandoned: () => !leading,
     };
-    const limiter = defaultControllerRateLimiter(clock);
+    const events: string[] = [];
     const stop = new AbortController();
+    onTestFinished(() => stop.abort());
     const volumes = api.resource(resources.persistentVolumes);
     const store = new QueueVolumeStore({
       volumes,
-      recordEvent: () => {},
+      recordEvent: (_object, type, reason) => events.push(`${type} ${reason}`),
       clock,
       apiRequestTimeoutMs: 30_000,
       verifyExistingPV: true,
       signal: stop.signal,
       fence,
-      limiter,
+      limiter: defaultControllerRateLimiter(clock),
       workers: 1,
       claimsByUid: () => [claim],
       logger: silentLogger,
     });
     const running = store.run(stop.signal);
 
-    // The inline create fails: the PV waits for a background retry.
+    // The inline create fails: the claim counts as provisioned and its PV waits for a retry.
     await store.storeVolume(claim, volume, silentLogger);
-    expect(limiter.numRequeues('pvc-uid-1')).toBe(1);
-
     leading = false;
     failCreates = false;
-    clock.advance(1_000);
-    await settle();
-    // The successor provisions the claim again and saves its own PV; this replica keeps nothing of it.
+    await pump(clock, 5_000);
+    // Not leading: no retry may write, and none reports a failure.
+    expect(api.actions().filter((action) => action.verb === 'create')).toHaveLength(1);
     expect((await volumes.list()).items).toEqual([]);
-    expect(limiter.numRequeues('pvc-uid-1')).toBe(0);
+    expect(events).toEqual([]);
 
     leading = true;
-    clock.advance(60_000);
-    await settle();
-    expect((await volumes.list()).items).toEqual([]);
+    await pump(clock, 60_000, 1_000);
+    expect((await volumes.list()).items.map((pv) => pv.metadata?.name)).toEqual(['pvc-uid-1']);
+    expect(events).toEqual(['Normal ProvisioningSucceeded']);
 
     stop.abort();
     await running;

@@ -3,6 +3,7 @@ import { resources } from '../src/client/resource-client.ts';
 import { isLeaderElectionLostError } from '../src/controller/leader-election-lost-error.ts';
 import { isLeadershipLapsedError } from '../src/leader-election/lease-fence.ts';
 import type { ManualClock } from '../src/testing/manual-clock.ts';
+import { statusError } from '../src/testing/status-error.ts';
 import { annBetaStorageProvisioner, annSelectedNode, finalizerPV } from '../src/wire-names.ts';
 import { defaultControllerRateLimiter } from '../src/workqueue/rate-limiters.ts';
 import {
@@ -65,13 +66,15 @@ const reasons = (events: string[]): string[] =>
   events.map((event) => event.split(':')[0] ?? '').filter((reason) => reason !== 'LeaderElection');
 
 /**
- * A leader whose first `verb` call on a PV is sent within its term and answered only once `pause` has
- * ended the term, as a socket's buffer holds an answer while the process is stopped.
+ * A leader whose first `verb` call on a PV is sent within its term and answered (by the server, or with
+ * what `answer` throws) only once `pause` has ended the term, as a socket's buffer holds an answer while
+ * the process is stopped.
  */
 async function answeredAfterPause(
   options: HarnessOptions,
   verb: 'create' | 'delete',
   pause: (clock: ManualClock) => void,
+  answer: () => undefined = () => undefined,
 ) {
   const { clock, api, h, outcome } = await leader(options);
   const answered = gate();
@@ -79,7 +82,7 @@ async function answeredAfterPause(
   api.prependReactor({ verb, resource: 'persistentvolumes' }, async () => {
     calls++;
     await answered.wait;
-    return undefined;
+    return answer();
   });
   await pump(clock, 2_000);
   expect(calls).toBe(1);
@@ -222,6 +225,18 @@ describe('leadership fence: provisioning', () => {
         const { h, calls } = await answeredAfterPause(options, 'create', pause);
         // The server saved it; the successor finds it. This replica reports nothing and cleans nothing up.
         expect(h.volumes()).toHaveLength(1);
+        expect(reasons(h.events())).toEqual(['Provisioning']);
+        expect(h.provisioner.deleteCalls).toEqual([]);
+        expect(calls()).toBe(1);
+        expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
+      });
+
+      it(`does not report a PV create whose failure comes back after the pause (${store}, ${resume})`, async () => {
+        const options = { objects: [storageClass, claim], ...storeOptions };
+        const { h, calls } = await answeredAfterPause(options, 'create', pause, () => {
+          throw statusError('InternalError', 'etcd unavailable');
+        });
+        expect(h.volumes()).toEqual([]);
         expect(reasons(h.events())).toEqual(['Provisioning']);
         expect(h.provisioner.deleteCalls).toEqual([]);
         expect(calls()).toBe(1);

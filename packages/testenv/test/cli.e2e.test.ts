@@ -24,13 +24,14 @@ describe('kube-testenv CLI', () => {
     const dir = await temporaryDir('kube-testenv-cli-');
     const started = Date.now();
     const up = await kubeTestenv('up', '--dir', dir);
-    expect(Date.now() - started).toBeLessThan(30_000);
-    const env = exports(up.stdout);
-    expect(env.KUBECONFIG).toBe(join(dir, 'kubeconfig.yaml'));
-    expect(env.TESTENV_DIR).toBe(dir);
-    expect(up.stdout).toMatch(/^export PATH='[^']+':"\$PATH"$/m);
-
+    // From here on a failed check must still stop the control plane, before its directory is removed.
     try {
+      expect(Date.now() - started).toBeLessThan(30_000);
+      const env = exports(up.stdout);
+      expect(env.KUBECONFIG).toBe(join(dir, 'kubeconfig.yaml'));
+      expect(env.TESTENV_DIR).toBe(dir);
+      expect(up.stdout).toMatch(/^export PATH='[^']+':"\$PATH"$/m);
+
       expect((await kubeTestenv('env', '--dir', dir)).stdout).toBe(up.stdout);
       const status = await kubeTestenv('status', '--dir', dir);
       const pids = [...status.stdout.matchAll(/running \(pid (\d+)\)/g)].map((m) => Number(m[1]));

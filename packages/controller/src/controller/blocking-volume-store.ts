@@ -6,7 +6,7 @@
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { isAlreadyExists } from '../client/api-error.ts';
 import type { ResourceClient } from '../client/resource-client.ts';
-import { isLeadershipLapsedError } from '../leader-election/lease-fence.ts';
+import { isLeadershipLapsedError, type LeadershipLapsedError } from '../leader-election/lease-fence.ts';
 import type { Provisioner } from '../provisioner.ts';
 import { Backoff } from '../util/backoff.ts';
 import { type Clock, sleep } from '../util/clock.ts';
@@ -42,7 +42,7 @@ export interface SaveConfig {
 /**
  * Creates `volume`; `AlreadyExists` is success unless `verifyExistingPV` finds the existing PV bound to
  * another claim UID, which rejects with a {@link VolumeConflictError}. Rejects with a
- * `LeadershipLapsedError` when the term ended before the answer was handled.
+ * {@link LeadershipLapsedError} when the term ended before the answer, whatever it was, was handled.
  */
 export async function createVolume(
   config: SaveConfig,
@@ -57,7 +57,11 @@ export async function createVolume(
     config.fence.assertLeader();
     await call((signal) => config.volumes.create(volume, { signal, beforeSend: config.fence.assertLeader }));
   } catch (err) {
-    if (!isAlreadyExists(err)) throw err;
+    if (!isAlreadyExists(err)) {
+      // A failure answered after the term ended is no failure of this replica's either.
+      config.fence.assertLeader();
+      throw err;
+    }
     exists = true;
   }
   const expected = volume.spec?.claimRef?.uid;

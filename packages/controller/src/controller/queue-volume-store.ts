@@ -1,8 +1,9 @@
 /**
  * The queue PV store (Go's `queueStore`, chosen by `createProvisionedPVLimiter`): one inline create;
  * on failure the PV is kept in memory and retried in the background forever, and the claim counts as
- * provisioned at once. The asset is never deleted. Unsaved PVs are lost on exit. A PV name taken by
- * another claim (`verifyExistingPV`) is never queued: it fails the claim like the blocking store.
+ * provisioned at once; a retry writes only while this replica leads. The asset is never deleted.
+ * Unsaved PVs are lost on exit. A PV name taken by another claim (`verifyExistingPV`) is never
+ * queued: it fails the claim like the blocking store.
  */
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
@@ -89,20 +90,22 @@ export class QueueVolumeStore implements VolumeStore {
     try {
       await this.#save(volume, logger);
     } catch (err) {
-      if (isLeadershipLapsedError(err)) {
-        // Not leading any more: the successor provisions the claim again (idempotently) and saves its
-        // PV, and so does this replica if it leads again; the stale copy is dropped.
-        logger.debug({ PV: name }, 'Not saving volume: leadership lapsed');
-      } else if (!(err instanceof VolumeConflictError)) {
-        logger.info({ PV: name, err: toError(err) }, 'Error saving volume, enqueued again');
+      if (!(err instanceof VolumeConflictError)) {
+        if (isLeadershipLapsedError(err)) {
+          // Kept for when this replica leads again: its claim already counts as provisioned here, so
+          // nothing else would save it before the informer's resync. A successor that provisions the
+          // claim meanwhile makes the same PV, which the retry then finds and reuses.
+          logger.debug({ PV: name }, 'Not leading: volume enqueued again');
+        } else {
+          logger.info({ PV: name, err: toError(err) }, 'Error saving volume, enqueued again');
+        }
         this.#queue.addRateLimited(name);
         return;
-      } else {
-        // The claim already counts as provisioned; retrying cannot free the name, so report and give up.
-        logger.error({ PV: name, err }, 'Persistentvolume name is taken by another claim, not saving it');
-        const claim = this.#claimOf(volume);
-        if (claim !== undefined) recordEvent(claim, 'Warning', 'ProvisioningFailed', err.message);
       }
+      // The claim already counts as provisioned; retrying cannot free the name, so report and give up.
+      logger.error({ PV: name, err }, 'Persistentvolume name is taken by another claim, not saving it');
+      const claim = this.#claimOf(volume);
+      if (claim !== undefined) recordEvent(claim, 'Warning', 'ProvisioningFailed', err.message);
     }
     this.#unsaved.delete(name);
     this.#queue.forget(name);
