@@ -14,9 +14,9 @@ export interface ChaosPlan extends ScenarioPlan {
 export const ciClaims = 150;
 
 /**
- * The plan for `claims` claims per target: at least 5 creation waves (a SIGKILL each) and 3
- * deletion waves (a SIGKILL each but the last, which has a 20 s SIGSTOP; the lease is 15 s), more
- * for larger runs.
+ * The plan for `claims` claims per target: at least 5 creation waves and 3 deletion waves, more for
+ * larger runs; a SIGKILL in each wave but the last of each phase, which has a 20 s SIGSTOP (the lease
+ * is 15 s).
  */
 export function chaosPlan(claims: number, seed: number): ChaosPlan {
   return {

@@ -128,10 +128,18 @@ export class ChaosScenario {
     return () => killLeader(this.#target.replicas, this.#lease, phase);
   }
 
-  /** Creates every claim in waves under SIGKILLs; stamps each volume; audits. */
+  #pause(phase: LeaderFault['phase']): () => Promise<LeaderFault> {
+    return () => pauseLeader(this.#target.replicas, this.#lease, phase, this.#plan.pauseMs);
+  }
+
+  /** Creates every claim in waves under SIGKILLs, the last under a SIGSTOP; stamps each volume; audits. */
   async createPhase(): Promise<void> {
-    for (const wave of waves(this.#fleet.claims, this.#plan.createWaves)) {
-      await this.#underFault(() => this.#fleet.create(wave), this.#kill('create'));
+    const all = waves(this.#fleet.claims, this.#plan.createWaves);
+    for (const [index, wave] of all.entries()) {
+      await this.#underFault(
+        () => this.#fleet.create(wave),
+        index === all.length - 1 ? this.#pause('create') : this.#kill('create'),
+      );
       // A claim never bound is a finding of the result, not a reason to stop the run.
       await this.#fleet.waitBound(wave, this.#waitMs).catch(() => undefined);
       await this.#stamp(wave);
@@ -145,10 +153,9 @@ export class ChaosScenario {
   async deletePhase(): Promise<void> {
     const all = waves(this.#fleet.claims, this.#plan.deleteWaves);
     for (const [index, wave] of all.entries()) {
-      const pause = () => pauseLeader(this.#target.replicas, this.#lease, this.#plan.pauseMs);
       await this.#underFault(
         () => this.#fleet.delete(wave),
-        index === all.length - 1 ? pause : this.#kill('delete'),
+        index === all.length - 1 ? this.#pause('delete') : this.#kill('delete'),
       );
     }
     await this.#waitVolumesGone();

@@ -66,12 +66,13 @@ export async function killLeader(
 export async function pauseLeader(
   replicas: ReplicaSet,
   lease: LeaseTracker,
+  phase: LeaderFault['phase'],
   pauseMs: number,
 ): Promise<LeaderFault> {
   const leader = await currentLeader(replicas, lease);
   const fault: LeaderFault = {
     signal: 'SIGSTOP',
-    phase: 'delete',
+    phase,
     atMs: Date.now(),
     victim: leader.identity ?? '',
     recoveryMs: undefined,

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { chaosPlan, chaosPlanFromEnv } from '../src/chaos-plan.ts';
 
 describe('chaos plan', () => {
-  it('has at least 5 creation kills, 3 deletion waves and a pause longer than the lease', () => {
+  it('has at least 5 creation waves, 3 deletion waves and a pause longer than the lease', () => {
     expect(chaosPlan(150, 7)).toEqual({
       seed: 7,
       claims: 150,
