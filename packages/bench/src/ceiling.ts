@@ -4,10 +4,11 @@
  * flight as the provisioner has claim workers, and does nothing else.
  */
 import { resources } from '@kube-provisioner/controller';
+import { waitFor } from '@kube-provisioner/testenv';
 import { CoreV1Api, type V1PersistentVolume } from '@kubernetes/client-node';
 import { forEachConcurrently } from './concurrency.ts';
 import { ceilingLabel, ceilingVolume, numberedNames } from './fixtures.ts';
-import { phaseDeadline, withProgress } from './phase.ts';
+import { phaseTimeoutMs, withProgress } from './phase.ts';
 import type { CeilingResult } from './report.ts';
 import type { RunContext } from './run-context.ts';
 import { round, seconds } from './units.ts';
@@ -43,9 +44,6 @@ export async function createVolumesWithOurClient(
   return seconds(performance.now() - started);
 }
 
-/** How often {@link deleteCeilingVolumes} looks whether the PVs are gone. */
-const deletionPollMs = 250;
-
 /**
  * Deletes every PV of the run's ceilings (they carry the ceiling label and no claim) and resolves
  * once the API server has none left, so the next provisioner started does not list and cache a
@@ -54,20 +52,15 @@ const deletionPollMs = 250;
  */
 export async function deleteCeilingVolumes(context: RunContext, count: number): Promise<void> {
   const labelSelector = `${ceilingLabel}=${context.runId}`;
-  const core = context.cluster.kubeConfig.makeApiClient(CoreV1Api);
-  await core.deleteCollectionPersistentVolume({ labelSelector });
+  await context.cluster.kubeConfig
+    .makeApiClient(CoreV1Api)
+    .deleteCollectionPersistentVolume({ labelSelector });
   const volumes = context.cluster.api.resource(resources.persistentVolumes);
-  const deadline = phaseDeadline(count);
-  for (;;) {
-    const { items } = await volumes.list({ labelSelector, limit: 1 });
-    if (items.length === 0) return;
-    if (deadline.aborted) {
-      throw new Error(
-        `ceiling: PVs labelled ${labelSelector} are still being deleted (${items[0]?.metadata?.name ?? ''} and maybe more)`,
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, deletionPollMs));
-  }
+  await waitFor(async () => (await volumes.list({ labelSelector, limit: 1 })).items.length === 0, {
+    timeoutMs: phaseTimeoutMs(count),
+    intervalMs: 250,
+    description: `the ceiling's PVs (${labelSelector}) to be deleted`,
+  });
 }
 
 /** Creates `count` PVs like `template`, then deletes them again. */

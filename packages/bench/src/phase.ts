@@ -4,9 +4,14 @@
  */
 import { startProgress } from './progress.ts';
 
-/** Deadline of a phase of `items` API objects: generous, since a stuck run must end, not a slow one. */
+/** Time a phase of `items` API objects may take: generous, since a stuck run must end, not a slow one. */
+export function phaseTimeoutMs(items: number): number {
+  return 120_000 + items * 500;
+}
+
+/** Deadline of a phase of `items` API objects ({@link phaseTimeoutMs}). */
 export function phaseDeadline(items: number): AbortSignal {
-  return AbortSignal.timeout(120_000 + items * 500);
+  return AbortSignal.timeout(phaseTimeoutMs(items));
 }
 
 /** Shows `count()` against `total` until `work` settles, and returns its result. */
