@@ -15,7 +15,7 @@ import { runDelete } from './deletion.ts';
 import { ensureBenchGo } from './go-build.ts';
 import { latencyCdfSvg } from './latency-chart.ts';
 import { latencyTimelineSvg } from './latency-timeline-chart.ts';
-import { type OursProgram, prepareOurs } from './ours-program.ts';
+import { libraryExampleCli, type OursProgram, prepareOurs } from './ours-program.ts';
 import { startProvisioner } from './provisioner-process.ts';
 import type { BenchReport, ScenarioResults } from './report.ts';
 import { renderGrid, renderReport, renderTable, scenarioTables } from './results-table.ts';
@@ -90,6 +90,7 @@ async function run(options: BenchOptions): Promise<void> {
   const cluster = await openBenchCluster(log);
   let context: RunContext | undefined;
   let ours: OursProgram | undefined;
+  let library: OursProgram | undefined;
   try {
     const environment = await describeEnvironment(cluster.kubernetesVersion, import.meta.dirname);
     context = await createRunContext(cluster);
@@ -110,6 +111,7 @@ async function run(options: BenchOptions): Promise<void> {
     }
     if (options.scenarios.includes('compare')) {
       const goBinary = await ensureBenchGo(log);
+      library = await prepareOurs(options.ours, log, libraryExampleCli(), 'custom-provisioner');
       const compare = await runCompare(context, {
         claims: options.claims,
         rounds: options.rounds,
@@ -117,6 +119,7 @@ async function run(options: BenchOptions): Promise<void> {
         burst: options.compareBurst,
         goBinary,
         ours,
+        library,
         provisionerArgs: options.provisionerArgs,
         nodeFlags: options.nodeFlags,
         goDefaults: options.scenarios.includes('go-defaults'),
@@ -129,9 +132,10 @@ async function run(options: BenchOptions): Promise<void> {
         options.timelineChart,
         latencyTimelineSvg(
           [
-            { name: 'Go library v13', color: '#1f5fbf', points: compare.latencyPoints.go },
-            { name: 'ours', color: '#d9480f', points: compare.latencyPoints.ours },
-          ],
+            { name: 'Go library v13', color: '#1f5fbf', points: compare.latencyPoints.go ?? [] },
+            { name: 'ours', color: '#d9480f', points: compare.latencyPoints.ours ?? [] },
+            { name: 'our library alone', color: '#2b8a3e', points: compare.latencyPoints.library ?? [] },
+          ].filter((series) => series.points.length > 0),
           title,
         ),
       );
@@ -148,6 +152,7 @@ async function run(options: BenchOptions): Promise<void> {
     if (results.compare !== undefined) process.stdout.write(`latency timeline: ${options.timelineChart}\n`);
   } finally {
     await ours?.close();
+    await library?.close();
     await context?.close();
     await cluster.close();
   }

@@ -1,16 +1,21 @@
 /**
  * The compare scenario as one Markdown table: per metric, the Go library's and our range over the
  * rounds, the median of the per-round ratios ours ÷ Go (each ratio taken within one round, so load
- * drift between rounds cancels), and the issue's target.
+ * drift between rounds cancels), the same two for our library alone when it ran, and the issue's
+ * target (for ours).
  */
-import type { CompareResult, ImplementationRound } from './report.ts';
+import type { CompareResult, ImplementationRound, LibraryRound } from './report.ts';
 import { formatNumber, type GridTable } from './results-table.ts';
+
+/** A round of any implementation: the library example's has no bare client of its own. */
+type AnyRound = LibraryRound & Partial<Pick<ImplementationRound, 'ceiling_pv_per_s'>>;
 
 /** One metric of a round. */
 interface Metric {
   readonly name: string;
   readonly unit: string;
-  readonly value: (round: ImplementationRound) => number;
+  /** NaN where the round has no such figure. */
+  readonly value: (round: AnyRound) => number;
   /** The target and whether it holds, given ours, Go's and the median ratio; none when absent. */
   readonly target?: (ours: readonly number[], go: readonly number[], ratio: number) => string;
 }
@@ -100,7 +105,7 @@ const metrics: readonly Metric[] = [
   {
     name: 'bare client: PV creates/s, 4 in flight',
     unit: 'PV/s',
-    value: (r) => r.ceiling_pv_per_s,
+    value: (r) => r.ceiling_pv_per_s ?? Number.NaN,
     target: ratioAtLeast(0.9),
   },
   {
@@ -129,27 +134,41 @@ const metrics: readonly Metric[] = [
 ];
 
 function range(values: readonly number[], unit: string): string {
-  const low = Math.min(...values);
-  const high = Math.max(...values);
+  const known = values.filter((value) => !Number.isNaN(value));
+  if (known.length === 0) return 'n/a';
+  const low = Math.min(...known);
+  const high = Math.max(...known);
   const text = low === high ? formatNumber(low) : `${formatNumber(low)} – ${formatNumber(high)}`;
   return unit === '' ? text : `${text} ${unit}`;
 }
 
+/** Median of the per-round ratios `values[i] ÷ go[i]` that are finite; NaN when none is. */
+function medianRatio(values: readonly number[], go: readonly number[]): number {
+  const ratios = values.map((value, index) => value / (go[index] as number)).filter(Number.isFinite);
+  return ratios.length === 0 ? Number.NaN : median(ratios);
+}
+
+const ratioText = (ratio: number): string => (Number.isNaN(ratio) ? 'n/a' : formatNumber(ratio));
+
 /** The table of a compare result. */
 export function compareTable(result: CompareResult): GridTable {
-  const rounds = Math.min(result.go.length, result.ours.length);
+  const library = result.library ?? [];
+  const withLibrary = library.length > 0;
+  const rounds = Math.min(result.go.length, result.ours.length, ...(withLibrary ? [library.length] : []));
   const rows = metrics.flatMap((metric) => {
     const go = result.go.slice(0, rounds).map(metric.value);
     const ours = result.ours.slice(0, rounds).map(metric.value);
-    if ([...go, ...ours].every(Number.isNaN)) return [];
-    const ratios = ours.map((value, index) => value / (go[index] as number)).filter(Number.isFinite);
-    const ratio = ratios.length === 0 ? Number.NaN : median(ratios);
+    const alone = library.slice(0, rounds).map(metric.value);
+    if ([...go, ...ours, ...alone].every(Number.isNaN)) return [];
+    const ratio = medianRatio(ours, go);
+    const libraryCells = withLibrary ? [range(alone, metric.unit), ratioText(medianRatio(alone, go))] : [];
     return [
       [
         metric.name,
         range(go, metric.unit),
         range(ours, metric.unit),
-        Number.isNaN(ratio) ? 'n/a' : formatNumber(ratio),
+        ratioText(ratio),
+        ...libraryCells,
         metric.target?.(ours, go, ratio) ?? '',
       ],
     ];
@@ -161,14 +180,23 @@ export function compareTable(result: CompareResult): GridTable {
       `${formatNumber(d.claims_per_s)} claims/s, ${formatNumber(d.annotated_to_pv_ms.p99)} ms`,
       '',
       '',
+      ...(withLibrary ? ['', ''] : []),
       '',
     ]);
   }
   return {
     title:
-      `compare: Go library v13 vs ours, ${result.claims} claims, ${rounds} rounds alternating, ` +
-      `both at QPS ${result.qps} / burst ${result.burst}, ${result.workers} workers`,
-    header: ['metric', 'Go v13 (range)', 'ours (range)', 'ours ÷ Go (median)', 'target'],
+      `compare: Go library v13 vs ours${withLibrary ? ' and our library alone' : ''}, ${result.claims} claims, ` +
+      `${rounds} rounds ${withLibrary ? 'rotating' : 'alternating'}, ` +
+      `${withLibrary ? 'all' : 'both'} at QPS ${result.qps} / burst ${result.burst}, ${result.workers} workers`,
+    header: [
+      'metric',
+      'Go v13 (range)',
+      'ours (range)',
+      'ours ÷ Go (median)',
+      ...(withLibrary ? ['library alone (range)', 'library alone ÷ Go (median)'] : []),
+      'target',
+    ],
     rows,
   };
 }

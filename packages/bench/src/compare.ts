@@ -1,9 +1,10 @@
 /**
- * compare: the Go library v13 (its hostpath example's shape, `bench-go provisioner`) and ours in the
- * same run, at the same client QPS/burst and workers, rounds alternating which goes first so drift
- * of the shared machine hits both. Per implementation and round: start-up and idle RSS, a burst
+ * compare: the Go library v13 (its hostpath example's shape, `bench-go provisioner`), ours and, when
+ * asked, our library alone (the custom-provisioner example, which does what the Go example does) in
+ * the same run, at the same client QPS/burst and workers, rounds rotating which goes first so drift
+ * of the shared machine hits each. Per implementation and round: start-up and idle RSS, a burst
  * (claims created while it runs) with its deletion, a backlog (claims annotated before it starts),
- * and its bare client's PV create rate (client-go, or our client stack).
+ * and its bare client's PV create rate (client-go, or our client stack, measured once for both of ours).
  */
 import { resources } from '@kube-provisioner/controller';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
@@ -18,7 +19,13 @@ import { createVolumesWithGoClient } from './go-ceiling.ts';
 import type { OursProgram } from './ours-program.ts';
 import { phaseDeadline, withProgress } from './phase.ts';
 import { type Implementation, startProvisioner } from './provisioner-process.ts';
-import type { BacklogResult, BurstResult, CompareResult, ImplementationRound } from './report.ts';
+import type {
+  BacklogResult,
+  BurstResult,
+  CompareResult,
+  ImplementationRound,
+  LibraryRound,
+} from './report.ts';
 import type { ClaimNamespace, RunContext } from './run-context.ts';
 import { round, seconds } from './units.ts';
 
@@ -26,14 +33,16 @@ import { round, seconds } from './units.ts';
 export interface CompareOptions {
   readonly claims: number;
   readonly rounds: number;
-  /** Client QPS and burst given to both. */
+  /** Client QPS and burst given to all. */
   readonly qps: number;
   readonly burst: number;
   /** The `bench-go` executable. */
   readonly goBinary: string;
   /** Ours, as {@link prepareOurs} built it. */
   readonly ours: OursProgram;
-  /** Extra CLI and Node.js flags of ours. */
+  /** Our library alone (the custom-provisioner example), as {@link prepareOurs} built it; not run when absent. */
+  readonly library?: OursProgram | undefined;
+  /** Extra CLI and Node.js flags of ours and the library example. */
   readonly provisionerArgs: readonly string[];
   readonly nodeFlags: readonly string[];
   /** Also run the Go reference at client-go's defaults, as the example ships. */
@@ -41,47 +50,65 @@ export interface CompareOptions {
   readonly log: (message: string) => void;
 }
 
+type Name = Implementation['name'];
+
 /** Per implementation, the annotated → PV latency of each claim of the first round's burst. */
 export interface CompareOutcome {
   readonly result: CompareResult;
-  readonly latencyPoints: { readonly go: readonly LatencyPoint[]; readonly ours: readonly LatencyPoint[] };
+  readonly latencyPoints: Readonly<Partial<Record<Name, readonly LatencyPoint[]>>>;
 }
 
-type Name = Implementation['name'];
+/** The implementations, the first going first in round `index`, each in turn (two alternate). */
+export function roundOrder<T>(implementations: readonly T[], index: number): T[] {
+  const shift = index % implementations.length;
+  return [...implementations.slice(shift), ...implementations.slice(0, shift)];
+}
 
 /** Runs the rounds; see the module comment. */
 export async function runCompare(context: RunContext, options: CompareOptions): Promise<CompareOutcome> {
-  const implementations: Record<Name, Implementation> = {
-    go: { name: 'go', binary: options.goBinary },
-    ours: { name: 'ours', program: options.ours },
+  const implementations: Implementation[] = [
+    { name: 'go', binary: options.goBinary },
+    { name: 'ours', program: options.ours },
+    ...(options.library === undefined ? [] : [{ name: 'library', program: options.library } as const]),
+  ];
+  const rounds: { go: ImplementationRound[]; ours: ImplementationRound[]; library: LibraryRound[] } = {
+    go: [],
+    ours: [],
+    library: [],
   };
-  const rounds: Record<Name, ImplementationRound[]> = { go: [], ours: [] };
-  const points: Record<Name, LatencyPoint[]> = { go: [], ours: [] };
+  const points: Partial<Record<Name, LatencyPoint[]>> = {};
   for (let index = 0; index < options.rounds; index++) {
-    const order: Name[] = index % 2 === 0 ? ['go', 'ours'] : ['ours', 'go'];
-    const partial: Partial<Record<Name, Omit<ImplementationRound, 'ceiling_pv_per_s'>>> = {};
+    const order = roundOrder(implementations, index);
+    const partial: Partial<Record<Name, LibraryRound>> = {};
     let template: V1PersistentVolume | undefined;
-    for (const name of order) {
+    for (const implementation of order) {
+      const { name } = implementation;
       options.log(`compare: round ${index + 1}/${options.rounds}, ${name}`);
-      const burst = await burstRound(context, implementations[name], options, `${name}-${index}`);
+      const burst = await burstRound(context, implementation, options, `${name}-${index}`);
       if (index === 0) points[name] = burst.points;
       template ??= burst.template;
-      const backlog = await backlogRound(context, implementations[name], options, `${name}-${index}`);
+      const backlog = await backlogRound(context, implementation, options, `${name}-${index}`);
       partial[name] = { ...burst.round, backlog };
     }
-    const ceilings = await ceilingRound(context, options, order, template as V1PersistentVolume, index);
-    for (const name of order) {
-      rounds[name].push({
-        ...(partial[name] as Omit<ImplementationRound, 'ceiling_pv_per_s'>),
-        ceiling_pv_per_s: ceilings[name],
-      });
+    // The library example's bare client is ours: one ceiling per client stack.
+    const clients = order.map(({ name }) => name).filter((name) => name !== 'library');
+    const ceilings = await ceilingRound(context, options, clients, template as V1PersistentVolume, index);
+    for (const { name } of order) {
+      const measured = partial[name] as LibraryRound;
+      if (name === 'library') rounds.library.push(measured);
+      else rounds[name].push({ ...measured, ceiling_pv_per_s: ceilings[name] as number });
     }
   }
   let goDefaults: BurstResult | undefined;
   if (options.goDefaults) {
     options.log('compare: Go reference at client-go defaults (5 QPS / burst 10)');
     goDefaults = (
-      await burstRound(context, implementations.go, { ...options, qps: 0, burst: 0 }, 'go-defaults')
+      await burstRound(
+        context,
+        { name: 'go', binary: options.goBinary },
+        { ...options, qps: 0, burst: 0 },
+        'go-defaults',
+      )
     ).round.burst;
   }
   return {
@@ -92,6 +119,7 @@ export async function runCompare(context: RunContext, options: CompareOptions): 
       workers: provisionerWorkers,
       go: rounds.go,
       ours: rounds.ours,
+      ...(options.library === undefined ? {} : { library: rounds.library }),
       ...(goDefaults === undefined ? {} : { go_defaults: goDefaults }),
     },
     latencyPoints: points,
@@ -102,7 +130,7 @@ export async function runCompare(context: RunContext, options: CompareOptions): 
 function clientArgs(implementation: Implementation, options: CompareOptions): string[] {
   const limits =
     options.qps > 0 ? [`--kube-api-qps=${options.qps}`, `--kube-api-burst=${options.burst}`] : [];
-  return implementation.name === 'ours' ? [...limits, ...options.provisionerArgs] : limits;
+  return implementation.name === 'go' ? limits : [...limits, ...options.provisionerArgs];
 }
 
 async function start(
@@ -118,7 +146,7 @@ async function start(
     provisionerName: context.provisionerName,
     leaseNamespace: space.namespace,
     extraArgs: clientArgs(implementation, options),
-    nodeFlags: implementation.name === 'ours' ? options.nodeFlags : [],
+    nodeFlags: implementation.name === 'go' ? [] : options.nodeFlags,
   });
 }
 
@@ -128,7 +156,7 @@ async function burstRound(
   options: CompareOptions,
   label: string,
 ): Promise<{
-  round: Omit<ImplementationRound, 'ceiling_pv_per_s' | 'backlog'>;
+  round: Omit<LibraryRound, 'backlog'>;
   points: LatencyPoint[];
   template: V1PersistentVolume;
 }> {
@@ -263,7 +291,7 @@ async function ceilingRound(
   order: readonly Name[],
   template: V1PersistentVolume,
   index: number,
-): Promise<Record<Name, number>> {
+): Promise<Partial<Record<Name, number>>> {
   const { claims } = options;
   const rates: Partial<Record<Name, number>> = {};
   for (const name of order) {
@@ -281,5 +309,5 @@ async function ceilingRound(
     rates[name] = round(claims / elapsed);
     await deleteCeilingVolumes(context, claims);
   }
-  return rates as Record<Name, number>;
+  return rates;
 }

@@ -49,17 +49,36 @@ export function hostpathCli(): string {
   return join(dirname(entry), `cli${extname(entry)}`);
 }
 
-/** Builds (for `image`) or locates (for `sources`) ours. */
-export async function prepareOurs(build: OursBuild, log: (message: string) => void): Promise<OursProgram> {
-  const cli = hostpathCli();
+/**
+ * The custom-provisioner example's entry point (TypeScript only: it has no build). Its provisioner
+ * makes a directory and returns the PV, as the Go library's hostpath example does, so it measures
+ * the library itself where the hostpath CLI adds safe-fs's crash-safe, isolating create.
+ */
+export function libraryExampleCli(): string {
+  const manifest = fileURLToPath(
+    import.meta.resolve('@kube-provisioner/example-custom-provisioner/package.json'),
+  );
+  return join(dirname(manifest), 'src', 'main.ts');
+}
+
+/**
+ * Builds (for `image`) or locates (for `sources`) ours: the hostpath CLI unless `cli` names another
+ * program, whose bundle is then called `name`.
+ */
+export async function prepareOurs(
+  build: OursBuild,
+  log: (message: string) => void,
+  cli: string = hostpathCli(),
+  name = 'kube-hostpath-provisioner',
+): Promise<OursProgram> {
   if (build === 'sources') {
     const nodeFlags = cli.endsWith('.ts') ? ['--conditions=@kube-provisioner/source'] : [];
     return { build, script: cli, nodeFlags, close: async () => {} };
   }
   const dir = await mkdtemp(join(tmpdir(), 'bench-ours-'));
-  const bundled = await bundleProgram({ entry: cli, outfile: join(dir, 'kube-hostpath-provisioner.mjs') });
+  const bundled = await bundleProgram({ entry: cli, outfile: join(dir, `${name}.mjs`) });
   log(
-    `ours: bundled ${bundled.inputs} files into ${bundled.outfile} (${(bundled.bytes / 1e6).toFixed(1)} MB)`,
+    `${name}: bundled ${bundled.inputs} files into ${bundled.outfile} (${(bundled.bytes / 1e6).toFixed(1)} MB)`,
   );
   return {
     build,

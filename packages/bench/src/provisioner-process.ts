@@ -1,7 +1,8 @@
 /**
  * A provisioner as a child process, so its memory and CPU are its own and can be read from procfs,
- * and its start-up is the real one: ours (the shipped `kube-hostpath-provisioner` CLI) or the Go
- * reference (`bench-go provisioner`, the Go library v13 in the shape of its hostpath example).
+ * and its start-up is the real one: ours (the shipped `kube-hostpath-provisioner` CLI), our library
+ * alone (the custom-provisioner example: a directory and a PV per claim) or the Go reference
+ * (`bench-go provisioner`, the Go library v13 in the shape of its hostpath example).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -10,9 +11,12 @@ import { createInterface } from 'node:readline';
 import { nodeArgs, type OursProgram } from './ours-program.ts';
 import { type ProcessSample, sampleProcess } from './proc-stats.ts';
 
-/** Which provisioner: ours (as {@link prepareOurs} built it), or the Go reference built by {@link ensureBenchGo}. */
+/**
+ * Which provisioner: ours or the library example (as {@link prepareOurs} built them), or the Go
+ * reference built by {@link ensureBenchGo}.
+ */
 export type Implementation =
-  | { readonly name: 'ours'; readonly program: OursProgram }
+  | { readonly name: 'ours' | 'library'; readonly program: OursProgram }
   | { readonly name: 'go'; readonly binary: string };
 
 /** Options of {@link startProvisioner}. */
@@ -60,14 +64,15 @@ async function freePort(): Promise<number> {
   return address.port;
 }
 
-/** The command line of ours in shared mode, with the port of its health server. */
+/** The command line of ours (hostpath in shared mode, or the library example), with the port of its health server. */
 async function oursCommand(
   program: OursProgram,
+  modeArgs: readonly string[],
   options: ProvisionerProcessOptions,
 ): Promise<{ file: string; args: string[]; port: number }> {
   const port = await freePort();
   const args = nodeArgs(program, options.nodeFlags ?? [], [
-    '--mode=shared',
+    ...modeArgs,
     `--root=${options.root}`,
     `--kubeconfig=${options.kubeconfigPath}`,
     `--provisioner-name=${options.provisionerName}`,
@@ -99,7 +104,11 @@ export async function startProvisioner(options: ProvisionerProcessOptions): Prom
   const command =
     implementation.name === 'go'
       ? goCommand(implementation.binary, options)
-      : await oursCommand(implementation.program, options);
+      : await oursCommand(
+          implementation.program,
+          implementation.name === 'ours' ? ['--mode=shared'] : [],
+          options,
+        );
   const spawnedAt = performance.now();
   const child = spawn(command.file, command.args, { stdio: ['ignore', 'ignore', 'pipe'] });
   const exited = once(child, 'exit');

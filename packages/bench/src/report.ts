@@ -130,9 +130,12 @@ export interface ImplementationRound {
   readonly ceiling_pv_per_s: number;
 }
 
+/** One round of our library alone: as {@link ImplementationRound}; its bare client is ours'. */
+export type LibraryRound = Omit<ImplementationRound, 'ceiling_pv_per_s'>;
+
 /**
  * The Go library v13 (the shape of its hostpath example) and ours, side by side in one run, rounds
- * alternating which goes first, at the same client QPS/burst and workers.
+ * rotating which goes first, at the same client QPS/burst and workers.
  */
 export interface CompareResult {
   readonly claims: number;
@@ -142,6 +145,12 @@ export interface CompareResult {
   /** Index i of both lists is round i. */
   readonly go: readonly ImplementationRound[];
   readonly ours: readonly ImplementationRound[];
+  /**
+   * Our library alone, round by round: the custom-provisioner example, which makes a directory and
+   * returns the PV as the Go example does, where ours adds safe-fs's crash-safe, isolating create.
+   * Absent from reports before 2026-11-26.
+   */
+  readonly library?: readonly LibraryRound[];
   /** The Go reference at client-go's defaults (5 QPS / burst 10), as the example ships; when run. */
   readonly go_defaults?: BurstResult;
 }

@@ -51,22 +51,29 @@ describe('npm run bench (smoke, 4 claims)', () => {
       expect(deletion?.claims).toBe(4);
       expect(compare?.go).toHaveLength(1);
       expect(compare?.ours).toHaveLength(1);
-      for (const round of [...(compare?.go ?? []), ...(compare?.ours ?? [])]) {
+      expect(compare?.library).toHaveLength(1);
+      for (const round of [...(compare?.go ?? []), ...(compare?.ours ?? []), ...(compare?.library ?? [])]) {
         expect(round.backlog.claims).toBe(4);
         expect(round.backlog.control_plane_cpu_ms_per_claim).toBeGreaterThan(0);
         // Cluster-wide counts: test files running beside this one may add PV creates of their own.
         expect(round.backlog.api_requests_per_claim?.['POST persistentvolumes']).toBeGreaterThanOrEqual(1);
         expect(round.burst.claims).toBe(4);
         expect(round.delete.claims).toBe(4);
-        expect(round.ceiling_pv_per_s).toBeGreaterThan(0);
         expect(round.rss_idle_mb).toBeGreaterThan(0);
         expect(round.rss_idle_file_mb).toBeGreaterThan(0);
         expect(round.rss_idle_file_mb).toBeLessThan(round.rss_idle_mb);
       }
+      for (const round of [...(compare?.go ?? []), ...(compare?.ours ?? [])]) {
+        expect(round.ceiling_pv_per_s).toBeGreaterThan(0);
+      }
+      // The library example's bare client is ours: it has no ceiling of its own.
+      expect(compare?.library?.[0]).not.toHaveProperty('ceiling_pv_per_s');
       expect(stdout).toContain('ours ÷ Go (median)');
+      expect(stdout).toContain('library alone ÷ Go (median)');
       expect(await readFile(out.replace(/\.json$/, '.svg'), 'utf8')).toContain('<svg');
       const timeline = await readFile(out.replace(/\.json$/, '-timeline.svg'), 'utf8');
       expect(timeline).toContain('Go library v13');
+      expect(timeline).toContain('our library alone');
       expect(timeline).toContain('<circle');
     },
     smokeTimeoutMs,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { roundOrder } from '../src/compare.ts';
 import { compareTable, median } from '../src/compare-table.ts';
-import type { CompareResult, ImplementationRound } from '../src/report.ts';
+import type { CompareResult, ImplementationRound, LibraryRound } from '../src/report.ts';
 
 function implementationRound(scale: number): ImplementationRound {
   const latency = { p50: 100 * scale, p95: 200 * scale, p99: 300 * scale, max: 400 * scale };
@@ -165,5 +166,69 @@ describe('compareTable, API requests', () => {
 
   it('leaves the rows out of a report without request counts', () => {
     expect(requestRows(undefined, undefined)).toEqual([]);
+  });
+});
+
+describe('compareTable, our library alone', () => {
+  const libraryRound = (scale: number): LibraryRound => {
+    const { ceiling_pv_per_s: _ceiling, ...round } = implementationRound(scale);
+    return round;
+  };
+  const table = compareTable({
+    claims: 10,
+    qps: 1000,
+    burst: 1000,
+    workers: 4,
+    go: [implementationRound(1), implementationRound(1)],
+    ours: [implementationRound(2), implementationRound(1)],
+    // The library alone at 1.5 and 1.25 times Go's cost: median ratio 1.375.
+    library: [libraryRound(1.5), libraryRound(1.25)],
+  });
+
+  it('adds its range and its median ratio to Go, before the target, which stays ours', () => {
+    expect(table.header).toEqual([
+      'metric',
+      'Go v13 (range)',
+      'ours (range)',
+      'ours ÷ Go (median)',
+      'library alone (range)',
+      'library alone ÷ Go (median)',
+      'target',
+    ]);
+    expect(table.rows.find((row) => row[0] === 'backlog: CPU per claim')).toEqual([
+      'backlog: CPU per claim',
+      '2 ms',
+      '2 – 4 ms',
+      '1.5',
+      '2.5 – 3 ms',
+      '1.38',
+      'ratio ≤ 1.5 ✔',
+    ]);
+  });
+
+  it('shows no bare client of its own: it is ours', () => {
+    const row = table.rows.find((r) => r[0]?.startsWith('bare client'));
+    expect(row?.slice(4, 6)).toEqual(['n/a', 'n/a']);
+  });
+
+  it('says so in the title', () => {
+    expect(table.title).toContain('Go library v13 vs ours and our library alone');
+    expect(table.title).toContain('2 rounds rotating');
+  });
+});
+
+describe('roundOrder', () => {
+  it('alternates two implementations and rotates three, each going first in turn', () => {
+    expect([0, 1, 2].map((index) => roundOrder(['go', 'ours'], index))).toEqual([
+      ['go', 'ours'],
+      ['ours', 'go'],
+      ['go', 'ours'],
+    ]);
+    expect([0, 1, 2, 3].map((index) => roundOrder(['go', 'ours', 'library'], index).join())).toEqual([
+      'go,ours,library',
+      'ours,library,go',
+      'library,go,ours',
+      'go,ours,library',
+    ]);
   });
 });
