@@ -4,7 +4,9 @@
  * scenario and writes the JSON results and the latency chart. Figures are reported, never asserted.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname } from 'node:path';
+import { fsOpsForRoot } from '@kube-provisioner/safe-fs';
 import { openBenchCluster } from './bench-cluster.ts';
 import { type BenchOptions, BenchUsageError, benchUsage, parseBenchOptions } from './bench-options.ts';
 import { runBurst } from './burst.ts';
@@ -87,13 +89,14 @@ async function runBurstScenarios(
 }
 
 async function run(options: BenchOptions): Promise<void> {
+  const volumeDir = options.volumeDir ?? tmpdir();
   const cluster = await openBenchCluster(log);
   let context: RunContext | undefined;
   let ours: OursProgram | undefined;
   let library: OursProgram | undefined;
   try {
     const environment = await describeEnvironment(cluster.kubernetesVersion, import.meta.dirname);
-    context = await createRunContext(cluster);
+    context = await createRunContext(cluster, volumeDir);
     log(`run ${context.runId}: ${options.scenarios.join(', ')} with ${options.claims} claims`);
     ours = await prepareOurs(options.ours, log);
     let results: ScenarioResults = {};
@@ -144,6 +147,7 @@ async function run(options: BenchOptions): Promise<void> {
       ...finishEnvironment(environment),
       ours_build: ours.build,
       provisioner_flags: [...ours.nodeFlags, ...options.nodeFlags, ...options.provisionerArgs],
+      volume_dir: { path: volumeDir, file_system: fsOpsForRoot(volumeDir).fileSystem },
       scenarios: results,
     };
     await writeOutput(options.out, `${JSON.stringify(report, null, 2)}\n`);

@@ -186,5 +186,11 @@ export interface BenchReport extends RunEnvironment {
   readonly ours_build: OursBuild;
   /** Flags given to every provisioner beyond the bench's own: Node.js flags, then CLI flags. */
   readonly provisioner_flags: readonly string[];
+  /**
+   * Where the provisioners' roots were made and on what file system (its cost is part of each
+   * provisioner's CPU per claim); absent from reports before 2026-11-26, which used the temporary
+   * directory.
+   */
+  readonly volume_dir?: { readonly path: string; readonly file_system: string };
   readonly scenarios: ScenarioResults;
 }

@@ -143,7 +143,10 @@ export function renderReport(report: BenchReport): string {
     `${load.end.map((value) => formatNumber(value)).join(' ')} at end, ours ${report.ours_build === 'image' ? 'bundled as in its image' : 'from TypeScript sources'}` +
     (report.provisioner_flags.length === 0
       ? ''
-      : `, provisioner flags ${report.provisioner_flags.join(' ')}`);
+      : `, provisioner flags ${report.provisioner_flags.join(' ')}`) +
+    (report.volume_dir === undefined
+      ? ''
+      : `, volume roots in ${report.volume_dir.path} (${report.volume_dir.file_system})`);
   const compare = report.scenarios.compare;
   return [
     conditions,

@@ -41,8 +41,11 @@ export interface RunContext {
   close(): Promise<void>;
 }
 
-/** Creates the run's StorageClass and returns the context. */
-export async function createRunContext(cluster: BenchCluster): Promise<RunContext> {
+/** Creates the run's StorageClass and returns the context; roots are made in `volumeDir`. */
+export async function createRunContext(
+  cluster: BenchCluster,
+  volumeDir: string = tmpdir(),
+): Promise<RunContext> {
   const runId = randomBytes(3).toString('hex');
   const provisionerName = `bench.kube-provisioner.io/hostpath-${runId}`;
   const className = `bench-${runId}`;
@@ -61,7 +64,7 @@ export async function createRunContext(cluster: BenchCluster): Promise<RunContex
       const namespace = `bench-${prefix}-${runId}`;
       await core.createNamespace({ body: { metadata: { name: namespace, labels: { [runLabel]: runId } } } });
       namespaces.push(namespace);
-      const root = await mkdtemp(join(tmpdir(), `bench-${prefix}-`));
+      const root = await mkdtemp(join(volumeDir, `bench-${prefix}-`));
       roots.push(root);
       const timeline = new ClaimTimeline(namespace);
       const stop = new AbortController();

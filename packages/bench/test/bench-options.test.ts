@@ -19,6 +19,7 @@ describe('parseBenchOptions', () => {
       provisionerArgs: [],
       nodeFlags: [],
       ours: 'image',
+      volumeDir: undefined,
       help: false,
     });
   });
@@ -51,6 +52,8 @@ describe('parseBenchOptions', () => {
     expect(options.chart).toBe('/work/out/run.svg');
     expect(options.cpuProfileDir).toBe('/work/prof');
     expect(parseBenchOptions(['--chart', '/tmp/c.svg'], cwd).chart).toBe('/tmp/c.svg');
+    expect(parseBenchOptions(['--volume-dir', 'roots'], cwd).volumeDir).toBe('/work/roots');
+    expect(parseBenchOptions(['--volume-dir=/dev/shm'], cwd).volumeDir).toBe('/dev/shm');
   });
 
   it('passes repeated provisioner and Node.js flags through in order', () => {

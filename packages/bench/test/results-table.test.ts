@@ -122,5 +122,9 @@ describe('renderReport', () => {
     expect(renderReport(tuned).split('\n\n')[0]).toMatch(
       /at end, ours from TypeScript sources, provisioner flags --max-semi-space-size=2 --kube-api-qps=100$/,
     );
+    const onTmpfs: BenchReport = { ...report, volume_dir: { path: '/dev/shm', file_system: 'tmpfs' } };
+    expect(renderReport(onTmpfs).split('\n\n')[0]).toMatch(
+      /ours bundled as in its image, volume roots in \/dev\/shm \(tmpfs\)$/,
+    );
   });
 });
