@@ -20,7 +20,7 @@ export interface BenchOptions {
   readonly scenarios: readonly ScenarioName[];
   /** Claims per scenario (N). */
   readonly claims: number;
-  /** Rounds of the compare scenario; each runs Go and ours, alternating which goes first. */
+  /** Rounds of the compare scenario; each runs every implementation, rotating which goes first. */
   readonly rounds: number;
   /** Client QPS and burst both provisioners get in the compare scenario. */
   readonly compareQps: number;
@@ -57,7 +57,7 @@ export function benchUsage(): string {
     `  --scenario <names>   comma-separated: ${scenarioNames.join(', ')} or all (default burst,ceiling,delete,compare)`,
     '  --claims <N>         claims per scenario (default 1000)',
     '  --existing <M>       foreign bound PV/PVC pairs for the scale scenario (default 10000)',
-    '  --rounds <R>         compare: rounds, alternating Go and ours (default 2)',
+    '  --rounds <R>         compare: rounds, rotating which of Go, ours and the library alone goes first (default 3: each once)',
     '  --compare-qps <Q>    compare: client QPS of both provisioners (default 1000)',
     '  --compare-burst <B>  compare: client burst of both provisioners (default 1000)',
     '  --out <file.json>    results (default bench-results.json)',
@@ -120,7 +120,7 @@ export function parseBenchOptions(argv: readonly string[], cwd: string): BenchOp
   const volumeDir = text('volume-dir');
   return {
     scenarios: parseScenarios(text('scenario') ?? 'burst,ceiling,delete,compare'),
-    rounds: positiveInteger('rounds', text('rounds') ?? '2'),
+    rounds: positiveInteger('rounds', text('rounds') ?? '3'),
     compareQps: positiveInteger('compare-qps', text('compare-qps') ?? '1000'),
     compareBurst: positiveInteger('compare-burst', text('compare-burst') ?? '1000'),
     claims: positiveInteger('claims', text('claims') ?? '1000'),

@@ -8,7 +8,7 @@ describe('parseBenchOptions', () => {
     expect(parseBenchOptions([], cwd)).toEqual({
       scenarios: ['burst', 'ceiling', 'delete', 'compare'],
       claims: 1000,
-      rounds: 2,
+      rounds: 3,
       compareQps: 1000,
       compareBurst: 1000,
       existingPairs: 10000,
