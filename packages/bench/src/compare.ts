@@ -51,6 +51,8 @@ export interface CompareOptions {
 }
 
 type Name = Implementation['name'];
+/** A round's figures before the bare clients run. */
+type RoundBeforeCeiling = Omit<ImplementationRound, 'ceiling_pv_per_s'>;
 
 /** Per implementation, the annotated → PV latency of each claim of the first round's burst. */
 export interface CompareOutcome {
@@ -66,8 +68,9 @@ export function roundOrder<T>(implementations: readonly T[], index: number): T[]
 
 /** Runs the rounds; see the module comment. */
 export async function runCompare(context: RunContext, options: CompareOptions): Promise<CompareOutcome> {
+  const go: Implementation = { name: 'go', binary: options.goBinary };
   const implementations: Implementation[] = [
-    { name: 'go', binary: options.goBinary },
+    go,
     { name: 'ours', program: options.ours },
     ...(options.library === undefined ? [] : [{ name: 'library', program: options.library } as const]),
   ];
@@ -79,7 +82,7 @@ export async function runCompare(context: RunContext, options: CompareOptions): 
   const points: Partial<Record<Name, LatencyPoint[]>> = {};
   for (let index = 0; index < options.rounds; index++) {
     const order = roundOrder(implementations, index);
-    const partial: Partial<Record<Name, LibraryRound>> = {};
+    const partial: Partial<Record<Name, RoundBeforeCeiling>> = {};
     let template: V1PersistentVolume | undefined;
     for (const implementation of order) {
       const { name } = implementation;
@@ -94,7 +97,7 @@ export async function runCompare(context: RunContext, options: CompareOptions): 
     const clients = order.map(({ name }) => name).filter((name) => name !== 'library');
     const ceilings = await ceilingRound(context, options, clients, template as V1PersistentVolume, index);
     for (const { name } of order) {
-      const measured = partial[name] as LibraryRound;
+      const measured = partial[name] as RoundBeforeCeiling;
       if (name === 'library') rounds.library.push(measured);
       else rounds[name].push({ ...measured, ceiling_pv_per_s: ceilings[name] as number });
     }
@@ -102,14 +105,7 @@ export async function runCompare(context: RunContext, options: CompareOptions): 
   let goDefaults: BurstResult | undefined;
   if (options.goDefaults) {
     options.log('compare: Go reference at client-go defaults (5 QPS / burst 10)');
-    goDefaults = (
-      await burstRound(
-        context,
-        { name: 'go', binary: options.goBinary },
-        { ...options, qps: 0, burst: 0 },
-        'go-defaults',
-      )
-    ).round.burst;
+    goDefaults = (await burstRound(context, go, { ...options, qps: 0, burst: 0 }, 'go-defaults')).round.burst;
   }
   return {
     result: {
@@ -156,7 +152,7 @@ async function burstRound(
   options: CompareOptions,
   label: string,
 ): Promise<{
-  round: Omit<LibraryRound, 'backlog'>;
+  round: Omit<RoundBeforeCeiling, 'backlog'>;
   points: LatencyPoint[];
   template: V1PersistentVolume;
 }> {
