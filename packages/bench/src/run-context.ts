@@ -5,7 +5,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resources } from '@kube-provisioner/controller';
 import { CoreV1Api } from '@kubernetes/client-node';
@@ -42,10 +41,7 @@ export interface RunContext {
 }
 
 /** Creates the run's StorageClass and returns the context; roots are made in `volumeDir`. */
-export async function createRunContext(
-  cluster: BenchCluster,
-  volumeDir: string = tmpdir(),
-): Promise<RunContext> {
+export async function createRunContext(cluster: BenchCluster, volumeDir: string): Promise<RunContext> {
   const runId = randomBytes(3).toString('hex');
   const provisionerName = `bench.kube-provisioner.io/hostpath-${runId}`;
   const className = `bench-${runId}`;
