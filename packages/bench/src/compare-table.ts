@@ -8,7 +8,8 @@ import type { CompareResult, ImplementationRound, LibraryRound } from './report.
 import { formatNumber, type GridTable } from './results-table.ts';
 
 /** A round of any implementation: the library example's has no bare client of its own. */
-type AnyRound = LibraryRound & Partial<Pick<ImplementationRound, 'ceiling_pv_per_s'>>;
+type AnyRound = LibraryRound &
+  Partial<Pick<ImplementationRound, 'ceiling_pv_per_s' | 'ceiling_cpu_ms_per_pv'>>;
 
 /** One metric of a round. */
 interface Metric {
@@ -109,6 +110,11 @@ const metrics: readonly Metric[] = [
     target: ratioAtLeast(0.9),
   },
   {
+    name: 'bare client: CPU per PV create (its whole process)',
+    unit: 'ms',
+    value: (r) => r.ceiling_cpu_ms_per_pv ?? Number.NaN,
+  },
+  {
     name: 'RSS idle after caches synced',
     unit: 'MiB',
     value: (r) => r.rss_idle_mb,
@@ -173,6 +179,20 @@ export function compareTable(result: CompareResult): GridTable {
       ],
     ];
   });
+  const nodeHttp2 = result.node_http2?.slice(0, rounds);
+  if (nodeHttp2 !== undefined && nodeHttp2.length > 0) {
+    // The runtime's floor: node:http2 alone in the ours column, against client-go in Go's.
+    const floor = nodeHttp2.map((r) => r.cpu_ms_per_pv);
+    const clientGo = result.go.slice(0, rounds).map((r) => r.ceiling_cpu_ms_per_pv ?? Number.NaN);
+    rows.push([
+      'bare node:http2, no client code (the runtime floor): CPU per PV create, in the ours column',
+      range(clientGo, 'ms'),
+      range(floor, 'ms'),
+      ratioText(medianRatio(floor, clientGo)),
+      ...(withLibrary ? ['', ''] : []),
+      '',
+    ]);
+  }
   if (result.go_defaults !== undefined) {
     const d = result.go_defaults;
     rows.push([

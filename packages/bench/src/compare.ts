@@ -4,23 +4,25 @@
  * the same run, at the same client QPS/burst and workers, rounds rotating which goes first so drift
  * of the shared machine hits each. Per implementation and round: start-up and idle RSS, a burst
  * (claims created while it runs) with its deletion, a backlog (claims annotated before it starts),
- * and its bare client's PV create rate (client-go, or our client stack, measured once for both of ours).
+ * and its bare client's PV creates (client-go, or our client stack, measured once for both of ours),
+ * each in a process of its own, beside `node:http2` alone, the runtime's floor per request.
  */
 import { resources } from '@kube-provisioner/controller';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { type RequestCounts, requestsBetween } from './api-requests.ts';
+import { type BareClient, createVolumesWithBareClient } from './bare-client-process.ts';
 import { claimRequestConcurrency, runBurst } from './burst.ts';
-import { createVolumesWithOurClient, deleteCeilingVolumes, provisionerWorkers } from './ceiling.ts';
+import { deleteCeilingVolumes, provisionerWorkers } from './ceiling.ts';
 import type { LatencyPoint } from './claim-timeline.ts';
 import { forEachConcurrently } from './concurrency.ts';
 import { runDelete } from './deletion.ts';
 import { ceilingVolume, numberedNames } from './fixtures.ts';
-import { createVolumesWithGoClient } from './go-ceiling.ts';
 import type { OursProgram } from './ours-program.ts';
 import { phaseDeadline, withProgress } from './phase.ts';
 import { type Implementation, startProvisioner } from './provisioner-process.ts';
 import type {
   BacklogResult,
+  BareClientRound,
   BurstResult,
   CompareResult,
   ImplementationRound,
@@ -52,7 +54,7 @@ export interface CompareOptions {
 
 type Name = Implementation['name'];
 /** A round's figures before the bare clients run. */
-type RoundBeforeCeiling = Omit<ImplementationRound, 'ceiling_pv_per_s'>;
+type RoundBeforeCeiling = Omit<ImplementationRound, 'ceiling_pv_per_s' | 'ceiling_cpu_ms_per_pv'>;
 
 /** Per implementation, the annotated → PV latency of each claim of the first round's burst. */
 export interface CompareOutcome {
@@ -74,11 +76,12 @@ export async function runCompare(context: RunContext, options: CompareOptions): 
     { name: 'ours', program: options.ours },
     ...(options.library === undefined ? [] : [{ name: 'library', program: options.library } as const]),
   ];
-  const rounds: { go: ImplementationRound[]; ours: ImplementationRound[]; library: LibraryRound[] } = {
-    go: [],
-    ours: [],
-    library: [],
-  };
+  const rounds: {
+    go: ImplementationRound[];
+    ours: ImplementationRound[];
+    library: LibraryRound[];
+    nodeHttp2: BareClientRound[];
+  } = { go: [], ours: [], library: [], nodeHttp2: [] };
   const points: Partial<Record<Name, LatencyPoint[]>> = {};
   for (let index = 0; index < options.rounds; index++) {
     const order = roundOrder(implementations, index);
@@ -93,14 +96,23 @@ export async function runCompare(context: RunContext, options: CompareOptions): 
       const backlog = await backlogRound(context, implementation, options, `${name}-${index}`);
       partial[name] = { ...burst.round, backlog };
     }
-    // The library example's bare client is ours: one ceiling per client stack.
-    const clients = order.map(({ name }) => name).filter((name) => name !== 'library');
+    // The library example's bare client is ours: one ceiling per client stack, and node:http2 alone.
+    const clients = roundOrder<BareClient>(['client-go', 'ours', 'node-http2'], index);
     const ceilings = await ceilingRound(context, options, clients, template as V1PersistentVolume, index);
     for (const { name } of order) {
       const measured = partial[name] as RoundBeforeCeiling;
-      if (name === 'library') rounds.library.push(measured);
-      else rounds[name].push({ ...measured, ceiling_pv_per_s: ceilings[name] as number });
+      if (name === 'library') {
+        rounds.library.push(measured);
+        continue;
+      }
+      const ceiling = ceilings[name === 'go' ? 'client-go' : 'ours'] as BareClientRound;
+      rounds[name].push({
+        ...measured,
+        ceiling_pv_per_s: ceiling.pv_per_s,
+        ceiling_cpu_ms_per_pv: ceiling.cpu_ms_per_pv,
+      });
     }
+    rounds.nodeHttp2.push(ceilings['node-http2'] as BareClientRound);
   }
   let goDefaults: BurstResult | undefined;
   if (options.goDefaults) {
@@ -116,6 +128,7 @@ export async function runCompare(context: RunContext, options: CompareOptions): 
       go: rounds.go,
       ours: rounds.ours,
       ...(options.library === undefined ? {} : { library: rounds.library }),
+      node_http2: rounds.nodeHttp2,
       ...(goDefaults === undefined ? {} : { go_defaults: goDefaults }),
     },
     latencyPoints: points,
@@ -284,26 +297,30 @@ const provisioningReasons: ReadonlySet<string> = new Set(['Provisioning', 'Provi
 async function ceilingRound(
   context: RunContext,
   options: CompareOptions,
-  order: readonly Name[],
+  order: readonly BareClient[],
   template: V1PersistentVolume,
   index: number,
-): Promise<Partial<Record<Name, number>>> {
+): Promise<Partial<Record<BareClient, BareClientRound>>> {
   const { claims } = options;
-  const rates: Partial<Record<Name, number>> = {};
-  for (const name of order) {
-    const prefix = `ceiling-${name}-${index}-${context.runId}`;
-    const elapsed =
-      name === 'go'
-        ? await createVolumesWithGoClient(ceilingVolume(template, prefix, context.runId), {
-            binary: options.goBinary,
-            kubeconfigPath: context.cluster.kubeconfigPath,
-            prefix,
-            count: claims,
-            concurrency: provisionerWorkers,
-          })
-        : await createVolumesWithOurClient(context, template, prefix, claims);
-    rates[name] = round(claims / elapsed);
+  const results: Partial<Record<BareClient, BareClientRound>> = {};
+  for (const client of order) {
+    const prefix = `ceiling-${client}-${index}-${context.runId}`;
+    const { seconds: elapsed, cpuSeconds } = await createVolumesWithBareClient(
+      client,
+      ceilingVolume(template, prefix, context.runId),
+      {
+        goBinary: options.goBinary,
+        kubeconfigPath: context.cluster.kubeconfigPath,
+        prefix,
+        count: claims,
+        concurrency: provisionerWorkers,
+      },
+    );
+    results[client] = {
+      pv_per_s: round(claims / elapsed),
+      cpu_ms_per_pv: round((cpuSeconds * 1000) / claims),
+    };
     await deleteCeilingVolumes(context, claims);
   }
-  return rates;
+  return results;
 }

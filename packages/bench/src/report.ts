@@ -128,10 +128,21 @@ export interface ImplementationRound {
   readonly backlog: BacklogResult;
   /** A bare client of this implementation (client-go, or our client stack) creating PVs, 4 at a time. */
   readonly ceiling_pv_per_s: number;
+  /**
+   * That bare client's CPU per create: its whole process (every thread), over the creates. Absent
+   * from reports before 2026-11-26's eighth round, when our bare client ran inside the bench.
+   */
+  readonly ceiling_cpu_ms_per_pv?: number | undefined;
 }
 
 /** One round of our library alone: as {@link ImplementationRound}; its bare client is ours'. */
-export type LibraryRound = Omit<ImplementationRound, 'ceiling_pv_per_s'>;
+export type LibraryRound = Omit<ImplementationRound, 'ceiling_pv_per_s' | 'ceiling_cpu_ms_per_pv'>;
+
+/** A bare client's creates in one round: as `ceiling_pv_per_s` and `ceiling_cpu_ms_per_pv`. */
+export interface BareClientRound {
+  readonly pv_per_s: number;
+  readonly cpu_ms_per_pv: number;
+}
 
 /**
  * The Go library v13 (the shape of its hostpath example) and ours, side by side in one run, rounds
@@ -151,6 +162,12 @@ export interface CompareResult {
    * Absent from reports before 2026-11-26.
    */
   readonly library?: readonly LibraryRound[];
+  /**
+   * `node:http2` alone creating the same PVs in each round (no client code: one session,
+   * `JSON.stringify` and `JSON.parse`): the least a Node.js process spends per request, beside
+   * client-go's `ceiling_cpu_ms_per_pv`. Absent from reports before 2026-11-26's eighth round.
+   */
+  readonly node_http2?: readonly BareClientRound[];
   /** The Go reference at client-go's defaults (5 QPS / burst 10), as the example ships; when run. */
   readonly go_defaults?: BurstResult;
 }

@@ -39,6 +39,7 @@ function implementationRound(scale: number): ImplementationRound {
       peak_rss_mb: 60 * scale,
     },
     ceiling_pv_per_s: 400 / scale,
+    ceiling_cpu_ms_per_pv: 0.3 * scale,
   };
 }
 
@@ -171,7 +172,7 @@ describe('compareTable, API requests', () => {
 
 describe('compareTable, our library alone', () => {
   const libraryRound = (scale: number): LibraryRound => {
-    const { ceiling_pv_per_s: _ceiling, ...round } = implementationRound(scale);
+    const { ceiling_pv_per_s: _ceiling, ceiling_cpu_ms_per_pv: _cpu, ...round } = implementationRound(scale);
     return round;
   };
   // The library alone at 1.5 and 1.25 times Go's cost: median ratio 1.375.
@@ -199,13 +200,41 @@ describe('compareTable, our library alone', () => {
   });
 
   it('shows no bare client of its own: it is ours', () => {
-    const row = table.rows.find((r) => r[0]?.startsWith('bare client'));
-    expect(row?.slice(4, 6)).toEqual(['n/a', 'n/a']);
+    const rows = table.rows.filter((r) => r[0]?.startsWith('bare client'));
+    expect(rows.map((row) => row.slice(4, 6))).toEqual([
+      ['n/a', 'n/a'],
+      ['n/a', 'n/a'],
+    ]);
   });
 
   it('says so in the title', () => {
     expect(table.title).toContain('Go library v13 vs ours and our library alone');
     expect(table.title).toContain('2 rounds rotating');
+  });
+});
+
+describe('compareTable, bare clients', () => {
+  it('shows each bare client’s CPU per create beside its rate, with no target', () => {
+    const row = compareTable(result).rows.find((r) => r[0]?.startsWith('bare client: CPU per PV create'));
+    expect(row?.slice(1)).toEqual(['0.3 ms', '0.3 – 0.6 ms', '1.5', '']);
+  });
+
+  it('sets node:http2 alone against client-go, round by round, after the metrics', () => {
+    const table = compareTable({
+      ...result,
+      // 1.5 and 2 times client-go's 0.3 ms: median ratio 1.75.
+      node_http2: [
+        { pv_per_s: 500, cpu_ms_per_pv: 0.45 },
+        { pv_per_s: 400, cpu_ms_per_pv: 0.6 },
+      ],
+    });
+    const last = table.rows.at(-1);
+    expect(last?.[0]).toContain('bare node:http2, no client code');
+    expect(last?.slice(1)).toEqual(['0.3 ms', '0.45 – 0.6 ms', '1.75', '']);
+  });
+
+  it('leaves the node:http2 row out of a report without it', () => {
+    expect(compareTable(result).rows.some((r) => r[0]?.includes('node:http2'))).toBe(false);
   });
 });
 
