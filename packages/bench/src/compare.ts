@@ -256,6 +256,7 @@ async function backlogRound(
         seconds_from_ready: fromReady,
         claims_per_s: round(claims / fromReady),
         cpu_ms_per_claim: round(((done.cpuS - ready.cpuS) * 1000) / claims),
+        cpu_system_ms_per_claim: round(((done.cpuSystemS - ready.cpuSystemS) * 1000) / claims),
         events_per_claim_at_last_pv: round(events / claims),
         control_plane_cpu_ms_per_claim:
           controlPlaneReady === undefined || controlPlaneDone === undefined

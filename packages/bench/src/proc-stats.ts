@@ -1,6 +1,6 @@
 /**
- * Memory and CPU of a process from Linux procfs: `/proc/<pid>/status` (VmRSS, VmHWM, RssFile) and
- * `/proc/<pid>/stat` (utime, stime). Reading procfs measures the child from outside, so the
+ * Memory and CPU of a process from Linux procfs: `/proc/<pid>/status` (VmRSS, VmHWM, RssFile),
+ * `/proc/<pid>/stat` (utime, stime) and `/proc/<pid>/smaps` (resident memory by mapping). Reading procfs measures the child from outside, so the
  * measurement adds nothing to the process measured.
  */
 import { readFile } from 'node:fs/promises';
@@ -18,6 +18,8 @@ export interface ProcessSample {
    */
   readonly rssFileMb: number;
   readonly cpuS: number;
+  /** The part of `cpuS` spent in the kernel on the process's behalf (stime): system calls, page faults. */
+  readonly cpuSystemS: number;
 }
 
 /**
@@ -41,8 +43,8 @@ export function parseStatus(text: string): Pick<ProcessSample, 'rssMb' | 'peakRs
   };
 }
 
-/** User + system CPU seconds from the text of `/proc/<pid>/stat`. */
-export function parseCpuSeconds(text: string): number {
+/** User and system CPU seconds from the text of `/proc/<pid>/stat`. */
+export function parseCpuTimes(text: string): { readonly userS: number; readonly systemS: number } {
   // The command name (field 2) is in parentheses and may itself contain spaces and parentheses,
   // so fields are counted from the last ')'.
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
@@ -50,14 +52,37 @@ export function parseCpuSeconds(text: string): number {
   const utime = Number(fields[11]);
   const stime = Number(fields[12]);
   if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error('malformed /proc stat line');
-  return (utime + stime) / clockTicksPerSecond;
+  return { userS: utime / clockTicksPerSecond, systemS: stime / clockTicksPerSecond };
 }
 
-/** Reads RSS, peak RSS, file-backed RSS and CPU time of a running process. */
+/** User + system CPU seconds from the text of `/proc/<pid>/stat`. */
+export function parseCpuSeconds(text: string): number {
+  const { userS, systemS } = parseCpuTimes(text);
+  return userS + systemS;
+}
+
+/** Reads RSS, peak RSS, file-backed RSS and CPU time (and its system part) of a running process. */
 export async function sampleProcess(pid: number): Promise<ProcessSample> {
   const [status, stat] = await Promise.all([
     readFile(`/proc/${pid}/status`, 'utf8'),
     readFile(`/proc/${pid}/stat`, 'utf8'),
   ]);
-  return { ...parseStatus(status), cpuS: parseCpuSeconds(stat) };
+  const { userS, systemS } = parseCpuTimes(stat);
+  return { ...parseStatus(status), cpuS: userS + systemS, cpuSystemS: systemS };
+}
+
+/** Resident KiB per mapping name (`[anon]` for unnamed mappings) from the text of `/proc/<pid>/smaps`. */
+export function residentByMapping(smaps: string): Map<string, number> {
+  const resident = new Map<string, number>();
+  let mapping = '[anon]';
+  for (const line of smaps.split('\n')) {
+    const header = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (header !== null) {
+      mapping = header[1] || '[anon]';
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB$/.exec(line);
+    if (rss !== null) resident.set(mapping, (resident.get(mapping) ?? 0) + Number(rss[1]));
+  }
+  return resident;
 }

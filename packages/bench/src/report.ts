@@ -88,6 +88,11 @@ export interface BacklogResult {
   /** Provisioner CPU between ready and the last PV, per claim. */
   readonly cpu_ms_per_claim: number;
   /**
+   * The part of `cpu_ms_per_claim` the kernel spent on the provisioner's behalf (system time: file
+   * system and network calls, page faults). Absent from reports before 2026-11-26's eighth round.
+   */
+  readonly cpu_system_ms_per_claim?: number | undefined;
+  /**
    * Claim events (`Provisioning`, `ProvisioningSucceeded`, counts summed) in the API when the last PV
    * was seen, per claim: 2 when the events kept up with the work. Event writes are part of the CPU
    * above, and the two implementations write them at different rates.

@@ -56,6 +56,8 @@ describe('npm run bench (smoke, 4 claims)', () => {
         expect(round.backlog.claims).toBe(4);
         // Read from /proc in clock ticks (10 ms): a 4-claim backlog can fit inside one, so 0 is a reading.
         expect(round.backlog.control_plane_cpu_ms_per_claim).toBeGreaterThanOrEqual(0);
+        expect(round.backlog.cpu_system_ms_per_claim).toBeGreaterThanOrEqual(0);
+        expect(round.backlog.cpu_system_ms_per_claim).toBeLessThanOrEqual(round.backlog.cpu_ms_per_claim);
         // Cluster-wide counts: test files running beside this one may add PV creates of their own.
         expect(round.backlog.api_requests_per_claim?.['POST persistentvolumes']).toBeGreaterThanOrEqual(1);
         expect(round.burst.claims).toBe(4);

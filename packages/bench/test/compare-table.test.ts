@@ -35,6 +35,7 @@ function implementationRound(scale: number): ImplementationRound {
       seconds_from_ready: 1,
       claims_per_s: 100 / scale,
       cpu_ms_per_claim: 2 * scale,
+      cpu_system_ms_per_claim: 0.5 * scale,
       events_per_claim_at_last_pv: 2 / scale,
       peak_rss_mb: 60 * scale,
     },
@@ -210,6 +211,15 @@ describe('compareTable, our library alone', () => {
   it('says so in the title', () => {
     expect(table.title).toContain('Go library v13 vs ours and our library alone');
     expect(table.title).toContain('2 rounds rotating');
+  });
+});
+
+describe('compareTable, system time', () => {
+  it('shows the kernel’s part of the backlog CPU right below it', () => {
+    const rows = compareTable(result).rows;
+    const index = rows.findIndex((row) => row[0] === 'backlog: CPU per claim');
+    expect(rows[index + 1]?.[0]).toContain('backlog: of which in the kernel');
+    expect(rows[index + 1]?.slice(1)).toEqual(['0.5 ms', '0.5 – 1 ms', '1.5', '']);
   });
 });
 

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { parseCpuSeconds, parseStatus, sampleProcess } from '../src/proc-stats.ts';
+import {
+  parseCpuSeconds,
+  parseCpuTimes,
+  parseStatus,
+  residentByMapping,
+  sampleProcess,
+} from '../src/proc-stats.ts';
 
 describe('parseStatus', () => {
   it('reads VmRSS, VmHWM and RssFile in MiB', () => {
@@ -29,6 +35,32 @@ describe('parseCpuSeconds', () => {
   it('refuses a truncated line', () => {
     expect(() => parseCpuSeconds('42 (node) S 1 2')).toThrow(/malformed/);
   });
+
+  it('keeps the system part apart in parseCpuTimes', () => {
+    const line = '1234 (node) S 1 1234 1234 0 -1 4194560 5000 0 0 0 250 75 0 0 20 0 11 0';
+    expect(parseCpuTimes(line)).toEqual({ userS: 2.5, systemS: 0.75 });
+  });
+});
+
+describe('residentByMapping', () => {
+  it('sums Rss per mapping name across its segments, unnamed mappings as [anon]', () => {
+    const smaps = [
+      '00400000-00600000 r-xp 00000000 fd:00 123   /usr/bin/node',
+      'Size:               2048 kB',
+      'Rss:                1024 kB',
+      '00600000-00700000 r--p 00200000 fd:00 123   /usr/bin/node',
+      'Rss:                 512 kB',
+      '7f0000000000-7f0000100000 rw-p 00000000 00:00 0 ',
+      'Rss:                 256 kB',
+      '7f0000100000-7f0000200000 rw-p 00000000 00:00 0   [heap]',
+      'Rss:                  64 kB',
+    ].join('\n');
+    expect(Object.fromEntries(residentByMapping(smaps))).toEqual({
+      '/usr/bin/node': 1536,
+      '[anon]': 256,
+      '[heap]': 64,
+    });
+  });
 });
 
 describe('sampleProcess', () => {
@@ -37,5 +69,7 @@ describe('sampleProcess', () => {
     expect(sample.rssMb).toBeGreaterThan(1);
     expect(sample.peakRssMb).toBeGreaterThanOrEqual(sample.rssMb);
     expect(sample.cpuS).toBeGreaterThan(0);
+    expect(sample.cpuSystemS).toBeGreaterThanOrEqual(0);
+    expect(sample.cpuSystemS).toBeLessThanOrEqual(sample.cpuS);
   });
 });
