@@ -134,7 +134,9 @@ async function takeover(
     status: { phase: 'Released' },
   };
   await nfsProvisioner(dialect, root.path, { classes: classReader(sc) }).delete(pv, context);
-  return observe(root.path, pvName);
+  // Awaited here: `await using` removes the root as the function returns, and a returned promise
+  // would still be reading it (a CI run once lost that race: ENOENT on the root).
+  return await observe(root.path, pvName);
 }
 
 function check(
