@@ -11,6 +11,7 @@
  */
 import { connect } from 'node:http2';
 import type { RequestOptions } from 'node:https';
+import { text } from 'node:stream/consumers';
 import { parseArgs } from 'node:util';
 import { createKubeApi, resources } from '@kube-provisioner/controller';
 import { KubeConfig, type V1PersistentVolume } from '@kubernetes/client-node';
@@ -76,12 +77,6 @@ async function nodeHttp2(kubeConfig: KubeConfig): Promise<Creator> {
   };
 }
 
-async function readStandardInput(): Promise<string> {
-  let text = '';
-  for await (const chunk of process.stdin) text += String(chunk);
-  return text;
-}
-
 const { values } = parseArgs({
   options: {
     client: { type: 'string' },
@@ -99,7 +94,7 @@ if (values.client !== 'ours' && values.client !== 'node-http2') {
 if (!values.kubeconfig || !values.prefix || !(count >= 1) || !(concurrency >= 1)) {
   throw new Error('--kubeconfig, --prefix, --count >= 1 and --concurrency >= 1 are required');
 }
-const template = JSON.parse(await readStandardInput()) as V1PersistentVolume;
+const template = JSON.parse(await text(process.stdin)) as V1PersistentVolume;
 const kubeConfig = new KubeConfig();
 kubeConfig.loadFromFile(values.kubeconfig);
 const creator = values.client === 'ours' ? ourClientStack(kubeConfig) : await nodeHttp2(kubeConfig);

@@ -15,7 +15,7 @@ import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openBenchCluster } from './bench-cluster.ts';
 import { libraryExampleCli, prepareOurs } from './ours-program.ts';
-import { residentByMapping } from './proc-stats.ts';
+import { parseStatus, residentByMapping } from './proc-stats.ts';
 import { startProvisioner } from './provisioner-process.ts';
 
 const { values } = parseArgs({
@@ -46,19 +46,16 @@ try {
       leaseNamespace: 'default',
     });
     try {
-      const kib = (field: string, status: string): number =>
-        Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1]);
-      const status = await readFile(`/proc/${provisioner.pid}/status`, 'utf8');
+      const status = parseStatus(await readFile(`/proc/${provisioner.pid}/status`, 'utf8'));
       const mappings = residentByMapping(await readFile(`/proc/${provisioner.pid}/smaps`, 'utf8'));
       const files = [...mappings]
         .filter(([name]) => name.startsWith('/'))
         .sort(([, a], [, b]) => b - a)
         .slice(0, 3)
         .map(([name, size]) => `${basename(name)} ${(size / 1024).toFixed(2)}`);
-      const mib = (value: number): string => (value / 1024).toFixed(2);
       process.stdout.write(
-        `start ${start + 1}: RSS ${mib(kib('VmRSS', status))} MiB = anonymous ${mib(kib('RssAnon', status))} ` +
-          `+ file-backed ${mib(kib('RssFile', status))} (${files.join(', ')})\n`,
+        `start ${start + 1}: RSS ${status.rssMb.toFixed(2)} MiB = anonymous ${status.rssAnonMb.toFixed(2)} ` +
+          `+ file-backed ${status.rssFileMb.toFixed(2)} (${files.join(', ')})\n`,
       );
     } finally {
       await provisioner.stop();

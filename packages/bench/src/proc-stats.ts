@@ -29,8 +29,14 @@ export interface ProcessSample {
 const clockTicksPerSecond = 100;
 const kibPerMib = 1024;
 
-/** RSS, peak RSS and file-backed RSS in MiB from the text of `/proc/<pid>/status`. */
-export function parseStatus(text: string): Pick<ProcessSample, 'rssMb' | 'peakRssMb' | 'rssFileMb'> {
+/** The memory figures of `/proc/<pid>/status`, in MiB. */
+export interface StatusMemory extends Pick<ProcessSample, 'rssMb' | 'peakRssMb' | 'rssFileMb'> {
+  /** The anonymous part of `rssMb` (RssAnon): heaps and stacks. */
+  readonly rssAnonMb: number;
+}
+
+/** RSS, peak RSS, and the file-backed and anonymous parts of RSS in MiB from the text of `/proc/<pid>/status`. */
+export function parseStatus(text: string): StatusMemory {
   const kib = (field: string): number => {
     const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(text);
     if (match === null) throw new Error(`/proc status has no ${field} line`);
@@ -40,6 +46,7 @@ export function parseStatus(text: string): Pick<ProcessSample, 'rssMb' | 'peakRs
     rssMb: kib('VmRSS') / kibPerMib,
     peakRssMb: kib('VmHWM') / kibPerMib,
     rssFileMb: kib('RssFile') / kibPerMib,
+    rssAnonMb: kib('RssAnon') / kibPerMib,
   };
 }
 
@@ -68,7 +75,8 @@ export async function sampleProcess(pid: number): Promise<ProcessSample> {
     readFile(`/proc/${pid}/stat`, 'utf8'),
   ]);
   const { userS, systemS } = parseCpuTimes(stat);
-  return { ...parseStatus(status), cpuS: userS + systemS, cpuSystemS: systemS };
+  const { rssMb, peakRssMb, rssFileMb } = parseStatus(status);
+  return { rssMb, peakRssMb, rssFileMb, cpuS: userS + systemS, cpuSystemS: systemS };
 }
 
 /** Resident KiB per mapping name (`[anon]` for unnamed mappings) from the text of `/proc/<pid>/smaps`. */

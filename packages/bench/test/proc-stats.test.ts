@@ -8,16 +8,17 @@ import {
 } from '../src/proc-stats.ts';
 
 describe('parseStatus', () => {
-  it('reads VmRSS, VmHWM and RssFile in MiB', () => {
+  it('reads VmRSS, VmHWM, RssFile and RssAnon in MiB', () => {
     const text =
       'Name:\tnode\nVmPeak:\t 999999 kB\nVmHWM:\t  204800 kB\nVmRSS:\t  102400 kB\n' +
-      'RssAnon:\t   51200 kB\nRssFile:\t   51200 kB\nRssShmem:\t       0 kB\nThreads:\t11\n';
-    expect(parseStatus(text)).toEqual({ rssMb: 100, peakRssMb: 200, rssFileMb: 50 });
+      'RssAnon:\t   40960 kB\nRssFile:\t   61440 kB\nRssShmem:\t       0 kB\nThreads:\t11\n';
+    expect(parseStatus(text)).toEqual({ rssMb: 100, peakRssMb: 200, rssFileMb: 60, rssAnonMb: 40 });
   });
 
   it('says which line is missing', () => {
     expect(() => parseStatus('VmRSS:\t 1 kB\n')).toThrow(/VmHWM/);
     expect(() => parseStatus('VmRSS:\t 1 kB\nVmHWM:\t 1 kB\n')).toThrow(/RssFile/);
+    expect(() => parseStatus('VmRSS:\t 1 kB\nVmHWM:\t 1 kB\nRssFile:\t 1 kB\n')).toThrow(/RssAnon/);
   });
 });
 
