@@ -6,7 +6,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname } from 'node:path';
-import { fsOpsForRoot } from '@kube-provisioner/safe-fs';
 import { openBenchCluster } from './bench-cluster.ts';
 import { type BenchOptions, BenchUsageError, benchUsage, parseBenchOptions } from './bench-options.ts';
 import { runBurst } from './burst.ts';
@@ -24,6 +23,7 @@ import { renderGrid, renderReport, renderTable, scenarioTables } from './results
 import { createRunContext, type RunContext } from './run-context.ts';
 import { describeEnvironment, finishEnvironment } from './run-environment.ts';
 import { runScale } from './scale.ts';
+import { fileSystemLabel, volumeFileSystem } from './volume-file-system.ts';
 
 const log = (message: string): void => {
   process.stderr.write(`${message}\n`);
@@ -90,6 +90,13 @@ async function runBurstScenarios(
 
 async function run(options: BenchOptions): Promise<void> {
   const volumeDir = options.volumeDir ?? tmpdir();
+  const fileSystem = volumeFileSystem(volumeDir);
+  if (fileSystem.journal === false) {
+    log(
+      `volume roots in ${volumeDir}: ext4 without a journal, where creates after deletions cost several times ` +
+        'the kernel time (docs/benchmarks.md); --volume-dir on a journaled file system avoids that',
+    );
+  }
   const cluster = await openBenchCluster(log);
   let context: RunContext | undefined;
   let ours: OursProgram | undefined;
@@ -147,7 +154,7 @@ async function run(options: BenchOptions): Promise<void> {
       ...finishEnvironment(environment),
       ours_build: ours.build,
       provisioner_flags: [...ours.nodeFlags, ...options.nodeFlags, ...options.provisionerArgs],
-      volume_dir: { path: volumeDir, file_system: fsOpsForRoot(volumeDir).fileSystem },
+      volume_dir: { path: volumeDir, file_system: fileSystemLabel(fileSystem) },
       scenarios: results,
     };
     await writeOutput(options.out, `${JSON.stringify(report, null, 2)}\n`);

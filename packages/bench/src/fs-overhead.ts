@@ -4,10 +4,12 @@
  * `localFsOps` (the event loop's thread, `fdatasync` on the pool), in the same process, rounds
  * alternating, 4 creates in flight like the provisioner's workers, on a fresh directory under the
  * temporary directory. Reports creates/s, this process's CPU per create (and its user-space part,
- * which the disk's journal does not blur) and the event loop's delay.
+ * which the disk's journal does not blur) and the event loop's delay. With `--after-deleting M`,
+ * each round first creates M volumes there and removes them again, as a bench round's deletions
+ * precede the next round's creates (ext4 without a journal then costs more: `volume-file-system.ts`).
  *
  *   npm exec -- node --conditions=@kube-provisioner/source packages/bench/src/fs-overhead.ts \
- *     [--creates 400] [--rounds 4]
+ *     [--creates 400] [--rounds 4] [--after-deleting 0]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,54 +35,74 @@ interface Round {
   readonly loopDelayP99Ms: number;
 }
 
-async function round(fs: FsOps, creates: number): Promise<Round> {
-  const base = mkdtempSync(join(tmpdir(), 'fs-overhead-'));
-  try {
-    const root = new VolumeRoot(base, { fs });
-    const indices = Array.from({ length: creates }, (_, index) => index);
-    const delay = monitorEventLoopDelay({ resolution: 5 });
-    delay.enable();
-    const cpu = process.cpuUsage();
-    const start = performance.now();
-    await forEachConcurrently(indices, provisionerWorkers, async (index) => {
-      const owner = {
-        claimUid: `u${index}`,
-        namespace: 'bench',
-        claimName: `c${index}`,
-        pvName: `pv${index}`,
-        provisioner: 'bench',
-      };
-      await root.createVolume(parseRelativeVolumePath(`ns-${index % 10}/pvc-${index}`), {
-        owner,
-        mode: 0o777,
-      });
-    });
-    const wallMs = performance.now() - start;
-    const used = process.cpuUsage(cpu);
-    delay.disable();
-    return {
-      createsPerS: (creates / wallMs) * 1000,
-      cpuMsPerCreate: (used.user + used.system) / 1000 / creates,
-      userMsPerCreate: used.user / 1000 / creates,
-      loopDelayP99Ms: delay.percentile(99) / 1e6,
+/** Creates `creates` volumes `<prefix>-<i>` in 10 namespace directories of `root`, 4 at a time. */
+async function createVolumes(root: VolumeRoot, prefix: string, creates: number): Promise<void> {
+  const indices = Array.from({ length: creates }, (_, index) => index);
+  await forEachConcurrently(indices, provisionerWorkers, async (index) => {
+    const owner = {
+      claimUid: `${prefix}${index}`,
+      namespace: 'bench',
+      claimName: `c${index}`,
+      pvName: `pv${index}`,
+      provisioner: 'bench',
     };
-  } finally {
-    rmSync(base, { recursive: true, force: true });
-  }
+    await root.createVolume(parseRelativeVolumePath(`ns-${index % 10}/${prefix}-${index}`), {
+      owner,
+      mode: 0o777,
+    });
+  });
 }
 
-const { values } = parseArgs({ options: { creates: { type: 'string' }, rounds: { type: 'string' } } });
+/**
+ * One round on a fresh directory under `parent`, left in place: removing it here would make the
+ * next round's creates follow that many deletions.
+ */
+async function round(parent: string, fs: FsOps, creates: number, deleteFirst: number): Promise<Round> {
+  const base = mkdtempSync(join(parent, 'round-'));
+  const root = new VolumeRoot(base, { fs });
+  if (deleteFirst > 0) {
+    await createVolumes(root, 'deleted', deleteFirst);
+    for (let index = 0; index < 10; index++) rmSync(join(base, `ns-${index}`), { recursive: true });
+  }
+  const delay = monitorEventLoopDelay({ resolution: 5 });
+  delay.enable();
+  const cpu = process.cpuUsage();
+  const start = performance.now();
+  await createVolumes(root, 'pvc', creates);
+  const wallMs = performance.now() - start;
+  const used = process.cpuUsage(cpu);
+  delay.disable();
+  return {
+    createsPerS: (creates / wallMs) * 1000,
+    cpuMsPerCreate: (used.user + used.system) / 1000 / creates,
+    userMsPerCreate: used.user / 1000 / creates,
+    loopDelayP99Ms: delay.percentile(99) / 1e6,
+  };
+}
+
+const { values } = parseArgs({
+  options: { creates: { type: 'string' }, rounds: { type: 'string' }, 'after-deleting': { type: 'string' } },
+});
 const creates = Number(values.creates ?? 400);
 const rounds = Number(values.rounds ?? 4);
+const afterDeleting = Number(values['after-deleting'] ?? 0);
 const tables = { 'thread pool (nodeFsOps)': nodeFsOps, 'event loop (localFsOps)': localFsOps };
 const results = new Map<string, Round[]>(Object.keys(tables).map((name) => [name, []]));
-await round(localFsOps, 50);
-for (let index = 0; index < rounds; index++) {
-  const order = Object.entries(tables);
-  if (index % 2 === 1) order.reverse();
-  for (const [name, fs] of order) results.get(name)?.push(await round(fs, creates));
+const parent = mkdtempSync(join(tmpdir(), 'fs-overhead-'));
+try {
+  await round(parent, localFsOps, 50, 0);
+  for (let index = 0; index < rounds; index++) {
+    const order = Object.entries(tables);
+    if (index % 2 === 1) order.reverse();
+    for (const [name, fs] of order) results.get(name)?.push(await round(parent, fs, creates, afterDeleting));
+  }
+} finally {
+  rmSync(parent, { recursive: true, force: true });
 }
-process.stdout.write(`${creates} creates x ${rounds} rounds, ${provisionerWorkers} in flight, medians\n`);
+process.stdout.write(
+  `${creates} creates x ${rounds} rounds, ${provisionerWorkers} in flight, ` +
+    `${afterDeleting} volumes removed before each round, medians\n`,
+);
 for (const [name, list] of results) {
   const of = (pick: (round: Round) => number) => median(list.map(pick)).toFixed(2);
   process.stdout.write(

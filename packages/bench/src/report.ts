@@ -210,8 +210,9 @@ export interface BenchReport extends RunEnvironment {
   readonly provisioner_flags: readonly string[];
   /**
    * Where the provisioners' roots were made and on what file system (its cost is part of each
-   * provisioner's CPU per claim); absent from reports before 2026-11-26, which used the temporary
-   * directory.
+   * provisioner's CPU per claim): `ext4, no journal` for an ext4 without one, whose creates after
+   * deletions cost more (`volume-file-system.ts`). Absent from reports before 2026-11-26, which used
+   * the temporary directory.
    */
   readonly volume_dir?: { readonly path: string; readonly file_system: string };
   readonly scenarios: ScenarioResults;
