@@ -84,6 +84,25 @@ describe('compareTable', () => {
     expect(row?.slice(1)).toEqual(['2', '1 – 2', '0.75', '']);
   });
 
+  it("shows kube-controller-manager's annotation time and claim → PV p99 after the lag, with no target", () => {
+    const rows = compareTable(result).rows;
+    const index = rows.findIndex((row) => row[0]?.startsWith('burst: last PV after last annotation'));
+    expect(rows[index + 1]).toEqual([
+      'burst: first create → last claim annotated (by kube-controller-manager)',
+      '1.9 s',
+      '1.9 s',
+      '1',
+      '',
+    ]);
+    expect(rows[index + 2]).toEqual([
+      'burst: claim → PV p99 (from creation, the annotation included)',
+      '300 ms',
+      '300 – 600 ms',
+      '1.5',
+      '',
+    ]);
+  });
+
   it('shows the file-backed part of idle RSS beside it, with no target', () => {
     const rows = compareTable(result).rows;
     const index = rows.findIndex((row) => row[0] === 'RSS idle after caches synced');
