@@ -33,14 +33,23 @@ export function median(values: readonly number[]): number {
 
 const mark = (ok: boolean): string => (ok ? '✔' : '✘');
 
+/**
+ * A ratio target's cell. A miss that the ratio column's two decimals show equal to the limit (0.898
+ * as 0.9) gets the ratio to three decimals beside it.
+ */
+function ratioTarget(relation: '≥' | '≤', limit: number, ratio: number): string {
+  const ok = relation === '≥' ? ratio >= limit : ratio <= limit;
+  const hidden = !ok && Number(formatNumber(ratio)) === limit;
+  return `ratio ${relation} ${limit} ${mark(ok)}${hidden ? ` (${formatNumber(ratio, 3)})` : ''}`;
+}
 const ratioAtLeast =
   (limit: number) =>
   (_ours: readonly number[], _go: readonly number[], ratio: number): string =>
-    `ratio ≥ ${limit} ${mark(ratio >= limit)}`;
+    ratioTarget('≥', limit, ratio);
 const ratioAtMost =
   (limit: number) =>
   (_ours: readonly number[], _go: readonly number[], ratio: number): string =>
-    `ratio ≤ ${limit} ${mark(ratio <= limit)}`;
+    ratioTarget('≤', limit, ratio);
 const oursAtMost =
   (limit: number, text: string) =>
   (ours: readonly number[]): string =>

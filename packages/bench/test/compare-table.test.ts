@@ -84,6 +84,20 @@ describe('compareTable', () => {
     expect(row?.slice(1)).toEqual(['2', '1 – 2', '0.75', '']);
   });
 
+  it('gives a missed ratio to three decimals when two would show it equal to the target', () => {
+    const rate = (pvPerS: number): ImplementationRound => ({
+      ...implementationRound(1),
+      ceiling_pv_per_s: pvPerS,
+    });
+    const row = (oursPvPerS: number) =>
+      compareTable({ ...result, go: [rate(1000)], ours: [rate(oursPvPerS)] }).rows.find((r) =>
+        r[0]?.startsWith('bare client: PV creates/s'),
+      );
+    expect(row(898)?.slice(3)).toEqual(['0.9', 'ratio ≥ 0.9 ✘ (0.898)']);
+    expect(row(900)?.slice(3)).toEqual(['0.9', 'ratio ≥ 0.9 ✔']);
+    expect(row(850)?.slice(3)).toEqual(['0.85', 'ratio ≥ 0.9 ✘']);
+  });
+
   it("shows kube-controller-manager's annotation time and claim → PV p99 after the lag, with no target", () => {
     const rows = compareTable(result).rows;
     const index = rows.findIndex((row) => row[0]?.startsWith('burst: last PV after last annotation'));
