@@ -35,7 +35,10 @@ interface Round {
   readonly loopDelayP99Ms: number;
 }
 
-/** Creates `creates` volumes `<prefix>-<i>` in 10 namespace directories of `root`, 4 at a time. */
+/** How many namespace directories the volumes of a round are spread over. */
+const namespaces = 10;
+
+/** Creates `creates` volumes `<prefix>-<i>` in the namespace directories of `root`, 4 at a time. */
 async function createVolumes(root: VolumeRoot, prefix: string, creates: number): Promise<void> {
   const indices = Array.from({ length: creates }, (_, index) => index);
   await forEachConcurrently(indices, provisionerWorkers, async (index) => {
@@ -46,7 +49,7 @@ async function createVolumes(root: VolumeRoot, prefix: string, creates: number):
       pvName: `pv${index}`,
       provisioner: 'bench',
     };
-    await root.createVolume(parseRelativeVolumePath(`ns-${index % 10}/${prefix}-${index}`), {
+    await root.createVolume(parseRelativeVolumePath(`ns-${index % namespaces}/${prefix}-${index}`), {
       owner,
       mode: 0o777,
     });
@@ -62,7 +65,7 @@ async function round(parent: string, fs: FsOps, creates: number, deleteFirst: nu
   const root = new VolumeRoot(base, { fs });
   if (deleteFirst > 0) {
     await createVolumes(root, 'deleted', deleteFirst);
-    for (let index = 0; index < 10; index++) rmSync(join(base, `ns-${index}`), { recursive: true });
+    for (let index = 0; index < namespaces; index++) rmSync(join(base, `ns-${index}`), { recursive: true });
   }
   const delay = monitorEventLoopDelay({ resolution: 5 });
   delay.enable();

@@ -10,7 +10,7 @@ import { readFileSync, readlinkSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { fsOpsForRoot } from '@kube-provisioner/safe-fs';
 
-/** What {@link describeVolumeFileSystem} reads; replaced in tests. */
+/** What {@link volumeFileSystem} reads; replaced in tests. */
 export interface FileSystemProbe {
   /** safe-fs's name of the file system at the path (`ext4`, `tmpfs`, …). */
   readonly fileSystemName: (path: string) => string;
