@@ -3,8 +3,9 @@
  * Our client stack's own cost per request, without an API server's: PV creates against a loopback
  * HTTPS server offering HTTP/2 and HTTP/1.1, as kube-apiserver does (a child process, so its CPU is not counted) that answers each with the object, 4 in
  * flight like the provisioner's workers, measuring wall time and this process's CPU per request.
- * With `--compare <kube-api.ts>` (e.g. an older checkout's `packages/controller/src/client/kube-api.ts`)
- * both stacks run in the same process, rounds alternating, so their ratio is fair on a shared machine.
+ * `node:http2` alone (the runtime's floor, `pv-creators.ts`) runs beside it, and with
+ * `--compare <kube-api.ts>` (e.g. an older checkout's `packages/controller/src/client/kube-api.ts`)
+ * so does that stack: all in the same process, rounds rotating, so their ratios are fair on a shared machine.
  *
  *   npm exec -- node --conditions=@kube-provisioner/source packages/bench/src/client-overhead.ts \
  *     [--requests 3000] [--rounds 3] [--compare /tmp/before/packages/controller/src/client/kube-api.ts]
@@ -15,13 +16,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createKubeApi, type KubeApiClient, resources } from '@kube-provisioner/controller';
+import type { createKubeApi } from '@kube-provisioner/controller';
 import { createLoopbackServingPair } from '@kube-provisioner/testenv';
 import { KubeConfig, type V1PersistentVolume } from '@kubernetes/client-node';
 import { median } from './compare-table.ts';
 import { forEachConcurrently } from './concurrency.ts';
-
-type CreateKubeApi = typeof createKubeApi;
+import { nodeHttp2, ourClientStack, type PvCreator } from './pv-creators.ts';
 
 const serverSource = `
 const http2 = require('node:http2');
@@ -61,17 +61,16 @@ const volume: V1PersistentVolume = {
 };
 
 async function round(
-  api: KubeApiClient,
+  creator: PvCreator,
   requests: number,
 ): Promise<{ perSecond: number; cpuUsPerRequest: number }> {
-  const volumes = api.resource(resources.persistentVolumes);
-  await volumes.create({ ...volume, metadata: { ...volume.metadata, name: 'warm-up' } });
+  await creator.create({ ...volume, metadata: { ...volume.metadata, name: 'warm-up' } });
   const names = Array.from({ length: requests }, (_, i) => `pv-${i}`);
   const cpu = process.cpuUsage();
   const started = performance.now();
-  await forEachConcurrently(names, 4, async (name) => {
-    await volumes.create({ ...volume, metadata: { ...volume.metadata, name } });
-  });
+  await forEachConcurrently(names, 4, (name) =>
+    creator.create({ ...volume, metadata: { ...volume.metadata, name } }),
+  );
   const elapsed = (performance.now() - started) / 1000;
   const used = process.cpuUsage(cpu);
   return { perSecond: requests / elapsed, cpuUsPerRequest: (used.user + used.system) / requests };
@@ -106,19 +105,22 @@ async function main(): Promise<void> {
     contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
     currentContext: 'c',
   });
-  const stacks: [string, CreateKubeApi][] = [['current', createKubeApi]];
+  const stacks: [string, () => Promise<PvCreator>][] = [
+    ['current', async () => ourClientStack(kubeConfig)],
+    ['node:http2 alone', () => nodeHttp2(kubeConfig)],
+  ];
   if (values.compare !== undefined) {
-    const other = (await import(values.compare)) as { createKubeApi: CreateKubeApi };
-    stacks.push(['compared', other.createKubeApi]);
+    const other = (await import(values.compare)) as { createKubeApi: typeof createKubeApi };
+    stacks.push(['compared', async () => ourClientStack(kubeConfig, other.createKubeApi)]);
   }
   const results = new Map<string, { perSecond: number; cpuUsPerRequest: number }[]>();
   try {
     for (let index = 0; index < rounds; index++) {
-      const order = index % 2 === 0 ? stacks : [...stacks].reverse();
-      for (const [name, create] of order) {
-        const api = create(kubeConfig, { rateLimit: { qps: Number.POSITIVE_INFINITY, burst: 1 } });
-        const result = await round(api, requests);
-        await api.close();
+      const order = [...stacks.slice(index % stacks.length), ...stacks.slice(0, index % stacks.length)];
+      for (const [name, start] of order) {
+        const creator = await start();
+        const result = await round(creator, requests);
+        await creator.close();
         results.set(name, [...(results.get(name) ?? []), result]);
         process.stderr.write(
           `round ${index + 1} ${name}: ${result.perSecond.toFixed(0)} req/s, ${result.cpuUsPerRequest.toFixed(0)} µs CPU/request\n`,
