@@ -160,9 +160,29 @@ describe('compareTable, control plane CPU', () => {
     expect(table.rows.find(isControlPlaneRow)?.slice(1)).toEqual(['4 ms', '9 ms', '2.25', '']);
   });
 
+  it('adds the two together, the cores they kept busy, and the control plane’s share', () => {
+    // Go: 2 + 6 = 8 ms per claim at 100 claims/s; ours: 2 + 14 = 16 ms.
+    const rows = oneRoundTable(6, 14).rows;
+    const row = (name: string) => rows.find((r) => r[0] === name)?.slice(1);
+    expect(row('backlog: CPU per claim, provisioner and control plane together')).toEqual([
+      '8 ms',
+      '16 ms',
+      '2',
+      '',
+    ]);
+    expect(row('backlog: cores kept busy by the provisioner and the control plane')).toEqual([
+      '0.8 cores',
+      '1.6 cores',
+      '2',
+      '',
+    ]);
+    expect(row("backlog: the control plane's share of that CPU")).toEqual(['0.75', '0.88', '1.17', '']);
+  });
+
   it('leaves the row out when the control plane processes were not known', () => {
     const table = oneRoundTable(undefined, undefined);
     expect(table.rows.find(isControlPlaneRow)).toBeUndefined();
+    expect(table.rows.some((row) => row[0]?.includes('control plane'))).toBe(false);
     expect(table.rows.find((row) => row[0] === 'backlog: CPU per claim')?.[1]).toBe('2 ms');
   });
 });
@@ -271,9 +291,12 @@ describe('compareTable, bare clients', () => {
         { pv_per_s: 400, cpu_ms_per_pv: 0.6 },
       ],
     });
-    const last = table.rows.at(-1);
-    expect(last?.[0]).toContain('bare node:http2, no client code');
-    expect(last?.slice(1)).toEqual(['0.3 ms', '0.45 – 0.6 ms', '1.75', '']);
+    const [rate, cpu] = table.rows.slice(-2);
+    expect(rate?.[0]).toContain('bare node:http2, no client code (the runtime floor): PV creates/s');
+    // 500 and 400 PV/s against client-go's 400: ratios 1.25 and 1, median 1.13.
+    expect(rate?.slice(1)).toEqual(['400 PV/s', '400 – 500 PV/s', '1.13', '']);
+    expect(cpu?.[0]).toContain('bare node:http2, no client code (the runtime floor): CPU per PV create');
+    expect(cpu?.slice(1)).toEqual(['0.3 ms', '0.45 – 0.6 ms', '1.75', '']);
   });
 
   it('leaves the node:http2 row out of a report without it', () => {
