@@ -233,27 +233,28 @@ export function compareTable(result: CompareResult): GridTable {
   const nodeHttp2 = result.node_http2?.slice(0, rounds);
   if (nodeHttp2 !== undefined && nodeHttp2.length > 0) {
     // The runtime's floor: node:http2 alone in the ours column, against client-go in Go's.
-    const floor = nodeHttp2.map((r) => r.cpu_ms_per_pv);
-    const clientGo = result.go.slice(0, rounds).map((r) => r.ceiling_cpu_ms_per_pv ?? Number.NaN);
-    const floorRate = nodeHttp2.map((r) => r.pv_per_s);
-    const clientGoRate = result.go.slice(0, rounds).map((r) => r.ceiling_pv_per_s);
+    const clientGo = result.go.slice(0, rounds);
+    const floorRow = (what: string, unit: string, floor: number[], go: number[]): string[] => [
+      `bare node:http2, no client code (the runtime floor): ${what}, in the ours column`,
+      range(go, unit),
+      range(floor, unit),
+      ratioText(medianRatio(floor, go)),
+      ...(withLibrary ? ['', ''] : []),
+      '',
+    ];
     rows.push(
-      [
-        'bare node:http2, no client code (the runtime floor): PV creates/s, in the ours column',
-        range(clientGoRate, 'PV/s'),
-        range(floorRate, 'PV/s'),
-        ratioText(medianRatio(floorRate, clientGoRate)),
-        ...(withLibrary ? ['', ''] : []),
-        '',
-      ],
-      [
-        'bare node:http2, no client code (the runtime floor): CPU per PV create, in the ours column',
-        range(clientGo, 'ms'),
-        range(floor, 'ms'),
-        ratioText(medianRatio(floor, clientGo)),
-        ...(withLibrary ? ['', ''] : []),
-        '',
-      ],
+      floorRow(
+        'PV creates/s',
+        'PV/s',
+        nodeHttp2.map((r) => r.pv_per_s),
+        clientGo.map((r) => r.ceiling_pv_per_s),
+      ),
+      floorRow(
+        'CPU per PV create',
+        'ms',
+        nodeHttp2.map((r) => r.cpu_ms_per_pv),
+        clientGo.map((r) => r.ceiling_cpu_ms_per_pv ?? Number.NaN),
+      ),
     );
   }
   if (result.go_defaults !== undefined) {
