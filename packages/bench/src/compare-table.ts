@@ -55,6 +55,13 @@ const oursAtMost =
   (ours: readonly number[]): string =>
     `${text} ${mark(median(ours) <= limit)}`;
 
+/**
+ * The machine's whole CPU per claim in the backlog, the bench's own process aside: on shared cores the
+ * backlog rate is the cores kept busy divided by this. NaN when the control plane's is unknown.
+ */
+const wholeBacklogCpu = (r: AnyRound): number =>
+  r.backlog.cpu_ms_per_claim + (r.backlog.control_plane_cpu_ms_per_claim ?? Number.NaN);
+
 const metrics: readonly Metric[] = [
   {
     name: 'backlog: claims/s from ready',
@@ -81,28 +88,21 @@ const metrics: readonly Metric[] = [
     value: (r) => r.backlog.control_plane_cpu_ms_per_claim ?? Number.NaN,
   },
   {
-    // The machine's whole CPU per claim, the bench's own process aside: on shared cores the backlog
-    // rate is the cores kept busy divided by this.
     name: 'backlog: CPU per claim, provisioner and control plane together',
     unit: 'ms',
-    value: (r) => r.backlog.cpu_ms_per_claim + (r.backlog.control_plane_cpu_ms_per_claim ?? Number.NaN),
+    value: wholeBacklogCpu,
   },
   {
     name: 'backlog: cores kept busy by the provisioner and the control plane',
     unit: 'cores',
-    value: (r) =>
-      ((r.backlog.cpu_ms_per_claim + (r.backlog.control_plane_cpu_ms_per_claim ?? Number.NaN)) *
-        r.backlog.claims_per_s) /
-      1000,
+    value: (r) => (wholeBacklogCpu(r) * r.backlog.claims_per_s) / 1000,
   },
   {
     // 1 ÷ Go's share is the most any provisioner's backlog rate could exceed Go's by on these cores:
     // the rate of a provisioner that cost nothing, making the same requests.
     name: "backlog: the control plane's share of that CPU",
     unit: '',
-    value: (r) =>
-      (r.backlog.control_plane_cpu_ms_per_claim ?? Number.NaN) /
-      (r.backlog.cpu_ms_per_claim + (r.backlog.control_plane_cpu_ms_per_claim ?? Number.NaN)),
+    value: (r) => (r.backlog.control_plane_cpu_ms_per_claim ?? Number.NaN) / wholeBacklogCpu(r),
   },
   ...(
     [
