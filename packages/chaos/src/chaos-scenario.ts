@@ -16,6 +16,9 @@ import { killLeader, type LeaderFault, pauseLeader } from './leader-faults.ts';
 import type { LeaseTracker } from './lease-tracker.ts';
 import type { SeededRandom } from './seeded-random.ts';
 
+/** How long an audit waits for the temporary record files of resumed or crashed writers to go. */
+const temporaryFilesSettleMs = 15_000;
+
 /** How big a run is. */
 export interface ScenarioPlan {
   /** Claims per target. */
@@ -146,7 +149,7 @@ export class ChaosScenario {
     }
     await this.#fleet.observe();
     await this.#checkProbes(this.#fleet.claims, (_claim, dir) => dir);
-    this.#auditAfterCreate = await this.#audit();
+    this.#auditAfterCreate = await this.#settledAudit();
   }
 
   /** Deletes every claim in waves under SIGKILLs, the last under a SIGSTOP; checks what is left; audits. */
@@ -171,7 +174,7 @@ export class ChaosScenario {
       this.#fleet.claims.filter((claim) => claim.fate !== 'delete'),
       (claim, dir) => (claim.fate === 'archive' ? target.archivedDir(dir) : dir),
     );
-    this.#auditAfterDelete = await this.#audit();
+    this.#auditAfterDelete = await this.#settledAudit();
   }
 
   /** Everything the oracle judges. */
@@ -239,6 +242,28 @@ export class ChaosScenario {
     } catch {
       for (const claim of await remaining())
         this.#lostDeletes.add(`${claim.name}: PV ${claim.volumeName} remains`);
+    }
+  }
+
+  /**
+   * The audit once no temporary record file is left, or as it stands when the wait gives up. Each
+   * phase ends under a pause: the paused leader, resumed, removes its own in-flight temporary file
+   * at its next step, which may come just after the phase's work is done. A temporary file that
+   * stays (a writer that never cleans up, a crash nobody sweeps) is still reported, after the wait.
+   */
+  async #settledAudit(): Promise<AuditReport> {
+    const withoutTemporaryFiles = async (): Promise<AuditReport | undefined> => {
+      const report = await this.#audit();
+      return report.findings.some((finding) => finding.kind === 'temporary-file') ? undefined : report;
+    };
+    try {
+      return await waitFor(withoutTemporaryFiles, {
+        timeoutMs: temporaryFilesSettleMs,
+        intervalMs: 500,
+        description: `${this.#target.name}'s temporary record files to be gone`,
+      });
+    } catch {
+      return this.#audit();
     }
   }
 
