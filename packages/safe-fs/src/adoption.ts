@@ -13,23 +13,31 @@ import {
   type VolumeOwner,
   writeOwnershipRecord,
 } from './ownership-record.ts';
+import { refuseParentAsVolume } from './volume-like.ts';
 
 /** What a claim asks for when it may take over existing data. */
 export interface AdoptionRequest {
   readonly owner: VolumeOwner;
   readonly adopt?: boolean | undefined;
   readonly namespaceScopedPath?: boolean | undefined;
+  /**
+   * Let a flat path (no `/`) adopt unrecorded data when it starts with `<namespace>-`. Ambiguous:
+   * namespace `a` with claim `b-c` renders what namespace `a-b` with claim `c` does, so a claim can
+   * take over another namespace's data. Off by default; only with {@link namespaceScopedPath}.
+   */
+  readonly adoptAmbiguousNamespacePrefix?: boolean | undefined;
 }
 
 /**
- * Whether `path` lies below `namespace` (its first segment) or is a flat name of it (its first
- * segment starts with `<namespace>-`, as upstream's default `<ns>-<pvc>-<pv>` does).
+ * Whether `path` lies below `namespace`: its first segment is exactly the namespace; or, only when
+ * the class accepts the ambiguity, a flat name (no `/`) starting with `<namespace>-`, as upstream's
+ * default `<ns>-<pvc>-<pv>` does. A nested path whose first segment merely starts with
+ * `<namespace>-` belongs to another namespace as often as to this one (`team-a-b/…`).
  */
-function isNamespacePath(path: string, namespace: string): boolean {
+function isNamespacePath(path: string, namespace: string, acceptPrefix: boolean): boolean {
   const [first = ''] = path.split('/');
-  return path.includes('/')
-    ? first === namespace || first.startsWith(`${namespace}-`)
-    : first.startsWith(`${namespace}-`);
+  if (path.includes('/')) return first === namespace;
+  return acceptPrefix && first.startsWith(`${namespace}-`);
 }
 
 /** An `ownership` refusal of `path`. */
@@ -60,12 +68,13 @@ export async function checkAdoption(
     record === undefined ? 'already exists without an ownership record' : 'belongs to another claim';
   if (request.adopt !== true) throw ownershipError(path, `${found}; refusing to reuse it`);
   const { namespace, pvName } = request.owner;
+  const acceptPrefix = request.adoptAmbiguousNamespacePrefix === true;
   const sameNamespace =
-    record === undefined ? isNamespacePath(path, namespace) : record.namespace === namespace;
+    record === undefined ? isNamespacePath(path, namespace, acceptPrefix) : record.namespace === namespace;
   if (!sameNamespace) {
     throw ownershipError(
       path,
-      `${found}; adoption is limited to data of namespace ${JSON.stringify(namespace)}`,
+      `${found}; adoption is limited to data of namespace ${JSON.stringify(namespace)}: below a first segment that is exactly the namespace${path.includes('/') || acceptPrefix ? '' : ', or a flat name starting with "<namespace>-" when the class accepts that this prefix is ambiguous'}`,
     );
   }
   if (record !== undefined) {
@@ -86,8 +95,14 @@ export async function checkAdoption(
   const volume = await dir.openDirectory(leaf);
   if (volume === undefined) throw ownershipError(path, 'vanished while being adopted');
   try {
-    if ((await findBookkeeping(volume)) !== undefined) {
-      throw ownershipError(path, 'holds volumes or bookkeeping of this provisioner; refusing to adopt it');
+    await refuseParentAsVolume(volume);
+    // An upstream provisioner's nested volumes have no bookkeeping, only names like volumes'.
+    const found = await findBookkeeping(volume, { volumeLike: true });
+    if (found !== undefined) {
+      throw ownershipError(
+        path,
+        `holds ${JSON.stringify(found)}: volumes or bookkeeping of a provisioner, which deleting this claim's volume would take along; refusing to adopt it`,
+      );
     }
   } finally {
     await volume.close();

@@ -6,24 +6,38 @@
 
 import { type DirectoryHandle, nameText } from './directory-handle.ts';
 import { isReservedName } from './marker-names.ts';
+import { looksLikeVolume } from './volume-like.ts';
+
+/** What {@link findBookkeeping} looks for besides this package's own files. */
+export interface BookkeepingSearch {
+  /**
+   * Also directories named like volumes (an upstream provisioner's nested volumes have no
+   * bookkeeping, only their names).
+   */
+  readonly volumeLike?: boolean;
+}
 
 /**
  * The base-relative path of the first ownership record or parent marker found anywhere below `dir`
  * (links are never followed), or `undefined` when there is none.
  */
-export async function findBookkeeping(dir: DirectoryHandle): Promise<string | undefined> {
+export async function findBookkeeping(
+  dir: DirectoryHandle,
+  search: BookkeepingSearch = {},
+): Promise<string | undefined> {
   const names = await dir.readdir();
   const reserved = names.find((name) => isReservedName(nameText(name)));
   if (reserved !== undefined) return dir.pathOf(reserved);
   for (const name of names) {
     const stats = await dir.lstat(name);
     if (stats?.isDirectory() !== true) continue;
+    if (search.volumeLike === true && looksLikeVolume(nameText(name))) return dir.pathOf(name);
     // A directory swapped for a link meanwhile is refused by `openDirectory`: the caller retries.
     const child = await dir.openDirectory(name);
     if (child === undefined) continue;
     try {
-      const found = await findBookkeeping(child);
-      if (found !== undefined) return found;
+      const inner = await findBookkeeping(child, search);
+      if (inner !== undefined) return inner;
     } finally {
       await child.close();
     }

@@ -3,7 +3,6 @@
  * ownership record, then the directory itself, with permissions set through its own descriptor.
  */
 
-import { constants } from 'node:fs';
 import { type AdoptionRequest, checkAdoption, ownershipError, replaceReleased } from './adoption.ts';
 import {
   type DirectoryHandle,
@@ -13,24 +12,34 @@ import {
   sameIdentity,
 } from './directory-handle.ts';
 import { errnoCode, SafeFsError } from './errors.ts';
-import { isReservedName, parentMarkerName, volumeMarkerName } from './marker-names.ts';
+import { isReservedName, volumeMarkerName } from './marker-names.ts';
 import { type OwnershipRecord, readOwnershipRecord, writeOwnershipRecord } from './ownership-record.ts';
 import { closeAll, removeCreatedParent, split } from './parent-chain.ts';
+import { isParentInProgress, parentInProgressMode, writeParentMarker } from './parent-marker.ts';
 import type { RelativeVolumePath } from './relative-volume-path.ts';
 import { newRecord, timestampOf, type VolumeContext } from './volume-context.ts';
-import { refuseVolumeParent } from './volume-like.ts';
+import { refuseParentAsVolume, refuseVolumeParent } from './volume-like.ts';
 import { guardedContext, type WriteGuard } from './write-guard.ts';
 
 /** What {@link VolumeRoot.createVolume} applies and records. */
 export interface CreateVolumeOptions extends AdoptionRequest {
-  /** Permission bits (up to `0o7777`, so setgid works) set explicitly on the volume directory. */
+  /**
+   * Permission bits (up to `0o7777`, so setgid works) set explicitly on the volume directory; not
+   * `0o1700`, which marks a parent directory while it is being made or removed.
+   */
   readonly mode: number;
   /**
    * Permission bits of the parent directories a create makes; default `0o755` (upstream's): only
    * the provisioner may add, rename or remove entries beside volumes, which keeps workloads from
-   * swapping each other's volumes or records. Set `0o777` for the old behaviour.
+   * swapping each other's volumes or records. Set `0o777` for the old behaviour. Not `0o1700`.
    */
   readonly parentMode?: number | undefined;
+  /**
+   * Place the volume only below directories this package made as parents: an existing directory
+   * made by anyone else is refused, since its owner could swap the volume's path for a link. For
+   * volumes mounted by following links on the host (hostPath); default `false`.
+   */
+  readonly ownParentsOnly?: boolean | undefined;
   /** Owner set on every directory created; unchanged when absent. */
   readonly uid?: number | undefined;
   readonly gid?: number | undefined;
@@ -75,6 +84,9 @@ type Undo = Array<() => Promise<unknown>>;
 
 function checkMode(mode: number): void {
   if (!Number.isInteger(mode) || mode < 0 || mode > 0o7777) throw new RangeError(`invalid mode ${mode}`);
+  if (mode === parentInProgressMode) {
+    throw new RangeError(`mode 0o1700 is reserved: it marks a parent directory being made or removed`);
+  }
 }
 
 function checkCreateOptions(options: CreateVolumeOptions): void {
@@ -124,8 +136,10 @@ async function openExistingParent(
   const existing = await dir.openDirectory(name);
   if (existing === undefined) return undefined;
   try {
-    const allowUnrecorded = options.adopt === true && options.namespaceScopedPath === true;
-    await refuseVolumeParent(dir, name, existing, allowUnrecorded);
+    await refuseVolumeParent(dir, name, existing, {
+      allowUnrecorded: options.adopt === true && options.namespaceScopedPath === true,
+      ownParentsOnly: options.ownParentsOnly === true,
+    });
   } catch (err) {
     await existing.close();
     throw err;
@@ -133,6 +147,13 @@ async function openExistingParent(
   return existing;
 }
 
+/**
+ * Opens parent `name`, making it when absent. A volume of that name publishes its record before its
+ * `mkdir`, so a record without a directory is a volume being made: refused. A parent is made with
+ * {@link parentInProgressMode} and keeps it until its marker exists, so a volume create whose `mkdir`
+ * of the same name loses to this one sees a parent, never an empty directory it could take for its
+ * own; one whose `mkdir` wins makes this `mkdir` fail, and its record is then seen.
+ */
 async function openOrCreateParent(
   context: VolumeContext,
   dir: DirectoryHandle,
@@ -142,9 +163,12 @@ async function openOrCreateParent(
 ): Promise<DirectoryHandle> {
   const existing = await openExistingParent(dir, name, options);
   if (existing !== undefined) return existing;
+  if ((await dir.lstat(volumeMarkerName(name))) !== undefined) {
+    throw ownershipError(dir.pathOf(name), 'is a volume being made; volumes cannot be nested');
+  }
   let child: DirectoryHandle;
   try {
-    child = await makeDirectory(dir, name, options.parentMode ?? defaultParentMode, options, undo, true);
+    child = await makeDirectory(dir, name, parentInProgressMode, options, undo, true);
   } catch (err) {
     // Another provision created it between our open and mkdir: use theirs, it is not ours to mark.
     const raced = errnoCode(err) === 'EEXIST' ? await openExistingParent(dir, name, options) : undefined;
@@ -153,18 +177,11 @@ async function openOrCreateParent(
   }
   try {
     undo.push(() => removeCreatedParent(dir, child, name));
-    const marker = await child.openFile(
-      parentMarkerName,
-      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL,
-      0o600,
+    await writeParentMarker(
+      child,
+      `${JSON.stringify({ createdFor: options.owner.pvName, createdAt: timestampOf(context) })}\n`,
     );
-    try {
-      await marker.writeFile(
-        `${JSON.stringify({ createdFor: options.owner.pvName, createdAt: timestampOf(context) })}\n`,
-      );
-    } finally {
-      await marker.close();
-    }
+    await child.setAttributes(options.parentMode ?? defaultParentMode, options.uid, options.gid);
   } catch (err) {
     // The caller never sees this handle: close it after the undo steps that use it (run in reverse).
     undo.unshift(() => child.close());
@@ -186,7 +203,7 @@ async function makeDirectory(
   undo: Undo,
   isParent: boolean,
 ): Promise<DirectoryHandle> {
-  await dir.mkdir(name, 0o700);
+  await dir.mkdir(name, isParent ? mode : 0o700);
   undo.push(() => dir.rmdir(name));
   const child = await dir.openDirectory(name);
   if (child === undefined) {
@@ -199,7 +216,10 @@ async function makeDirectory(
   }
   try {
     await checkFresh(dir, name, child, isParent);
-    await child.setAttributes(mode, options.uid, options.gid);
+    // A parent keeps its in-progress mode (the umask may have cleared none of it, or the sticky bit
+    // on a file system that drops it from mkdir) until its marker is written.
+    if (!isParent) await child.setAttributes(mode, options.uid, options.gid);
+    else if (!isParentInProgress(await child.stat())) await child.setAttributes(mode, undefined, undefined);
   } catch (err) {
     await child.close();
     throw err;
@@ -294,12 +314,25 @@ async function claimLeaf(
       await makeLeaf(dir, leaf, options, undo);
     } catch (err) {
       if (errnoCode(err) !== 'EEXIST') throw err;
+      // Another claim's parent won the mkdir: refused, and the undo takes this record away.
+      await refuseParentNamed(dir, leaf);
       // A concurrent provision of the same claim read this record and made the directory first:
       // the record is that volume's now, so a later failure here must not take it away.
       undo.splice(undo.indexOf(dropRecord), 1);
       return completeOwn(dir, leaf, true, options, undo);
     }
     return 'created';
+  }
+}
+
+/** {@link refuseParentAsVolume} for directory `leaf` of `dir`. */
+async function refuseParentNamed(dir: DirectoryHandle, leaf: string): Promise<void> {
+  const existing = await dir.openDirectory(leaf);
+  if (existing === undefined) throw ownershipError(dir.pathOf(leaf), 'vanished while being made');
+  try {
+    await refuseParentAsVolume(existing);
+  } finally {
+    await existing.close();
   }
 }
 
@@ -325,6 +358,8 @@ async function completeOwn(
   const volume = await dir.openDirectory(leaf);
   if (volume === undefined) throw ownershipError(dir.pathOf(leaf), 'vanished while being reused');
   try {
+    // The directory may be another claim's parent that won the mkdir, not this claim's volume.
+    await refuseParentAsVolume(volume);
     await volume.setAttributes(options.mode, options.uid, options.gid);
   } finally {
     await volume.close();

@@ -6,6 +6,12 @@
 import { type DirectoryHandle, openBase } from './directory-handle.ts';
 import { errnoCode } from './errors.ts';
 import { parentMarkerName } from './marker-names.ts';
+import {
+  isParentInProgress,
+  parentInProgressMode,
+  readParentMarker,
+  writeParentMarker,
+} from './parent-marker.ts';
 import { parseRelativeVolumePath, type RelativeVolumePath } from './relative-volume-path.ts';
 import type { VolumeContext } from './volume-context.ts';
 import { refuseVolumeParent } from './volume-like.ts';
@@ -59,7 +65,9 @@ export async function withParents<T>(
       const next = await dir.openDirectory(name);
       if (next === undefined) return options.ifMissing;
       chain.push(next);
-      if (options.refuseNested) await refuseVolumeParent(dir, name, next, false);
+      if (options.refuseNested) {
+        await refuseVolumeParent(dir, name, next, { allowUnrecorded: false, ownParentsOnly: false });
+      }
       dir = next;
     }
     if (options.readOnly !== true) await context.touch(dir);
@@ -71,7 +79,9 @@ export async function withParents<T>(
 
 /**
  * Removes `dir` (named `name` in `parent`) if this package created it as a parent and nothing but
- * that marker is left in it. Returns whether it was removed; losing a race is not an error.
+ * that marker is left in it. Returns whether it was removed; losing a race is not an error. The
+ * directory takes {@link parentInProgressMode} before its marker goes, and gets both back when
+ * something was put into it meanwhile.
  */
 export async function removeCreatedParent(
   parent: DirectoryHandle,
@@ -80,14 +90,27 @@ export async function removeCreatedParent(
 ): Promise<boolean> {
   const names = await dir.readdir();
   if (names.length !== 1 || names[0] !== parentMarkerName) return false;
+  const [stats, marker] = [await dir.stat(), await readParentMarker(dir)];
+  // Another removal is under way (or the marker just went): it is theirs to finish.
+  if (marker === undefined || isParentInProgress(stats)) return false;
+  await dir.setAttributes(parentInProgressMode, undefined, undefined);
   try {
     await dir.unlink(parentMarkerName);
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return false;
+    throw err;
+  }
+  try {
     await parent.rmdir(name);
     return true;
   } catch (err) {
     const code = errnoCode(err);
-    if (code === 'ENOENT' || code === 'ENOTEMPTY' || code === 'EEXIST') return false;
-    throw err;
+    if (code === 'ENOENT') return false;
+    if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err;
+    // A create put a volume in it meanwhile: it stays a parent, marked and usable again.
+    await writeParentMarker(dir, marker);
+    await dir.setAttributes(stats.mode & 0o7777, undefined, undefined);
+    return false;
   }
 }
 

@@ -6,9 +6,15 @@
 import { ownershipError } from './adoption.ts';
 import { archiveCandidate, maxArchiveAttempts } from './archive-name.ts';
 import { findBookkeeping } from './bookkeeping-search.ts';
-import { type DirectoryHandle, isMissing, nonDirectoryError, sameIdentity } from './directory-handle.ts';
+import {
+  type DirectoryHandle,
+  isMissing,
+  nameText,
+  nonDirectoryError,
+  sameIdentity,
+} from './directory-handle.ts';
 import { errnoCode, SafeFsError } from './errors.ts';
-import { volumeMarkerName } from './marker-names.ts';
+import { isReservedName, volumeMarkerName } from './marker-names.ts';
 import { type OwnershipRecord, readOwnershipRecord, writeOwnershipRecord } from './ownership-record.ts';
 import { type ParentChain, removeEmptyParents, withParents } from './parent-chain.ts';
 import type { RelativeVolumePath } from './relative-volume-path.ts';
@@ -108,17 +114,26 @@ async function forgetMissing(
 }
 
 /**
- * Refuses an unrecorded directory (an upstream provisioner's) that holds volumes or parents of this
- * package: removing or moving it would take their data along.
+ * Refuses a volume directory that holds volumes or parents of this package: removing or moving it
+ * would take their data along. An unrecorded directory (an upstream provisioner's) may have received
+ * them anywhere below it, so its whole tree is searched. Below a recorded volume every create is
+ * refused, so the only way in was two creates racing for its name, which leaves their marks in its
+ * top level (the parent marker and the inner volume's record): that is where it is searched, at the
+ * cost of one listing.
  */
-async function refuseHostingVolumes(volume: DirectoryHandle): Promise<void> {
-  const found = await findBookkeeping(volume);
+async function refuseHostingVolumes(volume: DirectoryHandle, recorded: boolean): Promise<void> {
+  const found = recorded ? await topLevelBookkeeping(volume) : await findBookkeeping(volume);
   if (found !== undefined) {
     throw ownershipError(
       volume.path,
-      `has no ownership record but holds volumes of this provisioner (found ${JSON.stringify(found)}); refusing to touch it`,
+      `holds another volume's bookkeeping (found ${JSON.stringify(found)}), so removing it would take that volume's data along; refusing to touch it`,
     );
   }
+}
+
+async function topLevelBookkeeping(volume: DirectoryHandle): Promise<string | undefined> {
+  const reserved = (await volume.readdir()).find((name) => isReservedName(nameText(name)));
+  return reserved === undefined ? undefined : volume.pathOf(reserved);
 }
 
 function vanished(dir: DirectoryHandle, leaf: string): SafeFsError {
@@ -167,8 +182,8 @@ export function deleteVolume(
       const volume = await dir.openDirectory(leaf);
       if (volume === undefined) throw vanished(dir, leaf);
       try {
-        if (record === undefined) await refuseHostingVolumes(volume);
-        else await markRemoving(context, dir, leaf, record);
+        await refuseHostingVolumes(volume, record !== undefined);
+        if (record !== undefined) await markRemoving(context, dir, leaf, record);
         await emptyDirectory(volume);
         // What was emptied must be what is about to be removed by name.
         const listed = await dir.lstat(leaf);
@@ -205,17 +220,14 @@ export function archiveVolume(
         return missing;
       }
       if (!stats.isDirectory()) throw nonDirectoryError(dir.pathOf(leaf), stats);
-      if (record === undefined) {
-        const volume = await dir.openDirectory(leaf);
-        if (volume === undefined) throw vanished(dir, leaf);
-        try {
-          await refuseHostingVolumes(volume);
-        } finally {
-          await volume.close();
-        }
-      } else {
-        await markRemoving(context, dir, leaf, record);
+      const volume = await dir.openDirectory(leaf);
+      if (volume === undefined) throw vanished(dir, leaf);
+      try {
+        await refuseHostingVolumes(volume, record !== undefined);
+      } finally {
+        await volume.close();
       }
+      if (record !== undefined) await markRemoving(context, dir, leaf, record);
       for (let attempt = 1; attempt <= maxArchiveAttempts; attempt++) {
         const name = archiveCandidate(leaf, options.pvName, attempt);
         if (await moveToUnused(dir, leaf, name, record)) {

@@ -68,7 +68,13 @@ describe('adopting existing data (R7)', () => {
     await writeFile(join(base, 'ns1-data/file'), 'kept');
     const root = new VolumeRoot(base);
     const owner = ownerOf('ns1', 'data', 'u1');
-    const options = { owner, mode: 0o777, adopt: true, namespaceScopedPath: true };
+    const options = {
+      owner,
+      mode: 0o777,
+      adopt: true,
+      namespaceScopedPath: true,
+      adoptAmbiguousNamespacePrefix: true,
+    };
 
     expect(await root.createVolume(path('ns1-data'), options)).toBe('adopted');
     expect(await readFile(join(base, 'ns1-data/file'), 'utf8')).toBe('kept');
@@ -76,7 +82,7 @@ describe('adopting existing data (R7)', () => {
     await mkdir(join(base, 'ns1-host'));
     await root.createVolume(path('ns1-host/inner'), { owner: ownerOf('ns1', 'inner', 'u2'), mode: 0o777 });
     const err = await rejection(root.createVolume(path('ns1-host'), options));
-    expect(err.message).toContain('holds volumes or bookkeeping of this provisioner');
+    expect(err.message).toContain('is a parent directory of other volumes');
   });
 
   it('refuses unrecorded data when the path is not scoped to the namespace by the pattern (shared/team-b-db for namespace shared)', async () => {
@@ -159,7 +165,7 @@ describe('adopting existing data (R7)', () => {
     );
 
     expect(err.kind).toBe('ownership');
-    expect(err.message).toContain('holds volumes or bookkeeping of this provisioner');
+    expect(err.message).toContain('is a parent directory of other volumes');
     expect(err.message).not.toMatch(/\.y\.|secret/);
     expect(await root.readOwner(path('team-a/x'))).toBeUndefined();
     expect(await root.readOwner(path('team-a/x/y'))).toMatchObject({ claimUid: 'u2' });

@@ -23,7 +23,7 @@ describe('unrecorded directories holding volumes of this package', () => {
 
       await expect(root.deleteVolume(path(legacy), { pvName: 'pvc-legacy' })).rejects.toMatchObject({
         kind: 'ownership',
-        message: expect.stringContaining('holds volumes of this provisioner'),
+        message: expect.stringContaining("holds another volume's bookkeeping"),
       });
       await expect(root.archiveVolume(path(legacy), { pvName: 'pvc-legacy' })).rejects.toMatchObject({
         kind: 'ownership',
