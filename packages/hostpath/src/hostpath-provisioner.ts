@@ -259,6 +259,9 @@ export class HostPathProvisioner implements Provisioner {
       // The class mode, but never writable by group or others: whoever can write a parent can swap
       // the volumes and records in it.
       parentMode: parameters.mode & ~0o022,
+      // kubelet mounts hostPath volumes following links: a directory someone else made could have
+      // the volume's path swapped for one.
+      ownParentsOnly: true,
       uid: parameters.uid,
       gid: parameters.gid,
       beforeEachWrite: () => context.assertLeader(),

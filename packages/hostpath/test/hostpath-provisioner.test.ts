@@ -145,6 +145,22 @@ describe('per-node provisioning', () => {
     expect(await readdir(root.path)).toEqual([]);
   });
 
+  it('refuses a volume below a directory it did not make, whose owner could swap the volume for a link', async () => {
+    await using root = await temporaryRoot();
+    await mkdir(join(root.path, 'legacy-app'));
+    const byAnnotation = storageClass({ pathPattern: '${.PVC.annotations.dir}' });
+    const provisioner = perNode(root.path);
+
+    const legacy = claim({ node: 'node-a', annotations: { dir: 'legacy-app/x' } });
+    const error = failed(await provisioner.provision(provisionOptions(legacy, byAnnotation), context), false);
+    const own = claim({ node: 'node-a', name: 'own', uid: 'u-own', annotations: { dir: 'apps/x' } });
+    const pv = provisioned(await provisioner.provision(provisionOptions(own, byAnnotation), context));
+
+    expect(error.message).toContain('was not made by this provisioner as a parent');
+    expect(await readdir(join(root.path, 'legacy-app'))).toEqual([]);
+    expect(pv.spec?.hostPath?.path ?? pv.spec?.local?.path).toBe(join(root.path, 'apps/x'));
+  });
+
   it('is idempotent for the same claim', async () => {
     await using root = await temporaryRoot();
     const provisioner = perNode(root.path);

@@ -25,9 +25,20 @@ export interface ClassParameters {
    * directory kept by `onDelete: retain` for a claim of that namespace (nfs-subdir only). Default false.
    */
   readonly adoptExisting: boolean;
+  /**
+   * With `adoptExisting`, let a flat pattern (`${.PVC.namespace}-…`, no `/`) adopt unrecorded data
+   * named `<namespace>-…`. The prefix is ambiguous: namespace `a` with claim `b-c` renders what
+   * namespace `a-b` with claim `c` does, so a claim may take over another namespace's data. Default false.
+   */
+  readonly adoptAmbiguousNamespacePrefix: boolean;
 }
 
-type ParameterName = 'onDelete' | 'archiveOnDelete' | 'pathPattern' | 'adoptExisting';
+type ParameterName =
+  | 'onDelete'
+  | 'archiveOnDelete'
+  | 'pathPattern'
+  | 'adoptExisting'
+  | 'adoptAmbiguousNamespacePrefix';
 
 // Any pathPattern is accepted here; its renders are validated per claim.
 type CheckedParameter = Exclude<ParameterName, 'pathPattern'>;
@@ -36,11 +47,18 @@ const accepted: Readonly<Record<CheckedParameter, string>> = {
   onDelete: deletePolicies.join(', '),
   archiveOnDelete: goBooleanSpellings,
   adoptExisting: 'true, false',
+  adoptAmbiguousNamespacePrefix: 'true, false',
 };
 
 const parametersOf: Readonly<Record<NfsDialect, readonly ParameterName[]>> = {
   'nfs-client': ['archiveOnDelete'],
-  'nfs-subdir': ['onDelete', 'archiveOnDelete', 'pathPattern', 'adoptExisting'],
+  'nfs-subdir': [
+    'onDelete',
+    'archiveOnDelete',
+    'pathPattern',
+    'adoptExisting',
+    'adoptAmbiguousNamespacePrefix',
+  ],
 };
 
 /**
@@ -58,7 +76,7 @@ export function parseClassParameters(
   let onDelete: DeletePolicy | undefined;
   let archive = true;
   let pathPattern: string | undefined;
-  let adoptExisting = false;
+  const flags = { adoptExisting: false, adoptAmbiguousNamespacePrefix: false };
   for (const [key, value] of Object.entries(parameters ?? {})) {
     const name = known.find((candidate) => candidate === key);
     const invalid = (parameter: CheckedParameter): void => {
@@ -84,7 +102,8 @@ export function parseClassParameters(
         pathPattern = patternOf(value);
         break;
       case 'adoptExisting':
-        if (value === 'true' || value === 'false') adoptExisting = value === 'true';
+      case 'adoptAmbiguousNamespacePrefix':
+        if (value === 'true' || value === 'false') flags[name] = value === 'true';
         else invalid(name);
         break;
     }
@@ -92,7 +111,7 @@ export function parseClassParameters(
   if (problems.length > 0) {
     throw new InfeasibleError(`invalid StorageClass parameters: ${problems.join('; ')}`);
   }
-  return { onDelete: onDelete ?? (archive ? 'archive' : 'delete'), pathPattern, adoptExisting };
+  return { onDelete: onDelete ?? (archive ? 'archive' : 'delete'), pathPattern, ...flags };
 }
 
 /**

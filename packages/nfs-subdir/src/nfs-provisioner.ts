@@ -80,14 +80,14 @@ export const reasonExportRootKept = 'VolumeExportRootKept';
  * A render cleaned as upstream's `filepath.Join` cleans it, minus what could leave the export or
  * hide a mistake: empty and `.` segments go (`data/`, `./x`, `a//b`, a missing annotation at the
  * end); `..` stays, and so does a leading `/` (a value meant as an absolute path), for validation to
- * refuse. An empty result means the default name, as upstream master.
+ * refuse. An empty result, or one of only `/` and `.` (leading `/` included), means the default
+ * name, as upstream master.
  */
 function cleanRender(rendered: string): string {
+  const segments = rendered.split('/');
+  if (segments.every((segment) => segment === '' || segment === '.')) return '';
   if (rendered.startsWith('/')) return rendered;
-  return rendered
-    .split('/')
-    .filter((segment) => segment !== '' && segment !== '.')
-    .join('/');
+  return segments.filter((segment) => segment !== '' && segment !== '.').join('/');
 }
 
 /** Event reason when a claim takes over an existing directory (`adoptExisting`). */
@@ -167,6 +167,7 @@ export class NfsProvisioner implements Provisioner {
           parentMode,
           adopt: parameters.adoptExisting,
           namespaceScopedPath: startsWithNamespace(parameters.pathPattern),
+          adoptAmbiguousNamespacePrefix: parameters.adoptAmbiguousNamespacePrefix,
           beforeEachWrite: () => context.assertLeader(),
         },
         context,

@@ -19,6 +19,7 @@ describe('parseClassParameters', () => {
       onDelete: 'archive',
       pathPattern: undefined,
       adoptExisting: false,
+      adoptAmbiguousNamespacePrefix: false,
     });
     expect(parseClassParameters('nfs-client', {}).onDelete).toBe('archive');
   });
@@ -58,7 +59,7 @@ describe('parseClassParameters', () => {
     ],
     [
       { pathPatern: 'x' },
-      'unknown parameter "pathPatern": accepted parameters: onDelete, archiveOnDelete, pathPattern, adoptExisting',
+      'unknown parameter "pathPatern": accepted parameters: onDelete, archiveOnDelete, pathPattern, adoptExisting, adoptAmbiguousNamespacePrefix',
     ],
     [
       { adoptExisting: 'yes' },

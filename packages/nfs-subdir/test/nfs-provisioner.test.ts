@@ -77,6 +77,18 @@ describe('provisioning', () => {
     expect((await stat(root.path)).mode).toBe(modeBefore);
   });
 
+  it.each(['/', '/./', '/.', './/'])(
+    'falls back to the default name for a render of only / and . (%j), as the README says',
+    async (value) => {
+      await using root = await temporaryRoot();
+      const pvc = claim({ namespace: 'team-a', name: 'db', annotations: { dir: value } });
+      const options = provisionOptions(pvc, storageClass({ pathPattern: '${.PVC.annotations.dir}' }));
+      const pv = provisioned(await nfsProvisioner('nfs-subdir', root.path).provision(options, context));
+
+      expect(pv.spec?.nfs?.path).toBe(`/export/team-a-db-${options.pvName}`);
+    },
+  );
+
   it('refuses claims with a selector, as upstream', async () => {
     await using root = await temporaryRoot();
     const pvc = claim();

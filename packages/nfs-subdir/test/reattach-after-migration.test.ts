@@ -20,7 +20,7 @@ import {
 } from './fixtures.ts';
 
 const flat = { pathPattern: '${.PVC.namespace}-${.PVC.name}' };
-const adopting = storageClass({ ...flat, adoptExisting: 'true' });
+const adopting = storageClass({ ...flat, adoptExisting: 'true', adoptAmbiguousNamespacePrefix: 'true' });
 
 async function upstreamDirectory(root: string, relative: string): Promise<void> {
   await mkdir(join(root, relative), { recursive: true });
@@ -50,7 +50,7 @@ describe('unrecorded directories of the upstream programs', () => {
     ]);
   });
 
-  it('still refuses it without adoptExisting, and for patterns not starting with the namespace', async () => {
+  it('still refuses it without adoptExisting or adoptAmbiguousNamespacePrefix, and for patterns not starting with the namespace', async () => {
     await using root = await temporaryRoot();
     await upstreamDirectory(root.path, 'team-a-db');
     await upstreamDirectory(root.path, 'db');
@@ -64,7 +64,11 @@ describe('unrecorded directories of the upstream programs', () => {
     const byName = storageClass({ pathPattern: '${.PVC.name}', adoptExisting: 'true' });
     const foreign = failed(await provisioner.provision(provisionOptions(pvc, byName), context), false);
 
+    const unambiguous = storageClass({ ...flat, adoptExisting: 'true' });
+    const ambiguous = failed(await provisioner.provision(provisionOptions(pvc, unambiguous), context), false);
+
     expect(unasked.message).toContain('already exists without an ownership record; refusing to reuse it');
+    expect(ambiguous.message).toContain('when the class accepts that this prefix is ambiguous');
     expect(foreign.message).toContain('adoption is limited to data of namespace "team-a"');
     expect((await readdir(root.path)).sort()).toEqual(['db', 'team-a-db']);
   });

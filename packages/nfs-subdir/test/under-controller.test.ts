@@ -108,4 +108,60 @@ describe('under ProvisionController', () => {
       expect(await readdir(root.path)).toEqual([]);
     });
   });
+
+  it("never nests two claims of upstream's README class created together: one of each pair gets its volume", async () => {
+    await using root = await temporaryRoot();
+    const namespaces = Array.from({ length: 12 }, (_, index) => `team-r${index}`);
+    await withController(root.path, async (api) => {
+      api.seed(resources.storageClasses, {
+        ...storageClass({
+          pathPattern: '${.PVC.namespace}/${.PVC.annotations.nfs.io/storage-path}',
+          onDelete: 'delete',
+        }),
+        apiVersion: 'storage.k8s.io/v1',
+        kind: 'StorageClass',
+      });
+      // `app` forgets the annotation: it renders `<ns>/`, cleaned to `<ns>`, the parent of `<ns>/db`.
+      for (const namespace of namespaces) {
+        api.seed(
+          resources.persistentVolumeClaims,
+          pendingClaim({ namespace, name: 'app', uid: `${namespace}-app` }),
+        );
+        api.seed(
+          resources.persistentVolumeClaims,
+          pendingClaim({
+            namespace,
+            name: 'db',
+            uid: `${namespace}-db`,
+            annotations: { 'nfs.io/storage-path': 'db' },
+          }),
+        );
+      }
+      const volumes = await eventually(() => {
+        const provisioned = api.objects(resources.persistentVolumes);
+        const refused = new Set(
+          api
+            .objects(resources.events)
+            .filter((event) => event.reason === 'ProvisioningFailed')
+            .map((event) => event.involvedObject?.uid),
+        );
+        for (const namespace of namespaces) {
+          const claims = [`${namespace}-app`, `${namespace}-db`];
+          const settled = claims.filter(
+            (uid) => refused.has(uid) || provisioned.some((pv) => pv.spec?.claimRef?.uid === uid),
+          );
+          expect(settled).toHaveLength(2);
+        }
+        return provisioned;
+      });
+
+      const paths = volumes.map((pv) => pv.spec?.nfs?.path ?? '');
+      for (const outer of paths) {
+        expect(paths.filter((inner) => inner.startsWith(`${outer}/`))).toEqual([]);
+      }
+      for (const namespace of namespaces) {
+        expect(volumes.filter((pv) => pv.spec?.claimRef?.namespace === namespace)).toHaveLength(1);
+      }
+    });
+  });
 });

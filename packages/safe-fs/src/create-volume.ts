@@ -176,7 +176,7 @@ async function openOrCreateParent(
     return raced;
   }
   try {
-    undo.push(() => removeCreatedParent(dir, child, name));
+    undo.push(() => removeCreatedParent(dir, child, name, true));
     await writeParentMarker(
       child,
       `${JSON.stringify({ createdFor: options.owner.pvName, createdAt: timestampOf(context) })}\n`,

@@ -81,19 +81,21 @@ export async function withParents<T>(
  * Removes `dir` (named `name` in `parent`) if this package created it as a parent and nothing but
  * that marker is left in it. Returns whether it was removed; losing a race is not an error. The
  * directory takes {@link parentInProgressMode} before its marker goes, and gets both back when
- * something was put into it meanwhile.
+ * something was put into it meanwhile. `undoingCreate` says this very call made it and is taking it
+ * back: it may still have that mode.
  */
 export async function removeCreatedParent(
   parent: DirectoryHandle,
   dir: DirectoryHandle,
   name: string,
+  undoingCreate = false,
 ): Promise<boolean> {
   const names = await dir.readdir();
   if (names.length !== 1 || names[0] !== parentMarkerName) return false;
   const [stats, marker] = [await dir.stat(), await readParentMarker(dir)];
   // Another removal is under way (or the marker just went): it is theirs to finish.
-  if (marker === undefined || isParentInProgress(stats)) return false;
-  await dir.setAttributes(parentInProgressMode, undefined, undefined);
+  if (marker === undefined || (isParentInProgress(stats) && !undoingCreate)) return false;
+  if (!isParentInProgress(stats)) await dir.setAttributes(parentInProgressMode, undefined, undefined);
   try {
     await dir.unlink(parentMarkerName);
   } catch (err) {

@@ -24,8 +24,10 @@ export interface PathPatternValues {
 const placeholder = /\$\{\.PVC\.((labels|annotations)\.([^\n]*?)|[^\n]*?)\}|\$\{\.PV\.([^\n]*?)\}/gu;
 
 function lookup(map: Readonly<Record<string, string>> | undefined, key: string): string {
-  // Own properties only: `${.PVC.labels.constructor}` must not render `Object`'s source text.
-  return map !== undefined && Object.hasOwn(map, key) ? (map[key] ?? '') : '';
+  // Own properties only: `${.PVC.labels.constructor}` must not render `Object`'s source text. The
+  // API only stores strings; anything else (a hand-built object) renders as a missing key would.
+  const value: unknown = map !== undefined && Object.hasOwn(map, key) ? map[key] : undefined;
+  return typeof value === 'string' ? value : '';
 }
 
 /**

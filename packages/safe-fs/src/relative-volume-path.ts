@@ -12,12 +12,13 @@ export type RelativeVolumePath = string & { readonly [relativeVolumePathBrand]: 
 
 const maxSegmentBytes = 255;
 const maxPathBytes = 4096;
-// C0 controls and DEL. NUL is refused by the kernel anyway; the others are legal in names but break
-// log lines, events and shell tooling, and no sane pattern needs them.
+// C0 controls, DEL and C1 controls (U+0080-U+009F, e.g. U+0085 next line, U+009B control sequence
+// introducer). NUL is refused by the kernel anyway; the others are legal in names but break log
+// lines, events and terminals, and no sane pattern needs them.
 function hasControlCharacter(text: string): boolean {
   for (let index = 0; index < text.length; index++) {
     const code = text.charCodeAt(index);
-    if (code < 0x20 || code === 0x7f) return true;
+    if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) return true;
   }
   return false;
 }

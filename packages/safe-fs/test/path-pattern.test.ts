@@ -49,6 +49,14 @@ describe('renderPathPattern', () => {
     );
   });
 
+  it('renders a value that is not a string as a missing key', () => {
+    const annotations = { count: 3, dir: 'x' } as unknown as Record<string, string>;
+    const claim = { ...values.claim, annotations };
+    expect(renderPathPattern('${.PVC.annotations.count}/${.PVC.annotations.dir}', { ...values, claim })).toBe(
+      '/x',
+    );
+  });
+
   it('treats the placeholder text like Go: a newline ends the key', () => {
     expect(renderPathPattern('${.PVC.labels.a\npp}', values)).toBe('${.PVC.labels.a\npp}');
   });

@@ -45,6 +45,8 @@ describe('parseRelativeVolumePath', () => {
     ['a\u0000b', 'it contains a NUL character'],
     ['a\nb', 'it contains a control character'],
     ['a\u007fb', 'it contains a control character'],
+    ['a\u0085b', 'it contains a control character'],
+    ['a\u009bb', 'it contains a control character'],
     ['a\ud800b', 'it is not well-formed Unicode'],
     ['x'.repeat(256), 'it has a segment longer than 255 bytes'],
     ['é'.repeat(128), 'it has a segment longer than 255 bytes'],
