@@ -94,9 +94,9 @@ function cleanRender(rendered: string): string {
 export const reasonAdopted = 'VolumeAdopted';
 
 /**
- * Whether every render of `pattern` starts with the claim's namespace, so a directory it renders can
- * only be that namespace's (flat `${.PVC.namespace}-${.PVC.name}` included, as the issue asks; see
- * the package README for the residual `a` + `b-c` / `a-b` + `c` ambiguity).
+ * Whether every render of `pattern` starts with the claim's namespace. safe-fs then counts a path as
+ * the namespace's when its first segment is the namespace; a flat `<ns>-…` name only with the class's
+ * `adoptAmbiguousNamespacePrefix` (namespaces `a` + `b-c` and `a-b` + `c` render the same name).
  */
 function startsWithNamespace(pattern: string | undefined): boolean {
   return pattern?.startsWith(namespacePlaceholder) === true;
