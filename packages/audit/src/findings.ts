@@ -15,6 +15,8 @@ import { isArchivedPath, type VolumeScan } from './volume-scan.ts';
  * - `directory-without-pv`: a recorded or upstream-named volume directory no PV points at, neither
  *   archived nor released (retained);
  * - `claim-provisioned-twice`: two or more PVs whose `claimRef.uid` is the same claim;
+ * - `nested-volume`: a volume directory inside another (deleting the outer would take the inner's
+ *   data along; the outer's workload can read and replace it);
  * - `finalizer-stuck`: a PV with the provisioner's finalizer, deleted longer ago than the grace;
  * - `released-delete`: a `Released` PV with reclaim policy `Delete` older than the grace, which the
  *   provisioner should have deleted;
@@ -27,6 +29,7 @@ export type FindingKind =
   | 'pv-directory-mismatch'
   | 'directory-without-pv'
   | 'claim-provisioned-twice'
+  | 'nested-volume'
   | 'finalizer-stuck'
   | 'released-delete'
   | 'temporary-file'
@@ -39,6 +42,7 @@ export const findingKinds: readonly FindingKind[] = [
   'pv-directory-mismatch',
   'directory-without-pv',
   'claim-provisioned-twice',
+  'nested-volume',
   'finalizer-stuck',
   'released-delete',
   'temporary-file',
@@ -123,6 +127,27 @@ function seconds(ms: number): string {
   return `${Math.round(ms / 1000)} s`;
 }
 
+/** A finding for every volume path (of a PV or found on disk) that lies inside another. */
+function nestedVolumes(paths: readonly string[]): Finding[] {
+  const volumes = new Set(paths);
+  const findings: Finding[] = [];
+  for (const path of volumes) {
+    const segments = path.split('/');
+    const outer = segments
+      .slice(0, -1)
+      .map((_, index) => segments.slice(0, index + 1).join('/'))
+      .find((ancestor) => volumes.has(ancestor));
+    if (outer === undefined) continue;
+    findings.push({
+      kind: 'nested-volume',
+      pvs: [],
+      path,
+      message: `volume ${path} lies inside volume ${outer}: deleting ${outer} would remove its data`,
+    });
+  }
+  return findings;
+}
+
 /** Compares the API server's view with the root's and lists what does not add up. */
 export function judge(input: JudgeInput): Judgement {
   const { layout, cluster, scan, nowMs, graceMs } = input;
@@ -190,6 +215,7 @@ export function judge(input: JudgeInput): Judgement {
   }
 
   findings.push(...duplicateClaims(volumes, cluster.boundVolumeOfClaim));
+  findings.push(...nestedVolumes([...pointedAt, ...directories.keys()]));
 
   let archived = 0;
   let retained = 0;

@@ -51,6 +51,24 @@ describe('judge', () => {
     expect(findings).toEqual([]);
   });
 
+  it('reports a volume inside another, as a nesting race left them', () => {
+    const findings = run(
+      [
+        { name: 'pvc-1', path: 'o1' },
+        { name: 'pvc-2', path: 'o1/db' },
+      ],
+      [{ path: 'o1', record: record('pvc-1') }],
+    );
+    expect(findings.filter((finding) => finding.kind === 'nested-volume')).toEqual([
+      {
+        kind: 'nested-volume',
+        pvs: [],
+        path: 'o1/db',
+        message: 'volume o1/db lies inside volume o1: deleting o1 would remove its data',
+      },
+    ]);
+  });
+
   it('reports a PV whose directory is missing, or outside the export', () => {
     const findings = run(
       [
