@@ -3,6 +3,7 @@
  * returned as an `nfs` PV. All filesystem work goes through `@kube-provisioner/safe-fs`, so no path
  * derived from a claim or a PV can leave the export or follow a link planted in it.
  */
+import { lstat } from 'node:fs/promises';
 import {
   InfeasibleError,
   type OperationContext,
@@ -152,6 +153,7 @@ export class NfsProvisioner implements Provisioner {
         throw new InfeasibleError('claim Selector is not supported');
       }
       const relative = this.#volumePath(parameters, pvc, pvName);
+      if (parameters.adoptExisting) await this.#refuseHostingVolumes(relative, context);
       context.signal.throwIfAborted();
       const outcome = await this.#createVolume(
         relative,
@@ -263,6 +265,30 @@ export class NfsProvisioner implements Provisioner {
   async #isUnrecordedNested(relative: RelativeVolumePath): Promise<boolean> {
     if (this.#deleteUnrecordedNested || !relative.includes('/')) return false;
     return (await this.#root.readOwner(relative)) === undefined;
+  }
+
+  /**
+   * Refuses a render that holds another PV's directory of this export below it: adopting it would
+   * hand that volume's data to this claim, and this claim's Delete would remove it. The upstream
+   * programs' nested volumes have no record and may have any name, so only the API knows them.
+   */
+  async #refuseHostingVolumes(relative: RelativeVolumePath, context: OperationContext): Promise<void> {
+    if (this.#owners === undefined) return;
+    // Only an existing directory can be adopted: a new one costs no list of every PV. The lookup is
+    // a hint that follows links; the adoption itself never does.
+    const existing = await lstat(joinBasePath(this.#root.base, relative)).catch((err: unknown) =>
+      (err as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : true,
+    );
+    if (existing === undefined) return;
+    const prefix = `${joinBasePath(this.#exportPath, relative)}/`;
+    const { items } = await this.#owners.volumes.list({ signal: context.signal });
+    const hosted = items.find(
+      (pv) => pv.spec?.nfs?.server === this.#server && pv.spec.nfs.path.startsWith(prefix),
+    );
+    if (hosted === undefined) return;
+    throw new InfeasibleError(
+      `${relative} holds the directory of another PersistentVolume (${hosted.spec?.nfs?.path}); adopting it would hand that volume's data to this claim and its Delete would remove it, so it is refused`,
+    );
   }
 
   /**

@@ -8,10 +8,13 @@ import { isNotFound, type ResourceClient } from '@kube-provisioner/controller';
 import type { OwnershipRecord } from '@kube-provisioner/safe-fs';
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 
-/** Reads claims and PVs straight from the API (`get`); `ResourceClient`s fit. */
+/**
+ * Reads claims and PVs straight from the API (`get`, and `list` of PVs before an adoption);
+ * `ResourceClient`s fit.
+ */
 export interface OwnerLookup {
   readonly claims: Pick<ResourceClient<V1PersistentVolumeClaim>, 'get'>;
-  readonly volumes: Pick<ResourceClient<V1PersistentVolume>, 'get'>;
+  readonly volumes: Pick<ResourceClient<V1PersistentVolume>, 'get' | 'list'>;
 }
 
 async function exists(read: () => Promise<V1PersistentVolumeClaim | V1PersistentVolume>, uid?: string) {

@@ -103,6 +103,9 @@ export function ownerLookup(
         if (found === undefined) throw notFound(`persistentvolumes "${name}"`);
         return found;
       },
+      async list() {
+        return { items: [...volumes], metadata: { resourceVersion: '1' } };
+      },
     },
   };
 }

@@ -11,6 +11,7 @@ import {
   context,
   failed,
   nfsProvisioner,
+  ownerLookup,
   provisioned,
   provisionOptions,
   released,
@@ -185,6 +186,31 @@ describe('existing directories (R7)', () => {
     expect(pv.spec?.nfs?.path).toBe('/export/team-a/db');
     expect(await readdir(join(root.path, 'team-a', 'db'))).toEqual(['keep.txt']);
   });
+  it("does not adopt a directory holding an upstream nested volume of another PV, whatever that volume's name", async () => {
+    await using root = await temporaryRoot();
+    await mkdir(join(root.path, 'ns-l', 'x', 'y'), { recursive: true });
+    await writeFile(join(root.path, 'ns-l', 'x', 'y', 'keep.txt'), 'another claim');
+    const upstreamNested = {
+      metadata: { name: 'pvc-upstream-y' },
+      spec: { nfs: { server, path: '/export/ns-l/x/y' } },
+    };
+    const provisioner = nfsProvisioner('nfs-subdir', root.path, {
+      owners: ownerLookup([], [upstreamNested]),
+    });
+    const adopting = storageClass({ pathPattern: '${.PVC.namespace}/${.PVC.name}', adoptExisting: 'true' });
+
+    const error = failed(
+      await provisioner.provision(
+        provisionOptions(claim({ namespace: 'ns-l', name: 'x' }), adopting),
+        context,
+      ),
+      true,
+    );
+
+    expect(error.message).toContain('holds the directory of another PersistentVolume (/export/ns-l/x/y)');
+    expect(await readdir(join(root.path, 'ns-l'))).toEqual(['x']);
+  });
+
   it('does not adopt unrecorded data under a first segment a claim can choose (shared/team-b-db for namespace shared)', async () => {
     await using root = await temporaryRoot();
     const provisioner = nfsProvisioner('nfs-subdir', root.path);
