@@ -8,6 +8,8 @@ import { freshSeed } from './seeded-random.ts';
 /** A plan and its seed. */
 export interface ChaosPlan extends ScenarioPlan {
   readonly seed: number;
+  /** Pairs of claims rendering `P` and `P/…` per target in the nested-render phase. */
+  readonly nestedPairs: number;
 }
 
 /** Claims per target in CI. */
@@ -16,7 +18,7 @@ export const ciClaims = 150;
 /**
  * The plan for `claims` claims per target: at least 5 creation waves and 3 deletion waves, more for
  * larger runs; a SIGKILL in each wave but the last of each phase, which has a 20 s SIGSTOP (the lease
- * is 15 s).
+ * is 15 s); and one nested-render pair per ten claims, at least 20.
  */
 export function chaosPlan(claims: number, seed: number): ChaosPlan {
   return {
@@ -26,6 +28,7 @@ export function chaosPlan(claims: number, seed: number): ChaosPlan {
     deleteWaves: Math.max(3, Math.ceil(claims / 400)),
     pauseMs: 20_000,
     maxKillDelayMs: 3000,
+    nestedPairs: Math.max(20, Math.ceil(claims / 10)),
   };
 }
 
@@ -45,5 +48,5 @@ export function chaosPlanFromEnv(env: Readonly<Record<string, string | undefined
 
 /** How long a run of `plan` may take, for the test timeout. */
 export function chaosTimeoutMs(plan: ScenarioPlan): number {
-  return 15 * 60_000 + plan.claims * 1000;
+  return 20 * 60_000 + plan.claims * 1000;
 }

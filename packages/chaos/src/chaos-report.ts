@@ -4,6 +4,7 @@ import { overlapWindows } from '@kube-provisioner/controller/testing';
 import type { ChaosPlan } from './chaos-plan.ts';
 import type { ScenarioResult } from './chaos-scenario.ts';
 import type { ClusterFault } from './cluster-faults.ts';
+import type { NestedRendersResult } from './nested-renders.ts';
 
 const seconds = (ms: number | undefined): string =>
   ms === undefined ? 'never' : `${(ms / 1000).toFixed(1)} s`;
@@ -13,6 +14,7 @@ export function formatChaosReport(
   plan: ChaosPlan,
   cluster: readonly ClusterFault[],
   results: readonly ScenarioResult[],
+  nested: readonly NestedRendersResult[] = [],
 ): string {
   const lines = [
     `chaos run: seed ${plan.seed}, ${plan.claims} claims per target (replay: npm run chaos -- --claims ${plan.claims} --seed ${plan.seed})`,
@@ -51,6 +53,14 @@ export function formatChaosReport(
       ...(result.auditAfterDelete?.findings ?? []),
     ].slice(0, 20)) {
       lines.push(`    audit: ${finding.kind}: ${finding.message}`);
+    }
+  }
+  for (const result of nested) {
+    lines.push(
+      `${result.target} nested renders: ${result.pairs} pairs, both bound ${result.bothBound.length}, neither bound ${result.neitherBound.length}, nested volumes ${result.nested.length}, inner data lost ${result.dataLost.length}, lost deletes ${result.lostDeletes.length}, audit ${result.audit?.findings.length ?? 'not run'} findings, kills ${result.faults.length} (leading again after ${result.faults.map((fault) => seconds(fault.recoveryMs)).join(', ')})`,
+    );
+    for (const line of [...result.bothBound, ...result.nested, ...result.dataLost].slice(0, 20)) {
+      lines.push(`    ${line}`);
     }
   }
   return lines.join('\n');

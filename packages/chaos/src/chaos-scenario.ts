@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type AuditReport, auditVolumes } from '@kube-provisioner/audit';
+import type { AuditReport } from '@kube-provisioner/audit';
 import type { KubeApi } from '@kube-provisioner/controller';
 import { findOverlaps, type LeaseTenure, type Overlap } from '@kube-provisioner/controller/testing';
 import { waitFor } from '@kube-provisioner/testenv';
@@ -15,9 +15,7 @@ import { ClaimFleet, type FleetClaim } from './claim-fleet.ts';
 import { killLeader, type LeaderFault, pauseLeader } from './leader-faults.ts';
 import type { LeaseTracker } from './lease-tracker.ts';
 import type { SeededRandom } from './seeded-random.ts';
-
-/** How long an audit waits for the temporary record files of resumed or crashed writers to go. */
-const temporaryFilesSettleMs = 15_000;
+import { settledAudit } from './settled-audit.ts';
 
 /** How big a run is. */
 export interface ScenarioPlan {
@@ -245,35 +243,7 @@ export class ChaosScenario {
     }
   }
 
-  /**
-   * The audit once no temporary record file is left, or as it stands when the wait gives up. Each
-   * phase ends under a pause: the paused leader, resumed, removes its own in-flight temporary file
-   * at its next step, which may come just after the phase's work is done. A temporary file that
-   * stays (a writer that never cleans up, a crash nobody sweeps) is still reported, after the wait.
-   */
-  async #settledAudit(): Promise<AuditReport> {
-    const withoutTemporaryFiles = async (): Promise<AuditReport | undefined> => {
-      const report = await this.#audit();
-      return report.findings.some((finding) => finding.kind === 'temporary-file') ? undefined : report;
-    };
-    try {
-      return await waitFor(withoutTemporaryFiles, {
-        timeoutMs: temporaryFilesSettleMs,
-        intervalMs: 500,
-        description: `${this.#target.name}'s temporary record files to be gone`,
-      });
-    } catch {
-      return this.#audit();
-    }
-  }
-
-  #audit(): Promise<AuditReport> {
-    return auditVolumes({
-      api: this.#api,
-      provisionerName: this.#target.provisionerName,
-      root: this.#target.root,
-      layout: this.#target.layout,
-      graceMs: 0,
-    });
+  #settledAudit(): Promise<AuditReport> {
+    return settledAudit(this.#api, this.#target);
   }
 }

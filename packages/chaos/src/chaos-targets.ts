@@ -38,6 +38,11 @@ export interface ChaosTarget {
   readonly layout: VolumeLayout;
   /** StorageClass name per data fate; hostpath has no archive. */
   readonly classes: Readonly<Partial<Record<DataFate, string>>>;
+  /**
+   * A class deleting its data whose directory is the claim's annotation `path`, whatever its
+   * namespace: two claims can render `P` and `P/…` (see `nested-renders.ts`).
+   */
+  readonly nestedClass: string;
   /** Whether a retained volume keeps its PV (reclaim policy Retain) rather than only its data. */
   readonly retainKeepsPv: boolean;
   /** The volume directory of `pv` on disk. */
@@ -62,18 +67,23 @@ const repositoryRoot = join(import.meta.dirname, '..', '..', '..');
 // Debug level: the controller logs its PV creates and deletes there, and they are work lines.
 const verbosity = '4';
 
-async function createClasses(
+// biome-ignore lint/suspicious/noTemplateCurlyInString: a pathPattern placeholder, not a JS template
+const byAnnotation = '${.PVC.annotations.path}';
+
+interface ClassSpec {
+  readonly parameters: Record<string, string>;
+  readonly reclaimPolicy: string;
+}
+
+async function createClasses<K extends string>(
   env: TestEnv,
   provisionerName: string,
   runId: string,
-  specs: Readonly<Partial<Record<DataFate, { parameters: Record<string, string>; reclaimPolicy: string }>>>,
-): Promise<Partial<Record<DataFate, string>>> {
+  specs: Readonly<Record<K, ClassSpec>>,
+): Promise<Record<K, string>> {
   const storage = env.kubeConfig.makeApiClient(StorageV1Api);
-  const classes: Partial<Record<DataFate, string>> = {};
-  for (const [fate, spec] of Object.entries(specs) as [
-    DataFate,
-    { parameters: Record<string, string>; reclaimPolicy: string },
-  ][]) {
+  const classes: Partial<Record<K, string>> = {};
+  for (const [fate, spec] of Object.entries(specs) as [K, ClassSpec][]) {
     const name = `${runId}-${fate}`;
     await storage.createStorageClass({
       body: {
@@ -85,7 +95,7 @@ async function createClasses(
     });
     classes[fate] = name;
   }
-  return classes;
+  return classes as Record<K, string>;
 }
 
 /** Two kube-hostpath-provisioner replicas in shared mode on `context.root`. */
@@ -114,9 +124,10 @@ export async function startHostPathTarget(context: TargetContext): Promise<Chaos
     replicas: 2,
     logDir: context.logDir,
   });
-  const classes = await createClasses(env, provisionerName, `${runId}-hostpath`, {
+  const { nested, ...classes } = await createClasses(env, provisionerName, `${runId}-hostpath`, {
     delete: { parameters: {}, reclaimPolicy: 'Delete' },
     retain: { parameters: {}, reclaimPolicy: 'Retain' },
+    nested: { parameters: { pathPattern: byAnnotation }, reclaimPolicy: 'Delete' },
   });
   return {
     name: 'hostpath',
@@ -127,6 +138,7 @@ export async function startHostPathTarget(context: TargetContext): Promise<Chaos
     root: context.root,
     layout: { kind: 'hostpath', hostRoot: context.root },
     classes,
+    nestedClass: nested,
     retainKeepsPv: true,
     volumeDir: (pv) => pv.spec?.hostPath?.path ?? '',
     archivedDir: () => {
@@ -166,10 +178,11 @@ export async function startNfsSubdirTarget(context: TargetContext): Promise<Chao
     await server.stop();
     throw err;
   }
-  const classes = await createClasses(env, provisionerName, `${runId}-nfs`, {
+  const { nested, ...classes } = await createClasses(env, provisionerName, `${runId}-nfs`, {
     delete: { parameters: { onDelete: 'delete' }, reclaimPolicy: 'Delete' },
     archive: { parameters: { onDelete: 'archive' }, reclaimPolicy: 'Delete' },
     retain: { parameters: { onDelete: 'retain' }, reclaimPolicy: 'Delete' },
+    nested: { parameters: { onDelete: 'delete', pathPattern: byAnnotation }, reclaimPolicy: 'Delete' },
   });
   return {
     name: 'nfs-subdir',
@@ -180,6 +193,7 @@ export async function startNfsSubdirTarget(context: TargetContext): Promise<Chao
     root: server.exportDir,
     layout: { kind: 'nfs', exportPath: server.exportPath, server: server.host },
     classes,
+    nestedClass: nested,
     retainKeepsPv: false,
     volumeDir: (pv) => join(server.exportDir, posix.relative(server.exportPath, pv.spec?.nfs?.path ?? '')),
     // The default directory name contains the PV name, so the archive is `archived-<dir>` beside it.

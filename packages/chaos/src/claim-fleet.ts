@@ -13,6 +13,8 @@ export interface FleetClaim {
   readonly name: string;
   readonly fate: DataFate;
   readonly storageClassName: string;
+  /** Annotations of the claim, which a class's pathPattern may render. */
+  readonly annotations?: Readonly<Record<string, string>>;
   uid: string | undefined;
   /** The PV it was first seen bound to. */
   volumeName: string | undefined;
@@ -87,7 +89,7 @@ export class ClaimFleet {
           this.#core.createNamespacedPersistentVolumeClaim({
             namespace: this.namespace,
             body: {
-              metadata: { name: claim.name },
+              metadata: { name: claim.name, annotations: { ...claim.annotations } },
               spec: {
                 storageClassName: claim.storageClassName,
                 accessModes: ['ReadWriteOnce'],

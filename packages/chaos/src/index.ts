@@ -18,6 +18,7 @@ export { ClaimFleet, type FleetClaim, forEachLimited } from './claim-fleet.ts';
 export { type ClusterFault, runClusterFaults } from './cluster-faults.ts';
 export { currentLeader, killLeader, type LeaderFault, pauseLeader } from './leader-faults.ts';
 export { type LeaseTracker, trackLease } from './lease-tracker.ts';
+export { type NestedRendersOptions, type NestedRendersResult, runNestedRenders } from './nested-renders.ts';
 export {
   type Incarnation,
   type ReplicaSet,

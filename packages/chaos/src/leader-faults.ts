@@ -10,7 +10,8 @@ import type { Incarnation, ReplicaSet } from './replica-set.ts';
 /** One fault and the recovery after it. */
 export interface LeaderFault {
   readonly signal: 'SIGKILL' | 'SIGSTOP';
-  readonly phase: 'create' | 'delete';
+  /** `nested`: the nested-render phase (see `nested-renders.ts`). */
+  readonly phase: 'create' | 'delete' | 'nested';
   /** ms since the epoch. */
   readonly atMs: number;
   readonly victim: string;

@@ -4,7 +4,8 @@
  * created in waves with the leader SIGKILLed at a random point of each but the last, which SIGSTOPs
  * it for longer than the lease, while kube-apiserver is restarted, etcd compacted and
  * kube-controller-manager restarted; then every claim is deleted under more SIGKILLs and another
- * SIGSTOP. The oracle: the orphan audit, every claim
+ * SIGSTOP; and pairs of claims rendering `P` and `P/…` are created at once and the outer ones deleted.
+ * The oracle: the orphan audit, every claim
  * Bound exactly once, no data lost, no delete lost, and no work outside the Lease holder's tenure.
  * The seed is printed; `npm run chaos -- --claims N --seed S` replays a run at any size.
  */
@@ -21,6 +22,7 @@ import { ChaosScenario, type ScenarioResult } from '../src/chaos-scenario.ts';
 import { type ChaosTarget, startHostPathTarget, startNfsSubdirTarget } from '../src/chaos-targets.ts';
 import { runClusterFaults } from '../src/cluster-faults.ts';
 import { type LeaseTracker, trackLease } from '../src/lease-tracker.ts';
+import { type NestedRendersResult, runNestedRenders } from '../src/nested-renders.ts';
 import { seededRandom } from '../src/seeded-random.ts';
 
 const env = useTestEnv();
@@ -94,6 +96,23 @@ function expectSound(result: ScenarioResult): void {
     .toBeGreaterThan(plan.createWaves + plan.deleteWaves);
 }
 
+function expectNoNesting(result: NestedRendersResult): void {
+  const { target } = result;
+  expect.soft(result.bothBound, `${target} nested pairs where both claims got a volume`).toEqual([]);
+  expect.soft(result.nested, `${target} volumes inside another volume`).toEqual([]);
+  expect.soft(result.dataLost, `${target} inner data lost to an outer delete`).toEqual([]);
+  expect.soft(result.neitherBound, `${target} nested pairs where neither claim got a volume`).toEqual([]);
+  expect.soft(result.lostDeletes, `${target} nested-render PVs left`).toEqual([]);
+  expect.soft(result.faults.length, `${target} nested-render kills`).toBe(2);
+  expect
+    .soft(
+      result.faults.filter((fault) => fault.recoveryMs === undefined),
+      `${target} nested-render kills without recovery`,
+    )
+    .toEqual([]);
+  expect.soft(result.audit?.findings, `${target} audit after the nested renders`).toEqual([]);
+}
+
 describe.skipIf(!nfsToolsAvailable())('chaos', () => {
   it(
     `${plan.claims} claims per provisioner survive leader kills, pauses and control-plane restarts`,
@@ -136,7 +155,26 @@ describe.skipIf(!nfsToolsAvailable())('chaos', () => {
       ]);
       await Promise.all(scenarios.map((scenario) => scenario.deletePhase()));
       const results = scenarios.map((scenario) => scenario.result());
-      console.log(formatChaosReport(plan, clusterFaults, results));
+      // Claims rendering `P` and `P/…` in two namespaces at once, then the outer ones deleted.
+      const nested = await Promise.all(
+        targets.map(async (target, index) =>
+          runNestedRenders({
+            target,
+            lease: leases[index] as LeaseTracker,
+            random: seededRandom(plan.seed + targets.length + index + 1),
+            api,
+            kubeConfig: env.kubeConfig,
+            namespaces: [
+              await env.namespace(`nested-outer-${target.name}`),
+              await env.namespace(`nested-inner-${target.name}`),
+            ],
+            pairs: plan.nestedPairs,
+            maxKillDelayMs: plan.maxKillDelayMs,
+            waitMs: 180_000,
+          }),
+        ),
+      );
+      console.log(formatChaosReport(plan, clusterFaults, results, nested));
 
       expect(clusterFaults.map((fault) => fault.fault)).toEqual([
         'restart kube-apiserver',
@@ -144,6 +182,7 @@ describe.skipIf(!nfsToolsAvailable())('chaos', () => {
         'restart kube-controller-manager',
       ]);
       for (const result of results) expectSound(result);
+      for (const result of nested) expectNoNesting(result);
       const nfs = results.find((result) => result.target === 'nfs-subdir');
       expect(nfs?.auditAfterDelete?.summary).toMatchObject({
         archived: Math.ceil(plan.claims / 10),
