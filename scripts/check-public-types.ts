@@ -9,7 +9,7 @@ import { join, relative } from 'node:path';
 import ts from 'typescript';
 
 const root = join(import.meta.dirname, '..');
-const published = ['controller', 'safe-fs', 'hostpath', 'nfs-subdir', 'nfs-client', 'testenv'];
+const published = ['controller', 'safe-fs', 'hostpath', 'nfs-subdir', 'nfs-client', 'testenv', 'audit'];
 const sourceCondition = '@kube-provisioner/source';
 
 const entries = published.flatMap((name) => {

@@ -31,6 +31,8 @@ export interface AuditCliOptions {
   readonly output: OutputFormat;
   /** `--help`: print the help and exit 0. */
   readonly help: boolean;
+  /** `--version`: print the version and exit 0. */
+  readonly version: boolean;
 }
 
 const flags = {
@@ -80,8 +82,9 @@ export function usage(): string {
 /** Parses the command line. @throws UsageError naming the flag at fault. */
 export function parseAuditCliOptions(argv: readonly string[], env: Environment): AuditCliOptions {
   const parsed = parseFlags(flags, argv, env);
-  const help = parsed.help;
-  const kind = parsed.required('kind');
+  // Help and version need none of the required settings.
+  const help = parsed.help || parsed.version;
+  const kind = help ? 'hostpath' : parsed.required('kind');
   if (!help && !provisionerKinds.includes(kind as ProvisionerKind)) {
     throw new UsageError(`--kind must be one of ${provisionerKinds.join(', ')}, got ${JSON.stringify(kind)}`);
   }
@@ -97,13 +100,14 @@ export function parseAuditCliOptions(argv: readonly string[], env: Environment):
   const root = help ? '' : parsed.directory('root');
   return {
     kubeconfig: parsed.string('kubeconfig'),
-    provisionerName: parsed.required('provisioner-name'),
+    provisionerName: help ? '' : parsed.required('provisioner-name'),
     root,
     layout: help ? { kind: 'hostpath', hostRoot: '/' } : layoutOf(kind as ProvisionerKind, parsed, root),
     graceMs,
     maxDepth: parsed.integer('max-depth', 0, 64),
     output,
-    help,
+    help: parsed.help,
+    version: parsed.version,
   };
 }
 

@@ -9,6 +9,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { auditVolumes } from './audit.ts';
 import { type AuditCliOptions, parseAuditCliOptions, program, usage } from './cli-options.ts';
 import { formatJson, formatTable } from './report-format.ts';
+import { version } from './version.ts';
 
 /** The process the CLI runs in; tests pass their own. */
 export interface AuditCliHost {
@@ -37,6 +38,10 @@ export async function runAuditCli(host: AuditCliHost): Promise<number> {
   }
   if (options.help) {
     host.stdout.write(`${usage()}\n`);
+    return exitClean;
+  }
+  if (options.version) {
+    host.stdout.write(`${program} ${version}\n`);
     return exitClean;
   }
   try {

@@ -47,6 +47,8 @@ export interface BenchOptions {
    */
   readonly volumeDir: string | undefined;
   readonly help: boolean;
+  /** `--version`: print the version and exit 0. */
+  readonly version: boolean;
 }
 
 /** Help text. */
@@ -67,6 +69,7 @@ export function benchUsage(): string {
     '  --node-flag=<flag>   extra Node.js flag of the provisioner, repeatable (e.g. --node-flag=--max-semi-space-size=2)',
     "  --volume-dir <dir>   where the provisioners' roots are made (default: the temporary directory)",
     `  --ours <build>       ${oursBuilds.join(' or ')}: ours bundled and run as its image runs it, or from TypeScript sources (default image)`,
+    '  --version            print the version',
     '  --help',
     '',
     'Runs against $TESTENV_KUBECONFIG when set, else starts its own control plane.',
@@ -105,6 +108,7 @@ export function parseBenchOptions(argv: readonly string[], cwd: string): BenchOp
         ours: { type: 'string' },
         'volume-dir': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean' },
       },
     }));
   } catch (err) {
@@ -134,6 +138,7 @@ export function parseBenchOptions(argv: readonly string[], cwd: string): BenchOp
     ours: oursBuild(text('ours') ?? 'image'),
     volumeDir: volumeDir === undefined ? undefined : resolve(cwd, volumeDir),
     help: values.help === true,
+    version: values.version === true,
   };
 }
 

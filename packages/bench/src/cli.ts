@@ -23,6 +23,7 @@ import { renderGrid, renderReport, renderTable, scenarioTables } from './results
 import { createRunContext, type RunContext } from './run-context.ts';
 import { describeEnvironment, finishEnvironment } from './run-environment.ts';
 import { runScale } from './scale.ts';
+import { version } from './version.ts';
 import { fileSystemLabel, volumeFileSystem } from './volume-file-system.ts';
 
 const log = (message: string): void => {
@@ -181,6 +182,10 @@ async function main(): Promise<number> {
   }
   if (options.help) {
     process.stdout.write(`${benchUsage()}\n`);
+    return 0;
+  }
+  if (options.version) {
+    process.stdout.write(`kube-provisioner-bench ${version}\n`);
     return 0;
   }
   await run(options);

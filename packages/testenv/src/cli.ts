@@ -8,6 +8,7 @@ import { testenvEnvironment } from './environment.ts';
 import { helmBinary } from './helm.ts';
 import { bundleCommand, imageBaseCommand, imagesCommand } from './images/image-commands.ts';
 import { componentNames } from './state-dir.ts';
+import { version } from './version.ts';
 
 const usage = `Usage: kube-testenv <command> [--dir <state dir>]
 
@@ -29,7 +30,7 @@ Commands:
   bundle <entry.ts> <out.mjs>
             bundle a CLI and its run-time dependencies into one ES module (an image's app layer)
 
---dir defaults to $TESTENV_DIR, else ./.testenv.
+--dir defaults to $TESTENV_DIR, else ./.testenv. --version prints the version, --help this text.
 `;
 
 const log = (message: string): void => {
@@ -165,9 +166,15 @@ export async function main(argv: readonly string[]): Promise<number> {
       return imagesCommand(log);
     case 'bundle':
       return bundleCommand(operands, log);
+    case 'help':
+      process.stdout.write(usage);
+      return 0;
+    case 'version':
+      process.stdout.write(`kube-testenv ${version}\n`);
+      return 0;
     default:
       process.stderr.write(usage);
-      return subcommand === 'help' ? 0 : 2;
+      return 2;
   }
 }
 
@@ -178,7 +185,11 @@ function parseOwn(argv: readonly string[]): {
 } {
   const { values, positionals } = parseArgs({
     args: [...argv],
-    options: { dir: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      dir: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean' },
+    },
     allowPositionals: true,
   });
   const [subcommand, ...operands] = positionals;
@@ -186,7 +197,7 @@ function parseOwn(argv: readonly string[]): {
     throw new Error(`unexpected arguments: ${operands.join(' ')}`);
   }
   return {
-    subcommand: values.help ? 'help' : subcommand,
+    subcommand: values.help ? 'help' : values.version ? 'version' : subcommand,
     operands,
     dir: resolve(values.dir ?? process.env.TESTENV_DIR ?? '.testenv'),
   };
