@@ -15,6 +15,7 @@ describe('parseAuditCliOptions', () => {
       maxDepth: 4,
       output: 'table',
       help: false,
+      version: false,
     });
   });
 
@@ -52,6 +53,10 @@ describe('parseAuditCliOptions', () => {
     [['--unknown', 'x'], {}, /unknown flag "--unknown"/u],
   ])('refuses %j', (argv, env, message) => {
     expect(() => parseAuditCliOptions(argv, env)).toThrow(message);
+  });
+
+  it('accepts --version without the required flags', () => {
+    expect(parseAuditCliOptions(['--version'], {})).toMatchObject({ version: true, help: false });
   });
 
   it('accepts --help without the required flags', () => {

@@ -21,6 +21,7 @@ describe('parseBenchOptions', () => {
       ours: 'image',
       volumeDir: undefined,
       help: false,
+      version: false,
     });
   });
 
