@@ -1,0 +1,84 @@
+/**
+ * The system programs `npm test` needs beyond Node.js, checked before anything runs. As root on a
+ * machine with `apt-get`, the missing Debian packages are installed (what `.ci/run` relies on);
+ * otherwise one message lists them with the exact command, and the script exits 1, so no suite fails
+ * halfway for a missing tool. Go is checked only while the control plane's binaries are not cached.
+ *
+ * `node scripts/prerequisites.ts [--check]`: `--check` never installs.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { defaultCacheRoot } from '../packages/testenv/src/binaries.ts';
+import { missingNfsPackages, nfsAptPackages } from '../packages/testenv/src/nfs-tools.ts';
+import { cacheKey, pinnedVersions } from '../packages/testenv/src/versions.ts';
+
+/** A Debian package some tests need, how to tell it is there, and what for. */
+interface Requirement {
+  readonly debianPackage: string;
+  readonly present: () => boolean;
+  readonly neededFor: string;
+}
+
+function onPath(program: string): boolean {
+  return (process.env.PATH ?? '')
+    .split(delimiter)
+    .some((dir) => dir !== '' && existsSync(join(dir, program)));
+}
+
+const program = (name: string, debianPackage: string, neededFor: string): Requirement => ({
+  debianPackage,
+  present: () => onPath(name),
+  neededFor,
+});
+
+const requirements: readonly Requirement[] = [
+  program('openssl', 'openssl', "the control plane's certificates"),
+  ...nfsAptPackages.map((debianPackage) => ({
+    debianPackage,
+    present: () => !missingNfsPackages().includes(debianPackage),
+    neededFor: "the NFS tests' server and client tools, the chaos suite and the demo",
+  })),
+  program('podman', 'podman', 'the image tests'),
+  program('runc', 'runc', 'the image tests (podman --runtime runc)'),
+  program('mmdebstrap', 'mmdebstrap', "the images' local base"),
+];
+
+function goProblem(): string | undefined {
+  const cached = existsSync(join(defaultCacheRoot(), cacheKey(pinnedVersions), 'bin'));
+  if (cached || onPath('go')) return undefined;
+  return `Go >= ${pinnedVersions.go} on PATH (https://go.dev/dl): the control plane is built from the Go module proxy on the first run`;
+}
+
+const isRoot = process.getuid?.() === 0;
+const mayInstall = !process.argv.includes('--check') && isRoot && onPath('apt-get');
+const missing = () => requirements.filter((requirement) => !requirement.present());
+const toInstall = missing().map((requirement) => requirement.debianPackage);
+
+if (toInstall.length > 0 && mayInstall) {
+  console.error(`prerequisites: installing ${toInstall.join(' ')}`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
+  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...toInstall], {
+    stdio: 'inherit',
+    env,
+  });
+}
+const stillMissing = missing();
+const go = goProblem();
+if (stillMissing.length > 0 || go !== undefined) {
+  const lines = ['npm test needs what this machine lacks:'];
+  for (const requirement of stillMissing) {
+    lines.push(`  Debian package ${requirement.debianPackage}, for ${requirement.neededFor}`);
+  }
+  if (go !== undefined) lines.push(`  ${go}`);
+  if (stillMissing.length > 0) {
+    lines.push(
+      '',
+      `Install with: sudo apt-get install --no-install-recommends ${stillMissing.map((r) => r.debianPackage).join(' ')}`,
+      '(npm test run as root installs them itself), then run npm test again.',
+    );
+  }
+  console.error(lines.join('\n'));
+  process.exit(1);
+}
