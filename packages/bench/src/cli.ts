@@ -95,7 +95,7 @@ async function run(options: BenchOptions): Promise<void> {
   if (fileSystem.journal === false) {
     log(
       `volume roots in ${volumeDir}: ext4 without a journal, where creates after deletions cost several times ` +
-        'the kernel time (docs/benchmarks.md); --volume-dir on a journaled file system avoids that',
+        'the kernel time (docs/benchmarks-history.md, ninth round); --volume-dir on a journaled file system avoids that',
     );
   }
   const cluster = await openBenchCluster(log);

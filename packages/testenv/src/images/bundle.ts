@@ -103,7 +103,7 @@ const dependencySubsets: Plugin = {
  * built-in builds its ES module facade, which reads every export, lazy getters included: `node:http`'s
  * `WebSocket` then loads Node's own bundled undici (~750 kB of source), `node:tls`'s
  * `rootCertificates` parses every root certificate: 3 MiB of a provisioner's idle RSS, and start-up
- * time, spent on nothing it uses (docs/benchmarks.md). Through `require`, an export is read only when
+ * time, spent on nothing it uses (docs/benchmarks-history.md, third round). Through `require`, an export is read only when
  * the code reads it.
  */
 const builtinsThroughRequire: Plugin = {
