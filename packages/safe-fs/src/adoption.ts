@@ -1,6 +1,6 @@
 /**
- * Taking over an existing directory for a claim (R7): when it is allowed, and how a released
- * record is replaced without two claims both winning.
+ * Taking over an existing directory for a claim (see "Ownership" in the package README): when it
+ * is allowed, and how a released record is replaced without two claims both winning.
  */
 
 import { findBookkeeping } from './bookkeeping-search.ts';
@@ -46,7 +46,7 @@ export function ownershipError(path: string, detail: string): SafeFsError {
 }
 
 /**
- * Refuses to take over `leaf` unless adoption was asked for and the data is the claim's own (R7).
+ * Refuses to take over `leaf` unless adoption was asked for and the data is the claim's own.
  * A live record belongs to one volume: only a record naming this very PV (left by an earlier
  * attempt) is taken over, since adopting another claim's live volume would leave two PVs on one
  * directory. A released record (its PV kept the data and is gone) is taken over when it names the

@@ -22,7 +22,7 @@ async function rejection(promise: Promise<unknown>): Promise<SafeFsError> {
   );
 }
 
-describe('adopting existing data (R7)', () => {
+describe('adopting existing data', () => {
   it("adopts unrecorded data below the claim's namespace, keeping its content and mode", async () => {
     const base = await tempDir();
     await mkdir(join(base, 'ns1/data'), { recursive: true, mode: 0o750 });

@@ -25,7 +25,7 @@ describe('archiveVolume', () => {
     ]);
   });
 
-  it("archives same-named leaves side by side, under upstream's archived-<leaf> unless it is taken (R6)", async () => {
+  it("archives same-named leaves side by side, under upstream's archived-<leaf> unless it is taken", async () => {
     const base = await tempDir();
     const root = new VolumeRoot(base);
     const claims = [

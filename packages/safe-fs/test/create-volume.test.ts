@@ -146,7 +146,7 @@ describe('createVolume', () => {
     expect((await lstat(join(base, 'data'))).isDirectory()).toBe(true);
   });
 
-  describe('existing directories of others (R7)', () => {
+  describe('existing directories of others', () => {
     it('refuses a pre-existing directory without a record, and changes nothing', async () => {
       const base = await tempDir();
       await mkdir(join(base, 'data'), { mode: 0o700 });
@@ -209,7 +209,7 @@ describe('createVolume', () => {
     });
   });
 
-  describe('symlinks below the base (R8)', () => {
+  describe('symlinks below the base', () => {
     it('refuses a parent that is a symlink to a directory outside the base, creating nothing there', async () => {
       const base = await tempDir();
       const outside = await tempDir();
@@ -274,7 +274,7 @@ describe('createVolume', () => {
     });
   });
 
-  describe('failures (R10, R18)', () => {
+  describe('failed creates', () => {
     it('removes everything it created when chmod fails, and reports a recognisable permission error', async () => {
       const base = await tempDir();
       let chmods = 0;

@@ -15,7 +15,7 @@ async function exists(file: string): Promise<boolean> {
 }
 
 describe('deleteVolume', () => {
-  it('removes links inside the volume without following them (R8)', async () => {
+  it('removes links inside the volume without following them', async () => {
     const base = await tempDir();
     const outside = await tempDir();
     await writeFile(join(outside, 'precious'), 'untouched');
@@ -35,7 +35,7 @@ describe('deleteVolume', () => {
     expect(await readdir(base)).toEqual([]);
   });
 
-  it('removes the parents it created once empty, but never the base (R22)', async () => {
+  it('removes the parents it created once empty, but never the base', async () => {
     const base = await tempDir();
     const root = new VolumeRoot(base);
     await root.createVolume(path('ns1/team/a'), { owner: ownerOf('ns1', 'a', 'u1'), mode: 0o777 });
