@@ -1,7 +1,7 @@
 /** The `kube-testenv` subcommands about images: `image-base`, `images` and `bundle`. */
 import { baseImage, ensureBaseImage } from './base-image.ts';
 import { bundleProgram } from './bundle.ts';
-import { formatImageSize, imageSize } from './podman.ts';
+import { compressedImageSize, formatImageSize, imageSize } from './podman.ts';
 import { buildProjectImage, projectImages } from './project-images.ts';
 
 type Log = (message: string) => void;
@@ -15,19 +15,19 @@ export async function imageBaseCommand(log: Log): Promise<number> {
 }
 
 /**
- * `images`: builds the base if missing, then every project image; prints each image's size and what
- * it adds to the base (the application layer).
+ * `images`: builds the base if missing, then every project image; prints each image's size, and
+ * gzip-compressed, what a node pulls. The base is only the build's input: the images carry node, its
+ * libraries and the bundle, not the base's file system.
  */
 export async function imagesCommand(log: Log): Promise<number> {
   await ensureBaseImage({ onProgress: log });
-  const base = await imageSize(baseImage);
-  const rows = [[baseImage, formatImageSize(base), '(base)']];
+  const rows = [[baseImage, formatImageSize(await imageSize(baseImage)), '(build input)']];
   for (const image of projectImages) {
     const built = await buildProjectImage(image, { onProgress: log });
     rows.push([
       built.tag,
       formatImageSize(built.bytes),
-      `+${formatImageSize(built.bytes - base)} over the base`,
+      `${formatImageSize(await compressedImageSize(built.tag))} compressed`,
     ]);
   }
   const width = Math.max(...rows.map(([tag]) => tag?.length ?? 0));

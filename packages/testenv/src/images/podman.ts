@@ -4,6 +4,10 @@
  * layout, and rlimits at or below the hard limit, because podman's defaults raise them and the kernel
  * refuses.
  */
+import { spawn } from 'node:child_process';
+import { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
 import { type RunCommandOptions, runCommand } from '../command.ts';
 
 /** Global options that precede every podman subcommand. */
@@ -45,6 +49,31 @@ export async function imageSize(image: string): Promise<number> {
   const size = Number((await podman(['image', 'inspect', '--format', '{{.Size}}', image])).trim());
   if (!Number.isFinite(size)) throw new Error(`podman reported no size for ${image}`);
   return size;
+}
+
+/**
+ * Bytes of `image` gzip-compressed (`podman save` through gzip level 6): about what a registry stores
+ * and a node pulls, whose layers are gzip-compressed tars.
+ */
+export async function compressedImageSize(image: string): Promise<number> {
+  const child = spawn('podman', [...globalOptions, 'image', 'save', image], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', resolve);
+  });
+  let bytes = 0;
+  const counter = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      bytes += chunk.length;
+      done();
+    },
+  });
+  await pipeline(child.stdout, createGzip({ level: 6 }), counter);
+  const code = await exited;
+  if (code !== 0) throw new Error(`podman image save ${image} exited with ${code}`);
+  return bytes;
 }
 
 /** `406 MB`, `2.2 MB`: decimal megabytes, as podman and Docker print image sizes. */

@@ -1,0 +1,17 @@
+#!/bin/sh
+# Copies into $1 what the provisioner images run on, and nothing else: the `node` binary, the shared
+# libraries it links and their loader (read from `ldd`, so glibc and musl bases both work), and the
+# CA certificates when the base has them. The images' last stage is `FROM scratch` plus this tree.
+set -eu
+root="$1"
+node="$(command -v node)"
+mkdir -p "$root/usr/local/bin" "$root/tmp" "$root/etc/ssl/certs"
+chmod 1777 "$root/tmp"
+cp "$node" "$root/usr/local/bin/node"
+for lib in $(ldd "$node" | grep -o '/[^ ]*'); do
+  mkdir -p "$root$(dirname "$lib")"
+  cp -L "$lib" "$root$lib"
+done
+if [ -f /etc/ssl/certs/ca-certificates.crt ]; then
+  cp -L /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/"
+fi
