@@ -1,7 +1,7 @@
 /**
  * StorageClass `parameters` of the NFS provisioners, per dialect. At provision time every key and
  * value is validated, so a typo fails with a `ProvisioningFailed` event naming what is accepted
- * instead of being ignored or silently archiving (R15). PVs made by the upstream programs carry no
+ * instead of being ignored or silently archiving. PVs made by the upstream programs carry no
  * recorded policy; for them {@link legacyDeletePolicy} reads the class exactly as upstream did.
  */
 import { InfeasibleError } from '@kube-provisioner/controller';

@@ -1,7 +1,7 @@
 /**
  * What Delete does with a volume's directory, and where that decision is recorded. The policy is
  * fixed at provision time and written onto the PV, so deleting or editing the StorageClass later
- * cannot change the fate of existing data (R16).
+ * cannot change the fate of existing data.
  */
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 

@@ -402,7 +402,7 @@ export class NfsProvisioner implements Provisioner {
 
   /**
    * The volume directory of `pv`, relative to the mount root. The PV is trusted no more than a
-   * claim (R5): it must name our server and a path strictly below the export.
+   * claim: it must name our server and a path strictly below the export.
    */
   #pathOf(pv: Readonly<V1PersistentVolume>): RelativeVolumePath {
     const nfs = pv.spec?.nfs;

@@ -1,6 +1,6 @@
 /**
  * The API permissions the NFS provisioners use, as one table for manifests and RBAC checks to
- * follow (R13): exactly the controller's own. No `nodes` (NFS volumes are not node-bound) and no
+ * follow: exactly the controller's own. No `nodes` (NFS volumes are not node-bound) and no
  * claim writes (no reschedule).
  */
 import {

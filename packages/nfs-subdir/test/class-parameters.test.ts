@@ -65,7 +65,7 @@ describe('parseClassParameters', () => {
       { adoptExisting: 'yes' },
       'invalid value "yes" for parameter "adoptExisting": accepted values: true, false',
     ],
-  ])('nfs-subdir refuses %j precisely (R15)', (parameters, message) => {
+  ])('nfs-subdir refuses %j precisely', (parameters, message) => {
     expect(problem(() => parseClassParameters('nfs-subdir', parameters))).toBe(
       `invalid StorageClass parameters: ${message}`,
     );

@@ -1,6 +1,6 @@
 /**
  * End-to-end: the `nfs-subdir-provisioner` bin SIGKILLed again and again while claims are
- * provisioned and deleted (issue 17). Whatever moment a kill hits (between a temporary record and
+ * provisioned and deleted. Whatever moment a kill hits (between a temporary record and
  * its publish, between a record and its directory, in the middle of a delete), the end state must
  * be exact: one PV and one recorded directory per claim, then nothing at all on the export, not even
  * a temporary file.

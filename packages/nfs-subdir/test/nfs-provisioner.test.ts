@@ -48,7 +48,7 @@ describe('provisioning', () => {
     });
   });
 
-  it("creates nested pattern directories with upstream's modes: parents 0755, the volume 0777 (R9)", async () => {
+  it("creates nested pattern directories with upstream's modes: parents 0755, the volume 0777", async () => {
     await using root = await temporaryRoot();
     const pvc = claim({ namespace: 'team-a', name: 'db', labels: { app: 'pg' } });
     const sc = storageClass({ pathPattern: '${.PVC.namespace}/${.PVC.labels.app}/${.PV.name}' });
@@ -67,7 +67,7 @@ describe('provisioning', () => {
     ]);
   });
 
-  it('falls back to the default name when the pattern renders empty, leaving the root alone (R2)', async () => {
+  it('falls back to the default name when the pattern renders empty, leaving the root alone', async () => {
     await using root = await temporaryRoot();
     const modeBefore = (await stat(root.path)).mode;
     const pvc = claim({ namespace: 'team-a', name: 'db' });
@@ -102,7 +102,7 @@ describe('provisioning', () => {
     expect(await readdir(root.path)).toEqual([]);
   });
 
-  it('fails invalid class parameters with the accepted values and creates nothing (R15)', async () => {
+  it('fails invalid class parameters with the accepted values and creates nothing', async () => {
     await using root = await temporaryRoot();
     const options = provisionOptions(claim(), storageClass({ onDelete: 'Delete' }));
     const error = failed(await nfsProvisioner('nfs-subdir', root.path).provision(options, context), true);
@@ -112,7 +112,7 @@ describe('provisioning', () => {
     expect(await readdir(root.path)).toEqual([]);
   });
 
-  it('reports permission refusals as infeasible with errno, the path relative to the share, the mount root and the fix (R18)', async () => {
+  it('reports permission refusals as infeasible with errno, the path relative to the share, the mount root and the fix', async () => {
     await using root = await temporaryRoot();
     const denied = Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES', errno: -13 });
     const fs = { ...nodeFsOps, mkdir: () => Promise.reject(denied) };
@@ -127,7 +127,7 @@ describe('provisioning', () => {
     expect(await readdir(root.path)).toEqual([]);
   });
 
-  it('removes what it created when a later step fails (R10)', async () => {
+  it('removes what it created when a later step fails', async () => {
     await using root = await temporaryRoot();
     let chmods = 0;
     const broken = Object.assign(new Error('EIO: i/o error'), { code: 'EIO', errno: -5 });
@@ -143,7 +143,7 @@ describe('provisioning', () => {
   });
 });
 
-describe('existing directories (R7)', () => {
+describe('existing directories', () => {
   it('refuses a directory it did not create, and reuses its own on a retried provision', async () => {
     await using root = await temporaryRoot();
     const provisioner = nfsProvisioner('nfs-subdir', root.path);
@@ -323,7 +323,7 @@ describe('delete', () => {
     expect(await readdir(root.path)).toContain(`archived-team-a-db-${options.pvName}`);
   });
 
-  it('follows the policy recorded at provision time after the class is deleted or edited (R16)', async () => {
+  it('follows the policy recorded at provision time after the class is deleted or edited', async () => {
     await using root = await temporaryRoot();
     const original = storageClass({ onDelete: 'delete' });
     const provisioner = nfsProvisioner('nfs-subdir', root.path, {
@@ -339,7 +339,7 @@ describe('delete', () => {
     expect(await readdir(root.path)).toEqual([]);
   });
 
-  it('deletes the nested directory named by the PV, not a same-named top-level decoy (R3, R22)', async () => {
+  it('deletes the nested directory named by the PV, not a same-named top-level decoy', async () => {
     await using root = await temporaryRoot();
     const provisioner = nfsProvisioner('nfs-subdir', root.path);
     const sc = storageClass({ pathPattern: '${.PVC.namespace}/${.PVC.name}', onDelete: 'delete' });
@@ -359,7 +359,7 @@ describe('delete', () => {
     expect(neighbour.spec?.nfs?.path).toBe('/export/team-b/db');
   });
 
-  it('keeps a parent shared with another live volume (R22)', async () => {
+  it('keeps a parent shared with another live volume', async () => {
     await using root = await temporaryRoot();
     const provisioner = nfsProvisioner('nfs-subdir', root.path);
     const sc = storageClass({ pathPattern: '${.PVC.namespace}/${.PVC.name}', onDelete: 'delete' });
@@ -371,7 +371,7 @@ describe('delete', () => {
     expect(await readdir(join(root.path, 'team-a'))).toContain('two');
   });
 
-  it('archives same-named leaves of different claims side by side, never replacing one (R6)', async () => {
+  it('archives same-named leaves of different claims side by side, never replacing one', async () => {
     await using root = await temporaryRoot();
     const provisioner = nfsProvisioner('nfs-subdir', root.path);
     const sc = storageClass({ pathPattern: '${.PVC.namespace}/data' });
@@ -400,7 +400,7 @@ describe('delete', () => {
     ['/export', '/export'],
     ['/export/', '/export'],
     ['/export//sub', '/export/sub'],
-  ])('finds the created directory again with NFS_PATH %j (R4)', async (exportPath, normalised) => {
+  ])('finds the created directory again with NFS_PATH %j', async (exportPath, normalised) => {
     await using root = await temporaryRoot();
     const provisioner = nfsProvisioner('nfs-client', root.path, { exportPath });
     const sc = storageClass({ archiveOnDelete: 'false' });
@@ -413,7 +413,7 @@ describe('delete', () => {
   });
 });
 
-describe('delete refuses PVs that point elsewhere (R5)', () => {
+describe('delete refuses PVs that point elsewhere', () => {
   async function attempt(nfs: {
     server: string;
     path: string;

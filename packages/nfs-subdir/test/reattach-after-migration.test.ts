@@ -1,6 +1,6 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: pathPattern placeholders are literal text, not JS templates
 /**
- * Reattaching data across a migration (issue 15): directories upstream left behind for a claim, and
+ * Reattaching data across a migration: directories upstream left behind for a claim, and
  * ownership records that outlived their claim and PV across a rollback to the upstream image.
  */
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';

@@ -11,7 +11,7 @@ import {
   tree,
 } from './fixtures.ts';
 
-describe('two replicas provisioning the same claim at once (issue 17)', () => {
+describe('two replicas provisioning the same claim at once', () => {
   it.each([undefined, '${.PVC.namespace}/${.PVC.name}', '${.PVC.namespace}/apps/${.PVC.name}'])(
     'both return the same PV, with no failure, one directory and one record (pattern %s)',
     async (pathPattern) => {

@@ -60,7 +60,7 @@ function pendingClaim(init: Parameters<typeof claim>[0]): V1PersistentVolumeClai
 }
 
 describe('under ProvisionController', () => {
-  it('reports a traversal attempt as a ProvisioningFailed event and creates nothing (R1)', async () => {
+  it('reports a traversal attempt as a ProvisioningFailed event and creates nothing', async () => {
     await using root = await temporaryRoot();
     await withController(root.path, async (api) => {
       api.seed(resources.storageClasses, {
@@ -83,7 +83,7 @@ describe('under ProvisionController', () => {
     });
   });
 
-  it('deletes as recorded at provision time after the StorageClass is gone (R16)', async () => {
+  it('deletes as recorded at provision time after the StorageClass is gone', async () => {
     await using root = await temporaryRoot();
     await withController(root.path, async (api) => {
       const sc = {

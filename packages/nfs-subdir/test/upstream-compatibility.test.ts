@@ -121,7 +121,7 @@ describe('nfs-subdir dialect, upstream pathPattern layouts', () => {
   it.each([
     [{ onDelete: 'retain' }, ['data.txt']],
     [{ onDelete: 'Delete' }, undefined],
-  ])('applies %j to a nested directory that v4.0.2 never found (R3)', async (parameters, kept) => {
+  ])('applies %j to a nested directory that v4.0.2 never found', async (parameters, kept) => {
     await using root = await temporaryRoot();
     await upstreamDirectory(root.path, 'team-a/db');
     await upstreamDirectory(root.path, 'db');

@@ -1,5 +1,5 @@
 /**
- * End-to-end (issue 15): an operator swaps upstream's image for ours but keeps upstream's RBAC, whose
+ * End-to-end: an operator swaps upstream's image for ours but keeps upstream's RBAC, whose
  * leader-election Role grants `endpoints` only (nfs-subdir-external-provisioner's chart 4.0.18, as
  * recorded in examples/nfs/test/fixtures/upstream-chart-facts.json). The provisioner must not work
  * without its Lease, must say why in its log with the rule to grant, and must fail `/readyz` so the
