@@ -7,6 +7,9 @@
 
 import { maxLeafBytes } from './marker-names.ts';
 
+/** What every archive's name starts with. */
+export const archivePrefix = 'archived-';
+
 /** How many numbered variants are tried before giving up. */
 export const maxArchiveAttempts = 100;
 
@@ -26,13 +29,13 @@ function truncateToBytes(text: string, bytes: number): string {
  * leaf is shortened (never the PV name) so the name and its ownership record fit the 255-byte limit.
  */
 export function archiveCandidate(leaf: string, pvName: string, attempt: number): string {
-  const plain = `archived-${leaf}`;
+  const plain = `${archivePrefix}${leaf}`;
   const plainFits = Buffer.byteLength(plain) <= maxLeafBytes;
   if (plainFits && attempt === 1) return plain;
   const numbered = `${plain}-${attempt}`;
   if (leaf.includes(pvName) && Buffer.byteLength(numbered) <= maxLeafBytes) return numbered;
   const rank = plainFits ? attempt - 1 : attempt;
   const suffix = `-${pvName}${rank > 1 ? `-${rank}` : ''}`;
-  const room = maxLeafBytes - Buffer.byteLength(`archived-${suffix}`);
-  return `archived-${truncateToBytes(leaf, room)}${suffix}`;
+  const room = maxLeafBytes - Buffer.byteLength(`${archivePrefix}${suffix}`);
+  return `${archivePrefix}${truncateToBytes(leaf, room)}${suffix}`;
 }

@@ -18,10 +18,13 @@ export type { SweepReport } from './temporary-files.ts';
 /** Version of this package, read from its manifest. */
 export { version } from './version.ts';
 export type {
+  ArchiveVolumeOptions,
   ArchiveVolumeResult,
   CreateVolumeOptions,
   CreateVolumeOutcome,
   DeleteVolumeOutcome,
+  ExpiredArchivesOptions,
+  ExpiredArchivesReport,
   ReleaseVolumeOutcome,
   RemoveVolumeOptions,
   VolumeRootOptions,

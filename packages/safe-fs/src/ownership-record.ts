@@ -41,12 +41,19 @@ export interface OwnershipRecord extends VolumeOwner {
    * went), not when the directory was merely moved away.
    */
   readonly removingAt?: string | undefined;
+  /** ISO 8601 time the volume was archived; set on the archive's record only. */
+  readonly archivedAt?: string | undefined;
+  /**
+   * ISO 8601 time after which the archive may be removed ({@link VolumeRoot.removeExpiredArchives});
+   * absent: kept until removed by hand.
+   */
+  readonly expiresAt?: string | undefined;
 }
 
 // O_NONBLOCK on open: a FIFO planted under the record name must not hang the provisioner.
 const maxRecordBytes = 64 * 1024;
 const ownerFields = ['claimUid', 'namespace', 'claimName', 'pvName', 'provisioner', 'createdAt'] as const;
-const optionalFields = ['releasedAt', 'volume', 'removingAt'] as const;
+const optionalFields = ['releasedAt', 'volume', 'removingAt', 'archivedAt', 'expiresAt'] as const;
 const recordFields: readonly string[] = [...ownerFields, ...optionalFields];
 
 function unreadable(dir: DirectoryHandle, name: string, detail: string): SafeFsError {

@@ -39,6 +39,16 @@ export interface RemoveVolumeOptions {
   readonly beforeEachWrite?: WriteGuard | undefined;
 }
 
+/** What {@link VolumeRoot.archiveVolume} is told besides {@link RemoveVolumeOptions}. */
+export interface ArchiveVolumeOptions extends RemoveVolumeOptions {
+  /**
+   * How long the archive is kept: its record gets `expiresAt` that far after `archivedAt`, and
+   * {@link VolumeRoot.removeExpiredArchives} removes it after that. Absent: kept forever. An archive
+   * without a record (an upstream volume's) never expires.
+   */
+  readonly retentionMs?: number | undefined;
+}
+
 /** `missing`: there was no volume directory (any leftover record and empty parents were cleaned). */
 export type DeleteVolumeOutcome = 'deleted' | 'missing';
 
@@ -200,11 +210,15 @@ export function deleteVolume(
 }
 
 /** Archives volume `path`; see {@link VolumeRoot.archiveVolume}. */
-export function archiveVolume(
+export async function archiveVolume(
   context: VolumeContext,
   path: RelativeVolumePath,
-  options: RemoveVolumeOptions,
+  options: ArchiveVolumeOptions,
 ): Promise<ArchiveVolumeResult> {
+  const { retentionMs } = options;
+  if (retentionMs !== undefined && (!Number.isSafeInteger(retentionMs) || retentionMs < 0)) {
+    throw new RangeError(`invalid retentionMs ${retentionMs}`);
+  }
   const missing: ArchiveVolumeResult = { outcome: 'missing' };
   return inParent(
     context,
@@ -228,9 +242,10 @@ export function archiveVolume(
         await volume.close();
       }
       if (record !== undefined) await markRemoving(context, dir, leaf, record);
+      const archived = record === undefined ? undefined : archiveRecord(context, record, retentionMs);
       for (let attempt = 1; attempt <= maxArchiveAttempts; attempt++) {
         const name = archiveCandidate(leaf, options.pvName, attempt);
-        if (await moveToUnused(dir, leaf, name, record)) {
+        if (await moveToUnused(dir, leaf, name, archived)) {
           return { outcome: 'archived', archivedPath: dir.pathOf(name) as RelativeVolumePath };
         }
       }
@@ -242,6 +257,21 @@ export function archiveVolume(
       });
     },
   );
+}
+
+/** The record an archive keeps: the volume's, with when it was archived and until when it is kept. */
+function archiveRecord(
+  context: VolumeContext,
+  record: OwnershipRecord,
+  retentionMs: number | undefined,
+): OwnershipRecord {
+  const now = context.now();
+  const { removingAt: _removing, ...kept } = record;
+  return {
+    ...kept,
+    archivedAt: new Date(now).toISOString(),
+    ...(retentionMs === undefined ? {} : { expiresAt: new Date(now + retentionMs).toISOString() }),
+  };
 }
 
 /**

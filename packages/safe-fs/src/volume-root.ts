@@ -7,11 +7,17 @@
 import { normalizeBasePath } from './base-path.ts';
 import { type CreateVolumeOptions, type CreateVolumeOutcome, createVolume } from './create-volume.ts';
 import type { DirectoryHandle } from './directory-handle.ts';
+import {
+  type ExpiredArchivesOptions,
+  type ExpiredArchivesReport,
+  removeExpiredArchives,
+} from './expired-archives.ts';
 import { type FsOps, nodeFsOps } from './fs-ops.ts';
 import { type OwnershipRecord, readOwnershipRecord } from './ownership-record.ts';
 import { withParents } from './parent-chain.ts';
 import type { RelativeVolumePath } from './relative-volume-path.ts';
 import {
+  type ArchiveVolumeOptions,
   type ArchiveVolumeResult,
   archiveVolume,
   type DeleteVolumeOutcome,
@@ -25,7 +31,9 @@ import { defaultTemporaryFileGraceMs, type SweepReport, sweepTemporaryFiles } fr
 import type { VolumeContext } from './volume-context.ts';
 
 export type { CreateVolumeOptions, CreateVolumeOutcome } from './create-volume.ts';
+export type { ExpiredArchivesOptions, ExpiredArchivesReport } from './expired-archives.ts';
 export type {
+  ArchiveVolumeOptions,
   ArchiveVolumeResult,
   DeleteVolumeOutcome,
   ReleaseVolumeOutcome,
@@ -98,8 +106,22 @@ export class VolumeRoot {
    *
    * @throws {@link SafeFsError} as {@link VolumeRoot.deleteVolume}.
    */
-  archiveVolume(path: RelativeVolumePath, options: RemoveVolumeOptions): Promise<ArchiveVolumeResult> {
+  archiveVolume(path: RelativeVolumePath, options: ArchiveVolumeOptions): Promise<ArchiveVolumeResult> {
     return archiveVolume(this.#context, path, options);
+  }
+
+  /**
+   * Removes every archive whose record's `expiresAt` has passed (see
+   * {@link ArchiveVolumeOptions.retentionMs}), each like {@link VolumeRoot.deleteVolume}: the record
+   * must name the archived PV, links are never followed, an archive holding another volume's
+   * bookkeeping is refused, and an interrupted removal is finished by the next sweep. Archives without
+   * a record are never touched; volumes are never entered.
+   *
+   * @throws whatever `options.beforeEachWrite` throws (a lost leadership term ends the sweep); any
+   * other failure of one archive is reported in {@link ExpiredArchivesReport.failed}.
+   */
+  removeExpiredArchives(options: ExpiredArchivesOptions = {}): Promise<ExpiredArchivesReport> {
+    return removeExpiredArchives(this.#context, options);
   }
 
   /**

@@ -1,0 +1,120 @@
+/**
+ * Archive retention: finds archives whose record says they have expired and removes them, each as a
+ * delete of its own (record checked, stamped, tree emptied without following links, record last), so
+ * a removal interrupted anywhere is finished by the next sweep. An archive without a record is never
+ * touched: nothing says when it was made or whose it was.
+ */
+
+import { archivePrefix } from './archive-name.ts';
+import { type DirectoryHandle, nameText, openBase } from './directory-handle.ts';
+import { isReservedName, parentMarkerName, volumeMarkerName } from './marker-names.ts';
+import { readOwnershipRecord } from './ownership-record.ts';
+import type { RelativeVolumePath } from './relative-volume-path.ts';
+import { deleteVolume } from './remove-volume.ts';
+import type { VolumeContext } from './volume-context.ts';
+import { looksLikeVolume } from './volume-like.ts';
+import type { WriteGuard } from './write-guard.ts';
+
+/** Options of {@link VolumeRoot.removeExpiredArchives}. */
+export interface ExpiredArchivesOptions {
+  /** Checked before every change to the file system, as for a delete (see {@link WriteGuard}). */
+  readonly beforeEachWrite?: WriteGuard | undefined;
+  /**
+   * How deep to look for archives in directories this package did not make as parents (those it
+   * made are always searched). Default 4.
+   */
+  readonly maxDepth?: number | undefined;
+}
+
+/** What a sweep found and did; paths relative to the base. */
+export interface ExpiredArchivesReport {
+  /** Archives removed because their time had come. */
+  readonly removed: readonly RelativeVolumePath[];
+  /** Archives with a record that are kept: not expired yet, or kept forever. */
+  readonly kept: number;
+  /** The earliest `expiresAt` among the kept archives, if any expires. */
+  readonly nextExpiry: string | undefined;
+  /** Archives whose removal failed this time, with the reason; the next sweep tries again. */
+  readonly failed: ReadonlyArray<{ readonly path: string; readonly error: string }>;
+}
+
+interface Found {
+  readonly path: RelativeVolumePath;
+  readonly pvName: string;
+  readonly expiresAt: string | undefined;
+}
+
+/** Removes the archives below the base whose `expiresAt` has passed; see {@link VolumeRoot.removeExpiredArchives}. */
+export async function removeExpiredArchives(
+  context: VolumeContext,
+  options: ExpiredArchivesOptions = {},
+): Promise<ExpiredArchivesReport> {
+  const archives: Found[] = [];
+  const base = await openBase(context.fs, context.base);
+  try {
+    await findArchives(base, 0, options.maxDepth ?? 4, archives);
+  } finally {
+    await base.close();
+  }
+  const now = context.now();
+  const expired = archives.filter(
+    (archive) => archive.expiresAt !== undefined && Date.parse(archive.expiresAt) <= now,
+  );
+  const kept = archives.filter((archive) => !expired.includes(archive));
+  const removed: RelativeVolumePath[] = [];
+  const failed: Array<{ path: string; error: string }> = [];
+  for (const archive of expired) {
+    try {
+      await deleteVolume(context, archive.path, {
+        pvName: archive.pvName,
+        beforeEachWrite: options.beforeEachWrite,
+      });
+      removed.push(archive.path);
+    } catch (err) {
+      // A lost leadership term ends the whole sweep; anything else is this archive's own problem.
+      if (options.beforeEachWrite !== undefined) options.beforeEachWrite();
+      failed.push({ path: archive.path, error: err instanceof Error ? err.message : String(err) });
+    }
+  }
+  const expiries = kept.flatMap((archive) => (archive.expiresAt === undefined ? [] : [archive.expiresAt]));
+  return { removed, kept: kept.length, nextExpiry: expiries.sort()[0], failed };
+}
+
+/**
+ * Collects the recorded archives in `dir` and below. Volumes are never entered (an archive inside
+ * one is tenant data); other directories are entered when this package made them as parents, or
+ * while `depth` is below `maxDepth`.
+ */
+async function findArchives(
+  dir: DirectoryHandle,
+  depth: number,
+  maxDepth: number,
+  found: Found[],
+): Promise<void> {
+  const names = (await dir.readdir()).map(nameText);
+  const entries = new Set(names);
+  for (const name of names) {
+    if (isReservedName(name)) continue;
+    const stats = await dir.lstat(name);
+    if (stats?.isDirectory() !== true) continue;
+    if (entries.has(volumeMarkerName(name)) || looksLikeVolume(name)) {
+      if (!name.startsWith(archivePrefix)) continue;
+      const record = await readOwnershipRecord(dir, name);
+      if (record === undefined) continue;
+      found.push({
+        path: dir.pathOf(name) as RelativeVolumePath,
+        pvName: record.pvName,
+        expiresAt: record.expiresAt,
+      });
+      continue;
+    }
+    const child = await dir.openDirectory(name);
+    if (child === undefined) continue;
+    try {
+      const ours = (await child.lstat(parentMarkerName)) !== undefined;
+      if (ours || depth < maxDepth) await findArchives(child, depth + 1, maxDepth, found);
+    } finally {
+      await child.close();
+    }
+  }
+}
