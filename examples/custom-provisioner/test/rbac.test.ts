@@ -4,6 +4,7 @@ import {
   controllerClusterRules,
   leaderElectionRules,
   type PolicyRule,
+  volumeAttributesClassRules,
 } from '@kube-provisioner/controller/cli';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
@@ -16,9 +17,9 @@ const rulesOf = (kind: string): PolicyRule[] =>
   manifests.find((manifest) => manifest.kind === kind)?.rules ?? [];
 
 describe('rbac.yaml', () => {
-  it('grants every verb the controller uses cluster-wide, plus claim patch for rescheduling', () => {
+  it('grants every verb the controller uses cluster-wide, VolumeAttributesClasses included, plus claim patch for rescheduling', () => {
     const granted = rulesOf('ClusterRole');
-    for (const rule of controllerClusterRules) {
+    for (const rule of [...controllerClusterRules, ...volumeAttributesClassRules]) {
       const match = granted.find((candidate) => candidate.resources.join() === rule.resources.join());
       expect(match?.apiGroups).toEqual(rule.apiGroups);
       expect(match?.verbs).toEqual(expect.arrayContaining([...rule.verbs]));

@@ -56,7 +56,14 @@ export type {
   SaveBackoff,
 } from './controller/options.ts';
 export { ConfigurationError, isConfigurationError } from './controller/options.ts';
-export { IgnoredError, InfeasibleError, isIgnoredError, isInfeasibleError } from './errors.ts';
+export {
+  IgnoredError,
+  InfeasibleError,
+  isIgnoredError,
+  isInfeasibleError,
+  isVolumeInUseError,
+  VolumeInUseError,
+} from './errors.ts';
 export type { Check, HealthServerOptions } from './http/health-server.ts';
 export { HealthServer } from './http/health-server.ts';
 export type {
@@ -70,6 +77,8 @@ export { ProvisionController } from './provision-controller.ts';
 export type { ProvisionFailure } from './provision-failure.ts';
 export { provisionFailure } from './provision-failure.ts';
 export type {
+  ClaimDataSource,
+  DataSourceKind,
   OperationContext,
   Provisioner,
   ProvisioningState,

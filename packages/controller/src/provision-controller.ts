@@ -1,7 +1,7 @@
 /**
  * The ProvisionController: watches claims, volumes and classes, provisions volumes for claims that
  * ask for this provisioner and deletes released ones, with the behaviour of
- * sig-storage-lib-external-provisioner v13 (see the controller contract for every rule).
+ * sig-storage-lib-external-provisioner v13.1.0 (see the controller contract for every rule).
  *
  * ```ts
  * const controller = new ProvisionController({ api, provisionerName: 'example.com/hostpath', provisioner });
@@ -24,6 +24,7 @@ import { LeaderElectionLostError } from './controller/leader-election-lost-error
 import { runLeaderTerm } from './controller/leader-term.ts';
 import type { ProvisionControllerEvents } from './controller/lifecycle-events.ts';
 import {
+  defaults,
   ensureUidIndex,
   type ProvisionControllerOptions,
   type ResolvedOptions,
@@ -36,6 +37,7 @@ import { QueueVolumeStore } from './controller/queue-volume-store.ts';
 import type { RecordEvent } from './controller/record-event.ts';
 import { rescheduleClaim } from './controller/reschedule.ts';
 import { SlowRetrySet } from './controller/slow-retry.ts';
+import { VolumeAttributesClassCache } from './controller/volume-attributes-classes.ts';
 import type { VolumeStore } from './controller/volume-store.ts';
 import { VolumeSync } from './controller/volume-sync.ts';
 import type { WorkFence } from './controller/work-fence.ts';
@@ -43,6 +45,7 @@ import { createEventRecorder, type EventRecorder } from './events/event-recorder
 import { HealthServer } from './http/health-server.ts';
 import type { SharedInformer } from './informer/shared-informer.ts';
 import { uidIndex } from './informer/store.ts';
+import { withoutManagedFields } from './informer/without-managed-fields.ts';
 import type { LeaderElector } from './leader-election/leader-elector.ts';
 import { leaderIdentity } from './leader-election/leader-identity.ts';
 import { type Leadership, LeadershipLapsedError } from './leader-election/lease-fence.ts';
@@ -77,6 +80,8 @@ export class ProvisionController extends EventEmitter<LifecycleEventMap<Provisio
   readonly #claims: SharedInformer<V1PersistentVolumeClaim>;
   readonly #volumes: SharedInformer<V1PersistentVolume>;
   readonly #classes: SharedInformer<V1StorageClass>;
+  /** Started by the first claim that names a class; never waited for before work starts. */
+  readonly #attributeClasses: VolumeAttributesClassCache;
   /** Informers this controller created, and therefore starts and stops. */
   readonly #ownedInformers: readonly { run(signal: AbortSignal): Promise<void> }[];
   readonly #claimQueue: RateLimitingQueue;
@@ -137,7 +142,13 @@ export class ProvisionController extends EventEmitter<LifecycleEventMap<Provisio
     this.#claims = informers.claims;
     this.#volumes = informers.volumes;
     this.#classes = informers.classes;
-    this.#ownedInformers = informers.owned;
+    this.#attributeClasses = new VolumeAttributesClassCache({
+      client: withoutManagedFields(api.resource(resources.volumeAttributesClasses)),
+      clock,
+      logger: this.#logger,
+      syncTimeoutMs: resolved.apiRequestTimeoutMs || defaults.apiRequestTimeoutMs,
+    });
+    this.#ownedInformers = [...informers.owned, this.#attributeClasses];
 
     const limiters = queueLimiters(resolved, clock);
     this.#claimQueue = new RateLimitingQueue({
@@ -189,6 +200,7 @@ export class ProvisionController extends EventEmitter<LifecycleEventMap<Provisio
       claimsByUid,
       getClass: (name) => this.#classes.store.getByKey(name),
       volumeExists: (name) => this.#volumes.store.getByKey(name) !== undefined,
+      volumeAttributesClass: (name, signal) => this.#attributeClasses.get(name, signal),
       reschedule: (claim, signal) =>
         rescheduleClaim(
           {

@@ -7,11 +7,16 @@
  *   after a success the controller did not observe. Both MUST be idempotent.
  * - The returned PV MUST be named `options.pvName` and carry capacity, access modes, reclaim policy,
  *   mount options, volume mode, node affinity and the volume source. The controller adds only
- *   `spec.claimRef`, `spec.storageClassName`, the `pv.kubernetes.io/provisioned-by` annotation and
- *   (optionally) its finalizer.
- * - `options.pvc` and `options.storageClass` are frozen: never mutate them.
+ *   `spec.claimRef`, `spec.storageClassName`, `spec.volumeAttributesClassName` (the claim's), the
+ *   `pv.kubernetes.io/provisioned-by` annotation and (optionally) its finalizer.
+ * - `options.pvc`, `options.storageClass` and `options.volumeAttributesClass` are frozen: never mutate them.
  */
-import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
+import type {
+  V1PersistentVolume,
+  V1PersistentVolumeClaim,
+  V1StorageClass,
+  V1VolumeAttributesClass,
+} from '@kubernetes/client-node';
 import type { Logger } from './util/logger.ts';
 
 /**
@@ -25,6 +30,26 @@ import type { Logger } from './util/logger.ts';
  */
 export type ProvisioningState = 'Background' | 'Finished' | 'NoChange' | 'Reschedule';
 
+/**
+ * A kind of object a claim can name as its data source: `apiGroup` `''` is the core group, as for
+ * `{ apiGroup: '', kind: 'PersistentVolumeClaim' }` (a clone).
+ */
+export interface DataSourceKind {
+  readonly apiGroup: string;
+  readonly kind: string;
+}
+
+/**
+ * The object a claim asks its volume to be populated from: `spec.dataSource`, else
+ * `spec.dataSourceRef` (the API server copies one into the other when it can), as external-provisioner
+ * reads it.
+ */
+export interface ClaimDataSource extends DataSourceKind {
+  readonly name: string;
+  /** The claim's namespace, unless a cross-namespace `dataSourceRef` names another. */
+  readonly namespace: string;
+}
+
 /** Inputs of one `provision` call. */
 export interface ProvisionOptions {
   /** The claim's StorageClass (parameters, reclaim policy, mount options, topologies, binding mode). */
@@ -35,6 +60,22 @@ export interface ProvisionOptions {
   readonly pvc: Readonly<V1PersistentVolumeClaim>;
   /** The scheduler's selected node for WaitForFirstConsumer claims, else `''`. */
   readonly selectedNodeName: string;
+  /**
+   * The claim's data source, present only when it is one of {@link Provisioner.dataSources}: the new
+   * volume must hold its data. Reading the source object (and, across namespaces, checking its
+   * ReferenceGrant) is the provisioner's job. Claims naming a source the provisioner does not list
+   * never reach `provision`.
+   */
+  readonly dataSource?: ClaimDataSource;
+  /**
+   * The VolumeAttributesClass the claim names in `spec.volumeAttributesClassName`, from the
+   * controller's cache, deep-frozen: its `parameters` are for this provisioner (the controller refuses
+   * a class whose `driverName` is not one of its names). The controller writes its name into the
+   * PV's `spec.volumeAttributesClassName`, which the PV controller requires to bind. Present only
+   * when the claim names a class and {@link Provisioner.supportsVolumeAttributesClasses} says yes.
+   * Refuse parameters you do not support with an `InfeasibleError`.
+   */
+  readonly volumeAttributesClass?: Readonly<V1VolumeAttributesClass>;
 }
 
 /** Per-call context: cancellation, the leadership fence and a logger carrying the object's keys. */
@@ -82,4 +123,21 @@ export interface Provisioner {
   shouldDelete?(pv: Readonly<V1PersistentVolume>, context: OperationContext): boolean | Promise<boolean>;
   /** Whether `volumeMode: Block` claims are supported. Absent means no. */
   supportsBlock?(context: OperationContext): boolean;
+  /**
+   * Whether claims that name a VolumeAttributesClass are supported. Absent means no: such a claim
+   * gets one Warning `ProvisioningFailed` event per sync and no volume, and no class is read. Say yes
+   * only if `provision` returns CSI volumes (`spec.csi`): the API server accepts
+   * `spec.volumeAttributesClassName` on no other PV, and the PV controller binds a claim that names a
+   * class only to a PV that carries the same one.
+   */
+  supportsVolumeAttributesClasses?(context: OperationContext): boolean;
+  /**
+   * The data sources `provision` can populate a volume from (e.g. `{ apiGroup:
+   * 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot' }`); absent means none. The controller never
+   * calls `provision` for a claim whose source is not listed: a PersistentVolumeClaim or
+   * VolumeSnapshot source (which no volume populator serves) gets one Warning `ProvisioningFailed`
+   * event per sync, and any other kind is left to its volume populator (KEP-1495) with a Normal
+   * `Provisioning` event, as external-provisioner does, so the populator can fill the volume.
+   */
+  readonly dataSources?: readonly DataSourceKind[];
 }

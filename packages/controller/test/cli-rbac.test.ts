@@ -1,6 +1,12 @@
 import { loadAllYaml } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { controllerClusterRules, leaderElectionRules, renderRole, renderRules } from '../src/cli/rbac.ts';
+import {
+  controllerClusterRules,
+  leaderElectionRules,
+  renderRole,
+  renderRules,
+  volumeAttributesClassRules,
+} from '../src/cli/rbac.ts';
 
 describe('RBAC tables', () => {
   it('grant the controller what contract §16 lists, claims read-only', () => {
@@ -10,6 +16,17 @@ describe('RBAC tables', () => {
       ['storageclasses', 'get list watch'],
       ['events', 'create update patch'],
     ]);
+  });
+
+  it('let the controller cache VolumeAttributesClasses, in a rule of their own', () => {
+    expect(volumeAttributesClassRules).toEqual([
+      {
+        apiGroups: ['storage.k8s.io'],
+        resources: ['volumeattributesclasses'],
+        verbs: ['get', 'list', 'watch'],
+      },
+    ]);
+    expect(controllerClusterRules.flatMap((rule) => rule.resources)).not.toContain('volumeattributesclasses');
   });
 
   it('let the elector watch its Lease', () => {

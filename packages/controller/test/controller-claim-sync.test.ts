@@ -42,6 +42,10 @@ function setup(
     claimsByUid: (uid) => claims.filter((claim) => claim.metadata?.uid === uid),
     getClass: (name) => classes.get(name),
     volumeExists: () => false,
+    volumeAttributesClass: async (name) => ({
+      kind: 'missing',
+      error: new Error(`volumeattributesclasses.storage.k8s.io "${name}" not found`),
+    }),
     reschedule: async () => void rescheduled.push(1),
     slowRetry,
     recordEvent: (_object, type, reason, message) => events.push(`${type} ${reason}: ${message}`),

@@ -23,6 +23,7 @@ export {
   newClaim,
   newStorageClass,
   newVolume,
+  newVolumeAttributesClass,
   processedItems,
   provisionCounts,
   pump,

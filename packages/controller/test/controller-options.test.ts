@@ -128,10 +128,10 @@ describe('controller metrics', () => {
     metrics.provisionDurationSeconds.observe({ class: 'c', source: '' }, 0.2);
     const text = await registry.metrics();
     expect(text).toContain(
-      '# HELP controller_persistentvolumeclaim_provision_total Total number of persistent volumes provisioned succesfully. Broken down by storage class name and source of the claim.',
+      '# HELP controller_persistentvolumeclaim_provision_total Total number of persistent volumes provisioned successfully. Broken down by storage class name and source of the claim.',
     );
     expect(text).toContain(
-      '# HELP controller_persistentvolume_delete_total Total number of persistent volumes deleted succesfully. Broken down by storage class name.',
+      '# HELP controller_persistentvolume_delete_total Total number of persistent volumes deleted successfully. Broken down by storage class name.',
     );
     expect(text).toContain(
       '# HELP controller_persistentvolumeclaim_provision_duration_seconds Latency in seconds to provision persistent volumes. Failed provisioning attempts are ignored. Broken down by storage class name and source of the claim.',

@@ -11,7 +11,13 @@ export { goBooleanSpellings, parseGoBoolean, parseGoDuration } from './go-syntax
 export type { ProvisionerCliOptions, ProvisionerFlagName, PvSaveStrategy } from './provisioner-flags.ts';
 export { provisionerFlags, readProvisionerFlags } from './provisioner-flags.ts';
 export type { PolicyRule, RoleManifest } from './rbac.ts';
-export { controllerClusterRules, leaderElectionRules, renderRole, renderRules } from './rbac.ts';
+export {
+  controllerClusterRules,
+  leaderElectionRules,
+  renderRole,
+  renderRules,
+  volumeAttributesClassRules,
+} from './rbac.ts';
 export type {
   CliApi,
   CliHost,

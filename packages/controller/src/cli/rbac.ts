@@ -28,6 +28,16 @@ export const controllerClusterRules: readonly PolicyRule[] = [
 ];
 
 /**
+ * Cluster-wide rule for claims that name a VolumeAttributesClass: the controller caches the classes
+ * (its informer starts with the first such claim). Kept apart from {@link controllerClusterRules} so
+ * that a drop-in deployment under an older role keeps working for every other claim; without it, such
+ * a claim gets a `ProvisioningFailed` event quoting the 403.
+ */
+export const volumeAttributesClassRules: readonly PolicyRule[] = [
+  { apiGroups: ['storage.k8s.io'], resources: ['volumeattributesclasses'], verbs: ['get', 'list', 'watch'] },
+];
+
+/**
  * Rules in the election namespace. `watch` lets a standby replica see a released or expired Lease at
  * once; without it the elector logs a 403 and falls back to polling every retry period.
  */

@@ -42,6 +42,7 @@ export const modelDateFields: Readonly<Record<string, readonly DateFieldPath[]>>
   V1StorageClass: metadataDates,
   CoreV1Event: [...metadataDates, ['firstTimestamp'], ['lastTimestamp']],
   V1Lease: metadataDates,
+  V1VolumeAttributesClass: metadataDates,
   V1Node: [
     ...metadataDates,
     ['spec', 'taints', '[]', 'timeAdded'],

@@ -13,6 +13,7 @@ import type {
   V1PersistentVolumeClaim,
   V1Status,
   V1StorageClass,
+  V1VolumeAttributesClass,
 } from '@kubernetes/client-node';
 
 /** Any Kubernetes object. */
@@ -45,6 +46,7 @@ export const resources: {
   readonly events: ResourceDescriptor<CoreV1Event>;
   readonly leases: ResourceDescriptor<V1Lease>;
   readonly nodes: ResourceDescriptor<V1Node>;
+  readonly volumeAttributesClasses: ResourceDescriptor<V1VolumeAttributesClass>;
 } = {
   persistentVolumes: {
     group: '',
@@ -87,6 +89,14 @@ export const resources: {
     model: 'V1Lease',
   },
   nodes: { group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false, model: 'V1Node' },
+  volumeAttributesClasses: {
+    group: 'storage.k8s.io',
+    version: 'v1',
+    plural: 'volumeattributesclasses',
+    kind: 'VolumeAttributesClass',
+    namespaced: false,
+    model: 'V1VolumeAttributesClass',
+  },
 };
 
 /** Options every call accepts. */

@@ -2,13 +2,26 @@
  * The claim path (contract §9): decide whether a claim is ours, call `provision`, save the PV, and keep
  * the in-progress map of §4 up to date. One {@link ClaimSync.sync} call is one work item.
  */
-import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
+import type {
+  V1PersistentVolume,
+  V1PersistentVolumeClaim,
+  V1StorageClass,
+  V1VolumeAttributesClass,
+} from '@kubernetes/client-node';
 import { isIgnoredError, isInfeasibleError } from '../errors.ts';
 import { isLeadershipLapsedError } from '../leader-election/lease-fence.ts';
-import type { OperationContext, Provisioner, ProvisioningState, ProvisionResult } from '../provisioner.ts';
+import type {
+  ClaimDataSource,
+  OperationContext,
+  Provisioner,
+  ProvisioningState,
+  ProvisionOptions,
+  ProvisionResult,
+} from '../provisioner.ts';
 import type { Clock } from '../util/clock.ts';
 import type { LifecycleSink } from '../util/lifecycle-emitter.ts';
 import { annDynamicallyProvisioned, finalizerPV } from '../wire-names.ts';
+import { dataSourceDecision, describeDataSource } from './claim-data-source.ts';
 import {
   claimClassName,
   claimKey,
@@ -26,6 +39,7 @@ import type { ProvisionControllerEvents } from './lifecycle-events.ts';
 import type { RecordEvent } from './record-event.ts';
 import type { SlowRetrySet } from './slow-retry.ts';
 import { toError } from './to-error.ts';
+import type { VolumeAttributesClassLookup } from './volume-attributes-classes.ts';
 import type { VolumeStore } from './volume-store.ts';
 import type { WorkFence } from './work-fence.ts';
 
@@ -48,6 +62,8 @@ export interface ClaimSyncConfig {
   readonly getClass: (name: string) => V1StorageClass | undefined;
   /** Whether the PV cache holds `name`. */
   readonly volumeExists: (name: string) => boolean;
+  /** The VolumeAttributesClass named `name`, from its cache. */
+  readonly volumeAttributesClass: (name: string, signal: AbortSignal) => Promise<VolumeAttributesClassLookup>;
   /** Removes the GA selected-node annotation from the claim on the API server. */
   readonly reschedule: (claim: Readonly<V1PersistentVolumeClaim>, signal: AbortSignal) => Promise<void>;
   readonly slowRetry: SlowRetrySet;
@@ -241,6 +257,29 @@ export class ClaimSync {
       );
       return stop;
     }
+    const source = dataSourceDecision(claim, provisioner.dataSources ?? []);
+    if (source.kind === 'populator') {
+      // The populator contract (KEP-1495): its own scratch claim gets the volume, filled, then rebound here.
+      logger.debug(
+        { dataSource: describeDataSource(source.source) },
+        `data source (${source.source.kind}) is not handled by the provisioner, assuming an external populator will provision it`,
+      );
+      recordEvent(
+        claim,
+        'Normal',
+        'Provisioning',
+        'Assuming an external populator will provision the volume',
+      );
+      return stop;
+    }
+    if (source.kind === 'unsupported') {
+      const message = `${provisionerName} does not support provisioning volumes from data source ${describeDataSource(source.source)}`;
+      recordEvent(claim, 'Warning', 'ProvisioningFailed', message);
+      logger.error(message);
+      return stop;
+    }
+    const attributes = await this.#volumeAttributesClass(claim, { ...context, logger });
+    if (attributes.kind === 'outcome') return attributes.outcome;
 
     const { fence } = this.#config;
     fence.assertLeader();
@@ -252,12 +291,16 @@ export class ClaimSync {
     );
     const result = await callProvision(
       provisioner,
-      {
-        storageClass: frozenClone(storageClass),
-        pvName,
-        pvc: frozenClone(claim),
-        selectedNodeName: selectedNodeName(claim),
-      },
+      provisionOptions(
+        {
+          storageClass: frozenClone(storageClass),
+          pvName,
+          pvc: frozenClone(claim),
+          selectedNodeName: selectedNodeName(claim),
+        },
+        source.kind === 'handled' ? source.source : undefined,
+        attributes.volumeAttributesClass,
+      ),
       { ...context, logger },
     );
     if ('error' in result) {
@@ -266,7 +309,7 @@ export class ClaimSync {
       return this.#provisionFailed(claim, result.error, result.state, { ...context, logger });
     }
 
-    const volume = this.#completeVolume(result.pv, claimRef, storageClass, className);
+    const volume = this.#completeVolume(result.pv, claimRef, storageClass, className, claim);
     try {
       // A provisioner that returns after its term ended (a paused process) has its result dropped.
       fence.assertLeader();
@@ -278,6 +321,52 @@ export class ClaimSync {
       return finished(toError(err));
     }
     return { kind: 'provisioned', volume };
+  }
+
+  /**
+   * The claim's VolumeAttributesClass for `provision` (`undefined` when it names none), or the outcome
+   * that ends this attempt. A provisioner that does not support classes, or a class of another
+   * driver, is refused with one event and no retry (nothing about the claim can change that but an
+   * update, which syncs it again); a class not (yet) known is retried with an event naming it, as
+   * external-provisioner's failed GET is.
+   */
+  async #volumeAttributesClass(
+    claim: Readonly<V1PersistentVolumeClaim>,
+    context: OperationContext,
+  ): Promise<
+    | { readonly kind: 'class'; readonly volumeAttributesClass: V1VolumeAttributesClass | undefined }
+    | { readonly kind: 'outcome'; readonly outcome: Outcome }
+  > {
+    const name = claim.spec?.volumeAttributesClassName ?? '';
+    if (name === '') return { kind: 'class', volumeAttributesClass: undefined };
+    const { provisioner, knownNames, provisionerName, recordEvent, fence } = this.#config;
+    if (!(provisioner.supportsVolumeAttributesClasses?.(context) ?? false)) {
+      // Only a CSI PV can carry the class, and the PV controller binds the claim to no PV without it.
+      const message = `${provisionerName} does not support VolumeAttributesClasses: the claim names "${name}", which only a CSI volume can carry`;
+      recordEvent(claim, 'Warning', 'ProvisioningFailed', message);
+      context.logger.error(message);
+      return { kind: 'outcome', outcome: stop };
+    }
+    const lookup = await this.#config.volumeAttributesClass(name, context.signal);
+    if (lookup.kind !== 'found') {
+      if (fence.abandoned()) return { kind: 'outcome', outcome: { kind: 'abandoned', error: lookup.error } };
+      const error =
+        lookup.kind === 'missing'
+          ? lookup.error
+          : new Error(`cannot read VolumeAttributesClass "${name}": ${lookup.error.message}`, {
+              cause: lookup.error,
+            });
+      return { kind: 'outcome', outcome: await this.#provisionFailed(claim, error, 'NoChange', context) };
+    }
+    const { driverName } = lookup.volumeAttributesClass;
+    if (!knownNames.has(driverName)) {
+      // A class's driver and parameters are immutable: retrying cannot help, so no requeue.
+      const message = `VolumeAttributesClass "${name}" referenced in the claim is for driver "${driverName}", which does not match driver name "${provisionerName}"`;
+      recordEvent(claim, 'Warning', 'ProvisioningFailed', message);
+      context.logger.error(message);
+      return { kind: 'outcome', outcome: stop };
+    }
+    return { kind: 'class', volumeAttributesClass: frozenClone(lookup.volumeAttributesClass) };
   }
 
   async #provisionFailed(
@@ -319,14 +408,21 @@ export class ClaimSync {
     return { kind: 'rescheduled', error };
   }
 
-  /** Adds the four fields the library owns (§9.5 step 8) to a shallow copy of the provisioner's PV. */
+  /**
+   * Adds the fields the library owns (§9.5 step 8) to a shallow copy of the provisioner's PV. The
+   * VolumeAttributesClass name is always the claim's: the PV controller binds a claim only to a PV
+   * whose class name equals its own.
+   */
   #completeVolume(
     pv: V1PersistentVolume,
     claimRef: ReturnType<typeof claimReference>,
     storageClass: V1StorageClass,
     className: string,
+    claim: Readonly<V1PersistentVolumeClaim>,
   ): V1PersistentVolume {
     const finalizers = pv.metadata?.finalizers ?? [];
+    const { volumeAttributesClassName: _provisioners, ...spec } = pv.spec ?? {};
+    const attributesClassName = claim.spec?.volumeAttributesClassName ?? '';
     return {
       ...pv,
       metadata: {
@@ -336,7 +432,12 @@ export class ClaimSync {
           ? { finalizers: [...finalizers, finalizerPV] }
           : {}),
       },
-      spec: { ...pv.spec, claimRef, storageClassName: className },
+      spec: {
+        ...spec,
+        claimRef,
+        storageClassName: className,
+        ...(attributesClassName === '' ? {} : { volumeAttributesClassName: attributesClassName }),
+      },
     };
   }
 
@@ -345,6 +446,19 @@ export class ClaimSync {
     if (storageClass === undefined) throw new Error(`storageClass "${name}" not found`);
     return storageClass;
   }
+}
+
+/** `options` with the optional inputs that are present. */
+function provisionOptions(
+  options: ProvisionOptions,
+  dataSource: ClaimDataSource | undefined,
+  volumeAttributesClass: Readonly<V1VolumeAttributesClass> | undefined,
+): ProvisionOptions {
+  return {
+    ...options,
+    ...(dataSource === undefined ? {} : { dataSource: Object.freeze({ ...dataSource }) }),
+    ...(volumeAttributesClass === undefined ? {} : { volumeAttributesClass }),
+  };
 }
 
 /** Calls `provision`; a thrown error counts as `{ error, state: 'NoChange' }` (contract §2). */

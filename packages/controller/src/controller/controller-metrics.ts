@@ -1,6 +1,6 @@
 /**
- * The six `controller_*` collectors of the Go library (`controller/metrics/metrics.go`, v13): same
- * names, labels, help strings (misspellings included, dashboards match on them) and default buckets.
+ * The six `controller_*` collectors of the Go library (`controller/metrics/metrics.go`, v13.1.0): same
+ * names, labels, help strings (v13.1.0 corrected their "succesfully") and default buckets.
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { ConfigurationError } from './options.ts';
@@ -46,7 +46,7 @@ export function createControllerMetrics(registry: Registry, subsystem = 'control
   return {
     provisionTotal: counter(
       'persistentvolumeclaim_provision_total',
-      'Total number of persistent volumes provisioned succesfully. Broken down by storage class name and source of the claim.',
+      'Total number of persistent volumes provisioned successfully. Broken down by storage class name and source of the claim.',
       claimLabels,
     ),
     provisionFailedTotal: counter(
@@ -61,7 +61,7 @@ export function createControllerMetrics(registry: Registry, subsystem = 'control
     ),
     deleteTotal: counter(
       'persistentvolume_delete_total',
-      'Total number of persistent volumes deleted succesfully. Broken down by storage class name.',
+      'Total number of persistent volumes deleted successfully. Broken down by storage class name.',
       volumeLabels,
     ),
     deleteFailedTotal: counter(

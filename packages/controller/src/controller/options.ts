@@ -46,7 +46,10 @@ export interface SaveBackoff extends Pick<BackoffOptions, 'initial' | 'factor' |
 /** What `run()` does when the Lease is lost: campaign again (default), or reject. */
 export type LeaseLossPolicy = 'campaign' | 'reject';
 
-/** How a reschedule removes the selected-node annotation: JSON merge patch (default) or Go's full PUT. */
+/**
+ * How a reschedule removes the selected-node annotation: JSON merge patch (default), or Go's full PUT
+ * of the claim read afresh, started over on a conflict (v13.1.0).
+ */
 export type RescheduleMode = 'merge-patch' | 'update';
 
 /** Options of {@link ProvisionController}. Durations are milliseconds. */
@@ -289,6 +292,23 @@ export function resolveOptions(options: ProvisionControllerOptions): ResolvedOpt
     typeof options.provisioner.delete !== 'function'
   ) {
     problems.push('provisioner must implement provision and delete');
+  }
+  const dataSources: unknown = options.provisioner?.dataSources;
+  if (
+    dataSources !== undefined &&
+    !(
+      Array.isArray(dataSources) &&
+      dataSources.every(
+        (kind: unknown) =>
+          typeof kind === 'object' &&
+          kind !== null &&
+          typeof (kind as Record<string, unknown>).apiGroup === 'string' &&
+          typeof (kind as Record<string, unknown>).kind === 'string' &&
+          (kind as Record<string, unknown>).kind !== '',
+      )
+    )
+  ) {
+    problems.push("provisioner.dataSources must be an array of { apiGroup, kind } (apiGroup '' for core)");
   }
   const additional = options.additionalProvisionerNames ?? [];
   if (!Array.isArray(additional) || !additional.every((name) => typeof name === 'string' && name !== '')) {

@@ -5,7 +5,7 @@
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { isNotFound } from '../client/api-error.ts';
 import type { DeleteOptions, ResourceClient } from '../client/resource-client.ts';
-import { isIgnoredError } from '../errors.ts';
+import { isIgnoredError, isVolumeInUseError } from '../errors.ts';
 import { isLeadershipLapsedError } from '../leader-election/lease-fence.ts';
 import type { OperationContext, Provisioner } from '../provisioner.ts';
 import type { Clock } from '../util/clock.ts';
@@ -84,7 +84,8 @@ export class VolumeSync {
     try {
       deleted = await this.#deleteVolumeOperation(current, context);
     } catch (err) {
-      if (!this.#abandoned(err)) {
+      // A postponed deletion (the volume is still in use) is neither a failure nor a deletion (Go v13.1.0).
+      if (!this.#abandoned(err) && !isVolumeInUseError(err)) {
         metrics.deleteFailedTotal.inc(labels);
         events.emit('deleteFailed', () => ({ volume: current, error: toError(err) }));
       }
@@ -120,7 +121,10 @@ export class VolumeSync {
     return isVolumeDeletable(volume, this.#config.addFinalizer);
   }
 
-  /** Deletes the asset, then the PV object; resolves false when `delete` ignored the volume (`IgnoredError`). */
+  /**
+   * Deletes the asset, then the PV object; resolves false when `delete` ignored the volume
+   * (`IgnoredError`). Rejects with a `VolumeInUseError` from `delete` as it is, to be retried.
+   */
   async #deleteVolumeOperation(volume: V1PersistentVolume, context: OperationContext): Promise<boolean> {
     const name = volume.metadata?.name ?? '';
     const uid = volume.metadata?.uid;
@@ -138,6 +142,12 @@ export class VolumeSync {
         if (isIgnoredError(err)) {
           logger.debug({ reason: err.reason }, 'Volume deletion ignored');
           return false;
+        }
+        if (isVolumeInUseError(err)) {
+          // Expected while the volume detaches: retried with the usual backoff, reported as Normal.
+          logger.debug({ reason: err.reason }, 'Volume deletion postponed');
+          this.#config.recordEvent(volume, 'Normal', 'VolumeDelete', err.message);
+          throw err;
         }
         const error = toError(err);
         logger.error({ err: error }, 'Volume deletion failed');

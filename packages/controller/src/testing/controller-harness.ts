@@ -2,7 +2,12 @@
  * A {@link ProvisionController} on a {@link FakeKubeApi}, without leader election and with a silent
  * logger: what a provisioner's own controller-level tests need, and what this package's tests use.
  */
-import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
+import type {
+  V1PersistentVolume,
+  V1PersistentVolumeClaim,
+  V1StorageClass,
+  V1VolumeAttributesClass,
+} from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import { resources } from '../client/resource-client.ts';
 import type { ProvisionControllerOptions } from '../controller/options.ts';
@@ -38,8 +43,15 @@ export class RecordingProvisioner implements Provisioner {
   }
 }
 
-/** An object to seed: a StorageClass, PersistentVolumeClaim or PersistentVolume with its `kind`. */
-export type SeedObject = V1StorageClass | V1PersistentVolumeClaim | V1PersistentVolume;
+/**
+ * An object to seed: a StorageClass, PersistentVolumeClaim, PersistentVolume or
+ * VolumeAttributesClass with its `kind`.
+ */
+export type SeedObject =
+  | V1StorageClass
+  | V1PersistentVolumeClaim
+  | V1PersistentVolume
+  | V1VolumeAttributesClass;
 
 /**
  * Options of a {@link Harness}: any controller option (`provisionerName` defaults to
@@ -136,5 +148,7 @@ function seed(api: FakeKubeApi, object: SeedObject): void {
   else if (kind === 'PersistentVolumeClaim')
     api.seed(resources.persistentVolumeClaims, object as V1PersistentVolumeClaim);
   else if (kind === 'PersistentVolume') api.seed(resources.persistentVolumes, object as V1PersistentVolume);
+  else if (kind === 'VolumeAttributesClass')
+    api.seed(resources.volumeAttributesClasses, object as V1VolumeAttributesClass);
   else throw new Error(`cannot seed an object of kind ${JSON.stringify(kind)}: set kind on it`);
 }

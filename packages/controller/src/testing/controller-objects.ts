@@ -2,7 +2,12 @@
  * Claims, classes and volumes as the API server holds them, built positionally for controller tests
  * that need many of them, and the PV a well-behaved provisioner returns.
  */
-import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
+import type {
+  V1PersistentVolume,
+  V1PersistentVolumeClaim,
+  V1StorageClass,
+  V1VolumeAttributesClass,
+} from '@kubernetes/client-node';
 import type { ProvisionOptions } from '../provisioner.ts';
 import { annDynamicallyProvisioned, annStorageProvisioner } from '../wire-names.ts';
 
@@ -19,6 +24,21 @@ export function newStorageClass(
     provisioner,
     reclaimPolicy: 'Delete',
     ...extra,
+  };
+}
+
+/** A VolumeAttributesClass for `driverName` (a provisioner name) with `parameters`. */
+export function newVolumeAttributesClass(
+  name: string,
+  driverName: string,
+  parameters: Readonly<Record<string, string>> = {},
+): V1VolumeAttributesClass {
+  return {
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'VolumeAttributesClass',
+    metadata: { name, uid: `uid-${name}` },
+    driverName,
+    parameters: { ...parameters },
   };
 }
 

@@ -15,6 +15,7 @@ export {
   newClaim,
   newStorageClass,
   newVolume,
+  newVolumeAttributesClass,
   volumeFor,
 } from './controller-objects.ts';
 export type {
