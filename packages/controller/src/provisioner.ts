@@ -140,4 +140,13 @@ export interface Provisioner {
    * `Provisioning` event, as external-provisioner does, so the populator can fill the volume.
    */
   readonly dataSources?: readonly DataSourceKind[];
+  /**
+   * Periodic work on the backend that no claim or PV asks for, such as removing expired archives.
+   * Called once the caches have synced in each leadership term (each `run()` without leader
+   * election), then `maintenanceIntervalMs` after the previous call ended: never two at once, never
+   * by a replica that does not lead. Fenced like every operation: call
+   * {@link OperationContext.assertLeader} before each step; the signal aborts when the term ends. A
+   * rejection is logged and the next call comes on schedule. Not part of the Go library.
+   */
+  maintain?(context: OperationContext): Promise<void>;
 }

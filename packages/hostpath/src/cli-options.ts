@@ -25,6 +25,11 @@ export interface CliOptions extends ProvisionerCliOptions {
   readonly nodeAffinityKey: string;
   /** Port of `/healthz`, `/readyz` and `/metrics`; 0 disables the server. */
   readonly healthPort: number;
+  /**
+   * Put external-provisioner's finalizer on the PVs of reclaim policy Delete, so deleting such a PV
+   * by hand (`kubectl delete pv`) still removes its directory instead of orphaning it on the node.
+   */
+  readonly addFinalizer: boolean;
 }
 
 /** Name in messages and help. */
@@ -59,6 +64,12 @@ const flags = {
     default: '8080',
     description: 'port of /healthz, /readyz and /metrics; 0 = off',
   },
+  'add-finalizer': {
+    env: 'ADD_FINALIZER',
+    default: 'true',
+    description:
+      'keep external-provisioner.volume.kubernetes.io/finalizer on PVs of reclaim policy Delete until their directory is gone (Go boolean)',
+  },
   ...provisionerFlags,
 } satisfies FlagSpecs;
 
@@ -92,6 +103,7 @@ export function parseCliOptions(argv: readonly string[], env: Environment): CliO
     nodeName,
     nodeAffinityKey: parsed.string('node-affinity-key') ?? defaultNodeAffinityKey,
     healthPort: parsed.integer('health-port', 0, 65535),
+    addFinalizer: parsed.goBoolean('add-finalizer'),
     ...readProvisionerFlags(parsed),
   };
 }

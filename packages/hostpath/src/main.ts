@@ -39,6 +39,7 @@ await runProvisioner<CliOptions>({
         }),
         // Per-node instances are each authoritative for their own node; only a shared root needs a leader.
         leaderElection: !perNode,
+        addFinalizer: options.addFinalizer,
       },
       healthPort: options.healthPort,
       // Without its root (a missing or unmounted hostPath) the instance can neither create nor delete.

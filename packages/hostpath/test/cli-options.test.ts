@@ -5,6 +5,12 @@ import { parseCliOptions, usage } from '../src/cli-options.ts';
 const node = { NODE_NAME: 'node-a' };
 
 describe('parseCliOptions', () => {
+  it('turns the PV finalizer off with --add-finalizer=false or ADD_FINALIZER=false', () => {
+    const args = ['--node-name', 'n1'];
+    expect(parseCliOptions([...args, '--add-finalizer=false'], {}).addFinalizer).toBe(false);
+    expect(parseCliOptions(args, { ADD_FINALIZER: 'false' }).addFinalizer).toBe(false);
+  });
+
   it('defaults to per-node mode under /var/lib/kube-provisioner/hostpath', () => {
     expect(parseCliOptions([], node)).toEqual({
       mode: 'per-node',
@@ -14,6 +20,7 @@ describe('parseCliOptions', () => {
       nodeAffinityKey: 'kubernetes.io/hostname',
       kubeconfig: undefined,
       healthPort: 8080,
+      addFinalizer: true,
       leaderElectionNamespace: undefined,
       claimLabelSelector: undefined,
       kubeApiRateLimit: { qps: 50, burst: 100 },

@@ -108,7 +108,7 @@ describe('createNfsClientProvisioner', () => {
         context,
       );
       expect('error' in result && result.error.message).toBe(
-        'invalid StorageClass parameters: unknown parameter "pathPattern": accepted parameters: archiveOnDelete',
+        'invalid StorageClass parameters: unknown parameter "pathPattern": accepted parameters: archiveOnDelete, archiveRetention',
       );
       expect(await readdir(mountRoot)).toEqual([]);
     });

@@ -5,7 +5,7 @@
  * recorded policy; for them {@link legacyDeletePolicy} reads the class exactly as upstream did.
  */
 import { InfeasibleError } from '@kube-provisioner/controller';
-import { goBooleanSpellings, parseGoBoolean } from '@kube-provisioner/controller/cli';
+import { goBooleanSpellings, parseGoBoolean, parseGoDuration } from '@kube-provisioner/controller/cli';
 import { type DeletePolicy, deletePolicies, parseDeletePolicy } from './delete-policy.ts';
 
 /**
@@ -31,6 +31,10 @@ export interface ClassParameters {
    * namespace `a-b` with claim `c` does, so a claim may take over another namespace's data. Default false.
    */
   readonly adoptAmbiguousNamespacePrefix: boolean;
+  /** How long archives of the class's volumes are kept, in ms (`archiveRetention`); `undefined`: the CLI default. */
+  readonly archiveRetentionMs: number | undefined;
+  /** `archiveRetention` as written (a Go duration), recorded on the PV. */
+  readonly archiveRetention: string | undefined;
 }
 
 type ParameterName =
@@ -38,7 +42,8 @@ type ParameterName =
   | 'archiveOnDelete'
   | 'pathPattern'
   | 'adoptExisting'
-  | 'adoptAmbiguousNamespacePrefix';
+  | 'adoptAmbiguousNamespacePrefix'
+  | 'archiveRetention';
 
 // Any pathPattern is accepted here; its renders are validated per claim.
 type CheckedParameter = Exclude<ParameterName, 'pathPattern'>;
@@ -48,16 +53,18 @@ const accepted: Readonly<Record<CheckedParameter, string>> = {
   archiveOnDelete: goBooleanSpellings,
   adoptExisting: 'true, false',
   adoptAmbiguousNamespacePrefix: 'true, false',
+  archiveRetention: 'a positive Go duration such as 720h',
 };
 
 const parametersOf: Readonly<Record<NfsDialect, readonly ParameterName[]>> = {
-  'nfs-client': ['archiveOnDelete'],
+  'nfs-client': ['archiveOnDelete', 'archiveRetention'],
   'nfs-subdir': [
     'onDelete',
     'archiveOnDelete',
     'pathPattern',
     'adoptExisting',
     'adoptAmbiguousNamespacePrefix',
+    'archiveRetention',
   ],
 };
 
@@ -77,6 +84,8 @@ export function parseClassParameters(
   let archive = true;
   let pathPattern: string | undefined;
   const flags = { adoptExisting: false, adoptAmbiguousNamespacePrefix: false };
+  let archiveRetention: string | undefined;
+  let archiveRetentionMs: number | undefined;
   for (const [key, value] of Object.entries(parameters ?? {})) {
     const name = known.find((candidate) => candidate === key);
     const invalid = (parameter: CheckedParameter): void => {
@@ -101,6 +110,12 @@ export function parseClassParameters(
       case 'pathPattern':
         pathPattern = patternOf(value);
         break;
+      case 'archiveRetention': {
+        const ms = parseGoDuration(value);
+        if (ms === undefined || ms <= 0) invalid(name);
+        else [archiveRetention, archiveRetentionMs] = [value, ms];
+        break;
+      }
       case 'adoptExisting':
       case 'adoptAmbiguousNamespacePrefix':
         if (value === 'true' || value === 'false') flags[name] = value === 'true';
@@ -111,7 +126,13 @@ export function parseClassParameters(
   if (problems.length > 0) {
     throw new InfeasibleError(`invalid StorageClass parameters: ${problems.join('; ')}`);
   }
-  return { onDelete: onDelete ?? (archive ? 'archive' : 'delete'), pathPattern, ...flags };
+  return {
+    onDelete: onDelete ?? (archive ? 'archive' : 'delete'),
+    pathPattern,
+    ...flags,
+    archiveRetention,
+    archiveRetentionMs,
+  };
 }
 
 /**

@@ -31,6 +31,8 @@ export interface NfsCliOptions extends ProvisionerCliOptions {
   readonly metricsPort: number;
   /** Delete nested volumes of the upstream programs when their class says so (default: archive them). */
   readonly deleteUnrecordedNested: boolean;
+  /** How long archives of PVs recording no `archiveRetention` are kept, in ms; `undefined`: forever. */
+  readonly archiveRetentionMs: number | undefined;
 }
 
 const flags = {
@@ -64,6 +66,11 @@ const flags = {
     default: 'false',
     description: 'delete, not archive, nested upstream volumes whose class says delete (Go boolean)',
   },
+  'archive-retention': {
+    env: 'ARCHIVE_RETENTION',
+    description:
+      'how long archives are kept when their class sets no archiveRetention (Go duration, e.g. 720h; default: forever)',
+  },
   ...provisionerFlags,
 } satisfies FlagSpecs;
 
@@ -96,6 +103,8 @@ export function parseCliOptions(argv: readonly string[], env: Environment): NfsC
     retryPeriodMs: parsed.goDuration('leader-election-retry-period'),
     metricsPort: parsed.integer('metrics-port', 0, 65535),
     deleteUnrecordedNested: parsed.goBoolean('delete-unrecorded-nested'),
+    archiveRetentionMs:
+      parsed.string('archive-retention') === undefined ? undefined : parsed.goDuration('archive-retention'),
     ...readProvisionerFlags(parsed),
   };
 }

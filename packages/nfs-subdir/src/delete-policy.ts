@@ -11,6 +11,13 @@ export type DeletePolicy = 'delete' | 'retain' | 'archive';
 /** PV annotation holding the {@link DeletePolicy} chosen at provision time. */
 export const annOnDelete = 'nfs.kube-provisioner.io/on-delete';
 
+/**
+ * PV annotation holding how long an archive of the volume is kept (a Go duration such as `720h`),
+ * from the class's `archiveRetention` at provision time; absent: the provisioner's
+ * `--archive-retention`, or forever.
+ */
+export const annArchiveRetention = 'nfs.kube-provisioner.io/archive-retention';
+
 /** Every policy, in the order error messages list them. */
 export const deletePolicies: readonly DeletePolicy[] = ['delete', 'retain', 'archive'];
 

@@ -13,6 +13,7 @@ import {
   provisionFailure,
   type ResourceClient,
 } from '@kube-provisioner/controller';
+import { parseGoDuration } from '@kube-provisioner/controller/cli';
 import type { EventRecorder } from '@kube-provisioner/controller/events';
 import {
   type CreateVolumeOptions,
@@ -31,7 +32,8 @@ import {
 } from '@kube-provisioner/safe-fs';
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import { type ClassParameters, type NfsDialect, parseClassParameters } from './class-parameters.ts';
-import { annOnDelete } from './delete-policy.ts';
+import { annArchiveRetention, annOnDelete } from './delete-policy.ts';
+import { explainNfsError } from './nfs-error-advice.ts';
 import { buildPersistentVolume } from './persistent-volume.ts';
 import { isStaleRecord, type OwnerLookup, releasedStaleDataMessage } from './stale-record.ts';
 import { volumeDeletePolicy } from './volume-delete-policy.ts';
@@ -62,6 +64,11 @@ export interface NfsProvisionerOptions {
    * delete. Default false: they are archived, as v4.0.2 never deleted them (`--delete-unrecorded-nested`).
    */
   readonly deleteUnrecordedNested?: boolean | undefined;
+  /**
+   * How long archives of PVs that record no retention (made without `archiveRetention`, or by the
+   * upstream programs) are kept, in ms; default forever.
+   */
+  readonly archiveRetentionMs?: number | undefined;
   /** Where notes about volumes and claims are recorded as Events (a controller `EventRecorder` fits). */
   readonly events?: VolumeEventSink | undefined;
   /**
@@ -129,6 +136,7 @@ export class NfsProvisioner implements Provisioner {
   readonly #deleteUnrecordedNested: boolean;
   readonly #events: VolumeEventSink | undefined;
   readonly #owners: OwnerLookup | undefined;
+  readonly #archiveRetentionMs: number | undefined;
 
   /** @throws Error when the server or provisioner name is empty, or a path is not absolute. */
   constructor(options: NfsProvisionerOptions) {
@@ -141,6 +149,7 @@ export class NfsProvisioner implements Provisioner {
     this.#root = new VolumeRoot(options.mountRoot ?? defaultMountRoot, { fs: options.fs });
     this.#classes = options.classes;
     this.#deleteUnrecordedNested = options.deleteUnrecordedNested ?? false;
+    this.#archiveRetentionMs = options.archiveRetentionMs;
     this.#events = options.events;
     this.#owners = options.owners;
   }
@@ -197,12 +206,13 @@ export class NfsProvisioner implements Provisioner {
           server: this.#server,
           path,
           onDelete: parameters.onDelete,
+          archiveRetention: parameters.archiveRetention,
         }),
       };
     } catch (err) {
       // Bad paths and permission refusals slow the retries down; ownership and symlink refusals
       // stay plain errors with an event. A permission refusal's event says how to fix it.
-      return provisionFailure(explainPermissionError(err, this.#root.base), isPersistentRefusal);
+      return provisionFailure(this.#explainRefusal(err), isPersistentRefusal);
     }
   }
 
@@ -230,18 +240,24 @@ export class NfsProvisioner implements Provisioner {
     context.signal.throwIfAborted();
     const keep = policy === 'delete' && source === 'legacy' && (await this.#isUnrecordedNested(relative));
     if (policy === 'delete' && !keep) {
-      const outcome = await this.#root.deleteVolume(relative, {
-        pvName,
-        beforeEachWrite: () => context.assertLeader(),
-      });
+      const outcome = await this.#root
+        .deleteVolume(relative, { pvName, beforeEachWrite: () => context.assertLeader() })
+        .catch((err: unknown) => {
+          throw this.#explainRefusal(err);
+        });
       context.assertLeader();
       context.logger.info({ path: relative, outcome }, 'volume directory deleted');
       return;
     }
-    const result = await this.#root.archiveVolume(relative, {
-      pvName,
-      beforeEachWrite: () => context.assertLeader(),
-    });
+    const result = await this.#root
+      .archiveVolume(relative, {
+        pvName,
+        retentionMs: this.#retentionOf(pv),
+        beforeEachWrite: () => context.assertLeader(),
+      })
+      .catch((err: unknown) => {
+        throw this.#explainRefusal(err);
+      });
     context.assertLeader();
     const to = result.outcome === 'archived' ? result.archivedPath : undefined;
     context.logger.info({ path: relative, outcome: result.outcome, to }, 'volume directory archived');
@@ -255,6 +271,46 @@ export class NfsProvisioner implements Provisioner {
         message,
       );
     }
+  }
+
+  /**
+   * A refusal with its cause and what to change: an NFS mount's (root_squash, a file held open,
+   * a read-only or full export), else a permission refusal's identity and ways out. Any other error
+   * unchanged.
+   */
+  #explainRefusal(err: unknown): unknown {
+    return explainNfsError(err, this.#root.base) ?? explainPermissionError(err, this.#root.base);
+  }
+
+  /**
+   * Removes the archives whose retention has passed (`archiveRetention`, `--archive-retention`), as
+   * the leader, one fenced delete each; an archive without an ownership record is never removed.
+   */
+  async maintain(context: OperationContext): Promise<void> {
+    const report = await this.#root.removeExpiredArchives({ beforeEachWrite: () => context.assertLeader() });
+    for (const path of report.removed) context.logger.info({ path }, 'expired archive removed');
+    for (const { path, error } of report.failed) {
+      context.logger.warn(
+        { path, error },
+        'could not remove an expired archive; trying again at the next sweep',
+      );
+    }
+    context.logger.debug(
+      { removed: report.removed.length, kept: report.kept, nextExpiry: report.nextExpiry },
+      'archive retention swept',
+    );
+  }
+
+  /**
+   * How long an archive of `pv` is kept: the retention recorded on it at provision time, else the
+   * provisioner's default; `undefined` keeps it forever. A recorded value that no longer parses
+   * (edited by hand) keeps it forever too, the safe reading.
+   */
+  #retentionOf(pv: Readonly<V1PersistentVolume>): number | undefined {
+    const recorded = pv.metadata?.annotations?.[annArchiveRetention];
+    if (recorded === undefined) return this.#archiveRetentionMs;
+    const ms = parseGoDuration(recorded);
+    return ms !== undefined && ms > 0 ? ms : undefined;
   }
 
   /**

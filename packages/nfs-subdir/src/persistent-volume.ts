@@ -5,7 +5,7 @@
  */
 import { type ProvisionOptions, persistentVolumeFor } from '@kube-provisioner/controller';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
-import { annOnDelete, type DeletePolicy } from './delete-policy.ts';
+import { annArchiveRetention, annOnDelete, type DeletePolicy } from './delete-policy.ts';
 
 /** Everything {@link buildPersistentVolume} needs. */
 export interface NfsVolumeShape extends Pick<ProvisionOptions, 'pvName' | 'pvc' | 'storageClass'> {
@@ -13,6 +13,8 @@ export interface NfsVolumeShape extends Pick<ProvisionOptions, 'pvName' | 'pvc' 
   /** Absolute path on the server. */
   readonly path: string;
   readonly onDelete: DeletePolicy;
+  /** The class's `archiveRetention`, recorded when the policy archives. */
+  readonly archiveRetention?: string | undefined;
 }
 
 /** Builds the PV template handed to the controller. */
@@ -20,6 +22,11 @@ export function buildPersistentVolume(shape: NfsVolumeShape): V1PersistentVolume
   return persistentVolumeFor(
     shape,
     { nfs: { server: shape.server, path: shape.path, readOnly: false } },
-    { [annOnDelete]: shape.onDelete },
+    {
+      [annOnDelete]: shape.onDelete,
+      ...(shape.onDelete === 'archive' && shape.archiveRetention !== undefined
+        ? { [annArchiveRetention]: shape.archiveRetention }
+        : {}),
+    },
   );
 }

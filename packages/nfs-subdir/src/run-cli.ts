@@ -47,6 +47,7 @@ export function runNfsProvisionerCli(cli: NfsCli): Promise<void> {
           provisionerName: options.provisionerName,
           classes: api.resource(resources.storageClasses),
           deleteUnrecordedNested: options.deleteUnrecordedNested,
+          archiveRetentionMs: options.archiveRetentionMs,
           owners: {
             claims: api.resource(resources.persistentVolumeClaims),
             volumes: api.resource(resources.persistentVolumes),

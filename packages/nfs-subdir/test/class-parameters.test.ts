@@ -59,7 +59,7 @@ describe('parseClassParameters', () => {
     ],
     [
       { pathPatern: 'x' },
-      'unknown parameter "pathPatern": accepted parameters: onDelete, archiveOnDelete, pathPattern, adoptExisting, adoptAmbiguousNamespacePrefix',
+      'unknown parameter "pathPatern": accepted parameters: onDelete, archiveOnDelete, pathPattern, adoptExisting, adoptAmbiguousNamespacePrefix, archiveRetention',
     ],
     [
       { adoptExisting: 'yes' },
@@ -77,10 +77,22 @@ describe('parseClassParameters', () => {
     expect(message).toContain('unknown parameter "foo"');
   });
 
-  it('nfs-client accepts archiveOnDelete only', () => {
+  it('nfs-client accepts archiveOnDelete and archiveRetention only', () => {
     for (const key of ['onDelete', 'pathPattern', 'adoptExisting']) {
       expect(problem(() => parseClassParameters('nfs-client', { [key]: 'delete' }))).toBe(
-        `invalid StorageClass parameters: unknown parameter "${key}": accepted parameters: archiveOnDelete`,
+        `invalid StorageClass parameters: unknown parameter "${key}": accepted parameters: archiveOnDelete, archiveRetention`,
+      );
+    }
+  });
+
+  it('reads archiveRetention as a positive Go duration and refuses anything else', () => {
+    expect(parseClassParameters('nfs-subdir', { archiveRetention: '720h' })).toMatchObject({
+      archiveRetention: '720h',
+      archiveRetentionMs: 720 * 3_600_000,
+    });
+    for (const value of ['0s', '-1h', '30 days']) {
+      expect(problem(() => parseClassParameters('nfs-client', { archiveRetention: value }))).toBe(
+        `invalid StorageClass parameters: invalid value ${JSON.stringify(value)} for parameter "archiveRetention": accepted values: a positive Go duration such as 720h`,
       );
     }
   });

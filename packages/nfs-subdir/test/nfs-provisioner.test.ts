@@ -3,8 +3,9 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { nodeFsOps, permissionFix } from '@kube-provisioner/safe-fs';
+import type { V1StorageClass } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { annOnDelete } from '../src/delete-policy.ts';
+import { annArchiveRetention, annOnDelete } from '../src/delete-policy.ts';
 import {
   claim,
   classReader,
@@ -321,6 +322,45 @@ describe('delete', () => {
     const pv = provisioned(await provisioner.provision(options, context));
     await provisioner.delete(released(pv), context);
     expect(await readdir(root.path)).toContain(`archived-team-a-db-${options.pvName}`);
+  });
+
+  it('gives an archive the retention recorded on its PV, else the provisioner default, else none', async () => {
+    await using root = await temporaryRoot();
+    const provisioner = nfsProvisioner('nfs-subdir', root.path, { archiveRetentionMs: 3_600_000 });
+    const archivedRecord = async (sc: V1StorageClass, name: string) => {
+      const options = provisionOptions(claim({ namespace: 'team-a', name }), sc);
+      const pv = provisioned(await provisioner.provision(options, context));
+      await provisioner.delete(released(pv, sc), context);
+      const text = await readFile(
+        join(root.path, `.archived-team-a-${name}-${options.pvName}.kube-provisioner.json`),
+        'utf8',
+      );
+      const record = JSON.parse(text) as { archivedAt: string; expiresAt?: string };
+      return {
+        pv,
+        keptMs:
+          record.expiresAt === undefined
+            ? undefined
+            : Date.parse(record.expiresAt) - Date.parse(record.archivedAt),
+      };
+    };
+
+    const byClass = await archivedRecord(storageClass({ archiveRetention: '720h' }), 'a');
+    const byDefault = await archivedRecord(storageClass(), 'b');
+
+    expect(byClass.pv.metadata?.annotations?.[annArchiveRetention]).toBe('720h');
+    expect(byClass.keptMs).toBe(720 * 3_600_000);
+    expect(byDefault.pv.metadata?.annotations?.[annArchiveRetention]).toBeUndefined();
+    expect(byDefault.keptMs).toBe(3_600_000);
+    const withoutDefault = nfsProvisioner('nfs-subdir', root.path);
+    const options = provisionOptions(claim({ namespace: 'team-a', name: 'd' }));
+    const pv = provisioned(await withoutDefault.provision(options, context));
+    await withoutDefault.delete(released(pv), context);
+    const text = await readFile(
+      join(root.path, `.archived-team-a-d-${options.pvName}.kube-provisioner.json`),
+      'utf8',
+    );
+    expect(JSON.parse(text)).not.toHaveProperty('expiresAt');
   });
 
   it('follows the policy recorded at provision time after the class is deleted or edited', async () => {

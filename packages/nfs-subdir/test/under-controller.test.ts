@@ -16,9 +16,14 @@ import { annOnDelete } from '../src/delete-policy.ts';
 import { NfsProvisioner } from '../src/nfs-provisioner.ts';
 import { claim, provisionerName, server, storageClass, temporaryRoot } from './fixtures.ts';
 
-async function withController(mountRoot: string, test: (api: FakeKubeApi) => Promise<void>): Promise<void> {
+async function withController(
+  mountRoot: string,
+  test: (api: FakeKubeApi) => Promise<void>,
+  maintenanceIntervalMs?: number,
+): Promise<void> {
   const api = new FakeKubeApi();
   const controller = new ProvisionController({
+    ...(maintenanceIntervalMs === undefined ? {} : { maintenanceIntervalMs }),
     api,
     provisionerName,
     provisioner: new NfsProvisioner({
@@ -107,6 +112,34 @@ describe('under ProvisionController', () => {
       await eventually(() => expect(api.objects(resources.persistentVolumes)).toEqual([]));
       expect(await readdir(root.path)).toEqual([]);
     });
+  });
+
+  it('removes an archive once its archiveRetention has passed, as the leader sweeps', async () => {
+    await using root = await temporaryRoot();
+    await withController(
+      root.path,
+      async (api) => {
+        api.seed(resources.storageClasses, {
+          ...storageClass({ onDelete: 'archive', archiveRetention: '1s' }),
+          apiVersion: 'storage.k8s.io/v1',
+          kind: 'StorageClass',
+        });
+        api.seed(resources.persistentVolumeClaims, pendingClaim({ namespace: 'team-a', name: 'db' }));
+        const [pv] = await eventually(() => {
+          const volumes = api.objects(resources.persistentVolumes);
+          expect(volumes).toHaveLength(1);
+          return volumes;
+        });
+        await api.resource(resources.persistentVolumes).update({ ...pv, status: { phase: 'Released' } });
+        await eventually(() => expect(api.objects(resources.persistentVolumes)).toEqual([]));
+        const archive = `archived-team-a-db-${pv?.metadata?.name}`;
+        expect(await readdir(root.path)).toContain(archive);
+
+        await eventually(() => expect(existsSync(join(root.path, archive))).toBe(false));
+        expect(await readdir(root.path)).toEqual([]);
+      },
+      50,
+    );
   });
 
   it("never nests two claims of upstream's README class created together: one of each pair gets its volume", async () => {

@@ -4,6 +4,7 @@
  * in-flight operations finish, but only for `shutdownTimeoutMs`; a lost or lapsed Lease stops them at
  * once, in every state (a graceful stop included), since a successor may already lead.
  */
+import { isLeadershipLapsedError } from '../leader-election/lease-fence.ts';
 import type { Clock } from '../util/clock.ts';
 import { sleep } from '../util/clock.ts';
 import type { LifecycleSink } from '../util/lifecycle-emitter.ts';
@@ -100,6 +101,7 @@ export async function runLeaderTerm(
       sync: (key, context) => config.volumeSync.syncKey(key, context),
     };
     const workers = Promise.all([
+      runMaintenance(config, signal, termStop.signal),
       runWorkers(config.claimQueue, options.threadiness, (key) => processWorkItem(claimItem, key), {
         signal,
         logger,
@@ -115,6 +117,36 @@ export async function runLeaderTerm(
     lost?.removeEventListener('abort', onLost);
     cancelHardStop();
     logger.info('Stopped provisioner controller');
+  }
+}
+
+/**
+ * Calls `Provisioner.maintain` now and then every `maintenanceIntervalMs` after the previous
+ * call ended, until the term ends (`stop`); a call in flight then gets `operations`, the signal that
+ * aborts the term's operations. Never rejects: a failure is logged and the schedule goes on.
+ */
+async function runMaintenance(
+  config: LeaderTermConfig,
+  stop: AbortSignal,
+  operations: AbortSignal,
+): Promise<void> {
+  const { provisioner, maintenanceIntervalMs } = config.options;
+  if (provisioner.maintain === undefined) return;
+  const { logger, fence } = config;
+  while (!stop.aborted) {
+    const start = config.clock.now();
+    try {
+      await provisioner.maintain({ signal: operations, logger, assertLeader: fence.assertLeader });
+      logger.debug({ durationMs: config.clock.now() - start }, 'Maintenance done');
+    } catch (err) {
+      if (isLeadershipLapsedError(err) || fence.abandoned() || operations.aborted) return;
+      logger.error({ err }, 'Maintenance failed; trying again at the next interval');
+    }
+    try {
+      await sleep(config.clock, maintenanceIntervalMs, stop);
+    } catch {
+      return;
+    }
   }
 }
 

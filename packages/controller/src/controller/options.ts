@@ -85,6 +85,8 @@ export interface ProvisionControllerOptions {
   readonly deletionTimeoutMs?: number;
   /** Slow-retry window after an infeasible error. Default 5 min. */
   readonly retryIntervalMaxMs?: number;
+  /** Pause between two calls of {@link Provisioner.maintain}. Default 10 min. */
+  readonly maintenanceIntervalMs?: number;
   /** Manage the PV finalizer `external-provisioner.volume.kubernetes.io/finalizer`. Default false. */
   readonly addFinalizer?: boolean;
 
@@ -193,6 +195,7 @@ export interface ResolvedOptions {
   readonly provisionTimeoutMs: number;
   readonly deletionTimeoutMs: number;
   readonly retryIntervalMaxMs: number;
+  readonly maintenanceIntervalMs: number;
   readonly addFinalizer: boolean;
   readonly save: SaveStrategy;
   readonly saveQueueWorkers: number;
@@ -232,6 +235,7 @@ export const defaults: {
   readonly threadiness: number;
   readonly failedThreshold: number;
   readonly retryIntervalMaxMs: number;
+  readonly maintenanceIntervalMs: number;
   readonly saveRetryCount: number;
   readonly saveIntervalMs: number;
   readonly saveQueueWorkers: number;
@@ -246,6 +250,7 @@ export const defaults: {
   threadiness: 4,
   failedThreshold: 15,
   retryIntervalMaxMs: 5 * minute,
+  maintenanceIntervalMs: 10 * minute,
   saveRetryCount: 5,
   saveIntervalMs: 10 * second,
   saveQueueWorkers: 4,
@@ -361,6 +366,7 @@ export function resolveOptions(options: ProvisionControllerOptions): ResolvedOpt
     provisionTimeoutMs: check.duration('provisionTimeoutMs', 0),
     deletionTimeoutMs: check.duration('deletionTimeoutMs', 0),
     retryIntervalMaxMs: check.duration('retryIntervalMaxMs', defaults.retryIntervalMaxMs),
+    maintenanceIntervalMs: check.duration('maintenanceIntervalMs', defaults.maintenanceIntervalMs),
     addFinalizer: options.addFinalizer ?? false,
     save: resolveSaveStrategy(options, check, problems),
     saveQueueWorkers: check.integer('saveQueueWorkers', defaults.saveQueueWorkers, 1),
@@ -392,6 +398,7 @@ export function resolveOptions(options: ProvisionControllerOptions): ResolvedOpt
   };
 
   if (!(resolved.retryIntervalMaxMs > 0)) problems.push('retryIntervalMaxMs must be > 0');
+  if (!(resolved.maintenanceIntervalMs > 0)) problems.push('maintenanceIntervalMs must be > 0');
 
   if (problems.length > 0) throw new ConfigurationError(problems);
   return Object.freeze(resolved);

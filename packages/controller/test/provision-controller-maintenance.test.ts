@@ -1,0 +1,106 @@
+/**
+ * `Provisioner.maintain`: periodic backend work (archive expiry) run by the leader only, after the
+ * caches synced, on a schedule that a failure does not break, fenced like every operation.
+ */
+import { describe, expect, it } from 'vitest';
+import { resources } from '../src/client/resource-client.ts';
+import type { OperationContext } from '../src/provisioner.ts';
+import { type ManualClock, pump, RecordingProvisioner, settle } from '../src/testing/index.ts';
+import { createLogger } from '../src/util/logger.ts';
+import { eventually, manualHarness } from './controller-fixtures.ts';
+
+/** A logger keeping its lines, parsed. */
+function capturedLogger() {
+  const lines: Array<Record<string, unknown>> = [];
+  const logger = createLogger({
+    level: 'debug',
+    write: (line) => lines.push(JSON.parse(line) as Record<string, unknown>),
+  });
+  return { logger, lines };
+}
+
+const minute = 60_000;
+
+/** Stops a harness on the manual clock: the graceful stop's timers need the clock to move. */
+async function stopped(h: { stop(): Promise<void> }, clock: ManualClock): Promise<void> {
+  const done = h.stop();
+  await pump(clock, 2_000);
+  await done;
+}
+
+/** A provisioner whose `maintain` records each call and does what `step` says. */
+class MaintainedProvisioner extends RecordingProvisioner {
+  readonly maintainCalls: OperationContext[] = [];
+  step: (context: OperationContext) => Promise<void> = async () => {};
+
+  async maintain(context: OperationContext): Promise<void> {
+    this.maintainCalls.push(context);
+    await this.step(context);
+  }
+}
+
+describe('Provisioner.maintain', () => {
+  it('runs once the caches synced, then every maintenanceIntervalMs after the previous call', async () => {
+    const provisioner = new MaintainedProvisioner();
+    const { clock, h } = manualHarness({ provisioner, maintenanceIntervalMs: 5 * minute });
+    h.start();
+
+    await eventually(() => expect(provisioner.maintainCalls).toHaveLength(1), { clock, stepMs: 100 });
+    await pump(clock, 5 * minute - 1000, 1000);
+    expect(provisioner.maintainCalls).toHaveLength(1);
+    await pump(clock, 1000, 1000);
+    await eventually(() => expect(provisioner.maintainCalls).toHaveLength(2));
+    await stopped(h, clock);
+  });
+
+  it('logs a failure and keeps the schedule', async () => {
+    const provisioner = new MaintainedProvisioner();
+    provisioner.step = async () => {
+      throw new Error('export unreachable');
+    };
+    const { logger, lines } = capturedLogger();
+    const { clock, h } = manualHarness({ provisioner, maintenanceIntervalMs: minute, logger });
+    h.start();
+
+    await eventually(() => expect(provisioner.maintainCalls).toHaveLength(1), { clock, stepMs: 100 });
+    await eventually(() =>
+      expect(lines.find((line) => String(line.msg).startsWith('Maintenance failed'))).toMatchObject({
+        level: 'error',
+        err: { message: 'export unreachable' },
+      }),
+    );
+    await pump(clock, minute, 1000);
+    await eventually(() => expect(provisioner.maintainCalls).toHaveLength(2));
+    await stopped(h, clock);
+  });
+
+  it('is called only by the replica holding the Lease, from when it acquires it', async () => {
+    const provisioner = new MaintainedProvisioner();
+    const { logger, lines } = capturedLogger();
+    const { clock, api, h } = manualHarness({
+      provisioner,
+      logger,
+      leaderElection: true,
+      leaderElectionNamespace: 'kube-system',
+    });
+    const leaseName = h.controller.lease.split('/')[1] ?? '';
+    const now = new Date(clock.now());
+    api.seed(resources.leases, {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: leaseName, namespace: 'kube-system' },
+      spec: { holderIdentity: 'someone-else', leaseDurationSeconds: 3600, acquireTime: now, renewTime: now },
+    });
+    h.start();
+
+    await pump(clock, 20 * minute, 1000);
+    expect(provisioner.maintainCalls).toEqual([]);
+    expect(lines.some((line) => line.msg === 'Started provisioner controller')).toBe(false);
+
+    // The other holder goes away; this replica acquires the Lease and maintains from then on.
+    await api.resource(resources.leases).delete(leaseName, { namespace: 'kube-system' });
+    await eventually(() => expect(provisioner.maintainCalls).toHaveLength(1), { clock, stepMs: 500 });
+    await settle();
+    await stopped(h, clock);
+  });
+});
