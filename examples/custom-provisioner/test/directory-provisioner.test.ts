@@ -1,7 +1,8 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isIgnoredError, type Provisioner, silentLogger } from '@kube-provisioner/controller';
+import { isIgnoredError, type Provisioner } from '@kube-provisioner/controller';
+import { silentLogger } from '@kube-provisioner/controller/logging';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DirectoryProvisioner } from '../src/directory-provisioner.ts';
 

@@ -2,7 +2,7 @@
  * The audit's judgement: from what the API server holds and what the root contains, the
  * inconsistencies an operator must look at. Pure, so every rule is tested on fixtures.
  */
-import { finalizerPV } from '@kube-provisioner/controller';
+import { finalizerPV } from '@kube-provisioner/controller/wire-names';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import type { ClusterState } from './cluster-state.ts';
 import { isAuditedHere, locateVolume, type VolumeLayout } from './volume-layout.ts';

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { annDynamicallyProvisioned, finalizerPV } from '@kube-provisioner/controller';
+import { annDynamicallyProvisioned, finalizerPV } from '@kube-provisioner/controller/wire-names';
 import { parseRelativeVolumePath, VolumeRoot } from '@kube-provisioner/safe-fs';
 import {
   applyManifests,

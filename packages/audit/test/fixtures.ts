@@ -2,7 +2,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { annDynamicallyProvisioned, finalizerPV } from '@kube-provisioner/controller';
+import { annDynamicallyProvisioned, finalizerPV } from '@kube-provisioner/controller/wire-names';
 import { parseRelativeVolumePath, VolumeRoot } from '@kube-provisioner/safe-fs';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { onTestFinished } from 'vitest';

@@ -2,7 +2,8 @@
  * The control plane a run measures: the one `TESTENV_KUBECONFIG` names, or a fresh
  * @kube-provisioner/testenv control plane started for the run and stopped after it.
  */
-import { createKubeApi, type KubeApiClient } from '@kube-provisioner/controller';
+import { createKubeApi } from '@kube-provisioner/controller';
+import type { KubeApiClient } from '@kube-provisioner/controller/client';
 import { attachControlPlane, type ControlPlane, startControlPlane } from '@kube-provisioner/testenv';
 import { KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { type RequestCounts, readRequestCounts } from './api-requests.ts';

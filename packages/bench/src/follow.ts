@@ -3,7 +3,7 @@
  * watches resumed from the last version seen until the signal aborts. Existing objects are not
  * replayed: the bench only times what happens after it starts watching.
  */
-import type { KubeObject, ResourceClient } from '@kube-provisioner/controller';
+import type { KubeObject, ResourceClient } from '@kube-provisioner/controller/client';
 import type { TimelineEventType } from './claim-timeline.ts';
 
 /** Receives each change with the moment (`performance.now()`) it arrived. */

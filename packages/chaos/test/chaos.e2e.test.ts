@@ -12,7 +12,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { annDynamicallyProvisioned, createKubeApi } from '@kube-provisioner/controller';
+import { createKubeApi } from '@kube-provisioner/controller';
+import { annDynamicallyProvisioned } from '@kube-provisioner/controller/wire-names';
 import { nfsToolsAvailable, uniqueName, useTestEnv } from '@kube-provisioner/testenv/testing';
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';

@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  annDynamicallyProvisioned,
-  annSelectedNode,
-  annStorageProvisioner,
-  IgnoredError,
-  InfeasibleError,
-} from '../src/index.ts';
+import { IgnoredError, InfeasibleError } from '../src/index.ts';
 import {
   claimFixture,
   classFixture,
@@ -16,6 +10,7 @@ import {
   releasedVolumeFixture,
   storageClassFixture,
 } from '../src/testing/index.ts';
+import { annDynamicallyProvisioned, annSelectedNode, annStorageProvisioner } from '../src/wire-names.ts';
 
 describe('provision fixtures', () => {
   it('builds distinct pending claims, with the selected node as the scheduler writes it', () => {

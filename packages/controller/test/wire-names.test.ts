@@ -1,4 +1,4 @@
-import * as controller from '@kube-provisioner/controller';
+import * as controller from '@kube-provisioner/controller/wire-names';
 import { describe, expect, it } from 'vitest';
 
 describe('wire names', () => {

@@ -4,18 +4,16 @@
  * symlink-safe operations of `@kube-provisioner/safe-fs`.
  */
 import {
-  annAlphaSelectedNode,
-  annSelectedNode,
   IgnoredError,
   InfeasibleError,
-  isNotFound,
   type OperationContext,
   type Provisioner,
   type ProvisionOptions,
   type ProvisionResult,
   provisionFailure,
-  type ResourceClient,
 } from '@kube-provisioner/controller';
+import { isNotFound, type ResourceClient } from '@kube-provisioner/controller/client';
+import { annAlphaSelectedNode, annSelectedNode } from '@kube-provisioner/controller/wire-names';
 import {
   explainPermissionError,
   type FsOps,

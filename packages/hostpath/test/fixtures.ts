@@ -2,7 +2,8 @@
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiError, type OperationContext, type ProvisionOptions } from '@kube-provisioner/controller';
+import type { OperationContext, ProvisionOptions } from '@kube-provisioner/controller';
+import { ApiError } from '@kube-provisioner/controller/client';
 import {
   type ClaimFixtureInit,
   claimFixture,

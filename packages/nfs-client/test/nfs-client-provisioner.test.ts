@@ -2,7 +2,9 @@
 import { mkdir, mkdtemp, readdir, realpath, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiError, type OperationContext, silentLogger } from '@kube-provisioner/controller';
+import type { OperationContext } from '@kube-provisioner/controller';
+import { ApiError } from '@kube-provisioner/controller/client';
+import { silentLogger } from '@kube-provisioner/controller/logging';
 import { createNfsClientProvisioner } from '@kube-provisioner/nfs-client';
 import type { V1PersistentVolume, V1StorageClass } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';

@@ -11,9 +11,9 @@ import {
   type ProvisionOptions,
   type ProvisionResult,
   provisionFailure,
-  type ResourceClient,
 } from '@kube-provisioner/controller';
 import { parseGoDuration } from '@kube-provisioner/controller/cli';
+import type { ResourceClient } from '@kube-provisioner/controller/client';
 import type { EventRecorder } from '@kube-provisioner/controller/events';
 import {
   type CreateVolumeOptions,

@@ -4,7 +4,7 @@
  * volume it describes, sometimes with the directory gone. Such a record blocks nobody's live data:
  * it is released, like a volume kept by `onDelete: retain`, instead of being treated as foreign.
  */
-import { isNotFound, type ResourceClient } from '@kube-provisioner/controller';
+import { isNotFound, type ResourceClient } from '@kube-provisioner/controller/client';
 import type { OwnershipRecord } from '@kube-provisioner/safe-fs';
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 

@@ -2,7 +2,9 @@
  * Which policy Delete applies to a PV: the one recorded at provision time, or, for PVs of the
  * upstream programs (which record none), the one upstream would read from the live StorageClass.
  */
-import { annBetaStorageClass, isNotFound, type OperationContext } from '@kube-provisioner/controller';
+import type { OperationContext } from '@kube-provisioner/controller';
+import { isNotFound } from '@kube-provisioner/controller/client';
+import { annBetaStorageClass } from '@kube-provisioner/controller/wire-names';
 import type { V1PersistentVolume, V1StorageClass } from '@kubernetes/client-node';
 import { legacyDeletePolicy, type NfsDialect } from './class-parameters.ts';
 import { annOnDelete, type DeletePolicy, recordedDeletePolicy } from './delete-policy.ts';

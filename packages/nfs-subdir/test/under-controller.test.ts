@@ -3,13 +3,10 @@
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  annStorageProvisioner,
-  ProvisionController,
-  resources,
-  silentLogger,
-} from '@kube-provisioner/controller';
+import { ProvisionController, resources } from '@kube-provisioner/controller';
+import { silentLogger } from '@kube-provisioner/controller/logging';
 import { FakeKubeApi } from '@kube-provisioner/controller/testing';
+import { annStorageProvisioner } from '@kube-provisioner/controller/wire-names';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { describe, expect, it, vi } from 'vitest';
 import { annOnDelete } from '../src/delete-policy.ts';

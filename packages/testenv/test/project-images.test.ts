@@ -37,11 +37,12 @@ describe.each(projectImages)('the $name image', (image) => {
   const lines = instructions(read(image.dockerfile));
   const finalStage = lines.slice(lines.findLastIndex((line) => line.startsWith('FROM ')));
 
-  it('defaults to the official Node 24 image and builds every stage on NODE_IMAGE', () => {
+  it('defaults to the official Node 24 image, builds on NODE_IMAGE and ships FROM scratch', () => {
     expect(lines[0]).toMatch(/^ARG NODE_IMAGE=node:24-[a-z]+$/u);
     const stages = lines.filter((line) => line.startsWith('FROM '));
-    expect(stages.length).toBeGreaterThan(1);
-    for (const stage of stages) expect(stage).toMatch(/^FROM \$\{NODE_IMAGE\}( AS \w+)?$/u);
+    expect(stages.length).toBeGreaterThan(2);
+    for (const stage of stages.slice(0, -1)) expect(stage).toMatch(/^FROM \$\{NODE_IMAGE\} AS \w+$/u);
+    expect(stages.at(-1)).toBe('FROM scratch');
   });
 
   it('bundles the source of its bin and runs that one file (notices beside it) as root', () => {
@@ -50,7 +51,11 @@ describe.each(projectImages)('the $name image', (image) => {
     const bundle = `/out/${bin}.mjs`;
     expect(lines.some((line) => line.includes(`cli.ts bundle ${source} ${bundle}`))).toBe(true);
     expect(finalStage).toContain('COPY --from=build /out/ /app/');
-    expect(finalStage.filter((line) => line.startsWith('COPY '))).toHaveLength(1);
+    // Besides the bundle only node, its libraries and the CA certificates (runtime-rootfs.sh).
+    expect(finalStage.filter((line) => line.startsWith('COPY '))).toEqual([
+      'COPY --from=runtime /rootfs/ /',
+      'COPY --from=build /out/ /app/',
+    ]);
     expect(finalStage).toContain(`ENTRYPOINT ["node", "--heap-growing-percent=20", "/app/${bin}.mjs"]`);
     expect(finalStage.some((line) => line.startsWith('USER '))).toBe(false);
   });

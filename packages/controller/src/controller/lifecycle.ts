@@ -1,0 +1,21 @@
+/**
+ * The payloads of {@link ProvisionControllerEvents}, the typed lifecycle events of a
+ * `ProvisionController` (`controller.on('provisioned', …)`).
+ *
+ * @packageDocumentation
+ */
+
+export type {
+  LeadingEvent,
+  StoppedLeadingEvent,
+  StoppedLeadingReason,
+} from '../leader-election/leader-events.ts';
+export type { LifecycleEventMap } from '../util/lifecycle-emitter.ts';
+export type {
+  DeletedEvent,
+  DeleteFailedEvent,
+  ProvisionControllerEvents,
+  ProvisionedEvent,
+  ProvisionFailedEvent,
+  SyncedEvent,
+} from './lifecycle-events.ts';
