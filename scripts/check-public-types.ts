@@ -4,30 +4,10 @@
  * sources through each package's `exports` map; prints each unexported type with a user of it and
  * exits 1 if there is any.
  */
-import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import ts from 'typescript';
+import { entryPoints, exportsOf, program, root } from './public-entries.ts';
 
-const root = join(import.meta.dirname, '..');
-const published = ['controller', 'safe-fs', 'hostpath', 'nfs-subdir', 'nfs-client', 'testenv', 'audit'];
-const sourceCondition = '@kube-provisioner/source';
-
-const entries = published.flatMap((name) => {
-  const dir = join(root, 'packages', name);
-  const { exports } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
-    exports: Record<string, Record<string, string>>;
-  };
-  return Object.values(exports).map((conditions) => join(dir, conditions[sourceCondition] ?? ''));
-});
-
-const program = ts.createProgram(entries, {
-  module: ts.ModuleKind.NodeNext,
-  moduleResolution: ts.ModuleResolutionKind.NodeNext,
-  customConditions: [sourceCondition],
-  allowImportingTsExtensions: true,
-  noEmit: true,
-  types: ['node'],
-});
 const checker = program.getTypeChecker();
 const resolveAlias = (symbol: ts.Symbol): ts.Symbol =>
   symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
@@ -38,12 +18,7 @@ const ours = (symbol: ts.Symbol): boolean =>
   });
 
 const exported = new Set<ts.Symbol>();
-for (const entry of entries) {
-  const file = program.getSourceFile(entry);
-  const module = file === undefined ? undefined : checker.getSymbolAtLocation(file);
-  if (module === undefined) throw new Error(`cannot read entry point ${entry}`);
-  for (const symbol of checker.getExportsOfModule(module)) exported.add(resolveAlias(symbol));
-}
+for (const entry of entryPoints) for (const symbol of exportsOf(entry)) exported.add(resolveAlias(symbol));
 
 function isPrivateMember(node: ts.Node): boolean {
   if (!ts.isClassElement(node)) return false;

@@ -1,0 +1,67 @@
+/**
+ * The published entry points of the workspace (each package's `exports` map, read through the
+ * `@kube-provisioner/source` condition) and one TypeScript program over them, for the checks of the
+ * public API (`check-public-types.ts`, `api-report.ts`).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import ts from 'typescript';
+
+/** The repository root. */
+export const root: string = join(import.meta.dirname, '..');
+
+/** The packages published to npm. */
+export const publishedPackages: readonly string[] = [
+  'controller',
+  'safe-fs',
+  'hostpath',
+  'nfs-subdir',
+  'nfs-client',
+  'testenv',
+  'audit',
+];
+
+const sourceCondition = '@kube-provisioner/source';
+
+/** One entry point: the package directory's name, its subpath (`.`, `./client`…) and its source. */
+export interface EntryPoint {
+  readonly packageName: string;
+  readonly subpath: string;
+  readonly file: string;
+}
+
+/** Every published entry point, in `exports` order. */
+export const entryPoints: readonly EntryPoint[] = publishedPackages.flatMap((packageName) => {
+  const dir = join(root, 'packages', packageName);
+  const { exports } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+    exports: Record<string, Record<string, string>>;
+  };
+  return Object.entries(exports).map(([subpath, conditions]) => ({
+    packageName,
+    subpath,
+    file: join(dir, conditions[sourceCondition] ?? ''),
+  }));
+});
+
+/** A program over every entry point, resolved as a NodeNext consumer with the source condition. */
+export const program: ts.Program = ts.createProgram(
+  entryPoints.map((entry) => entry.file),
+  {
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    customConditions: [sourceCondition],
+    allowImportingTsExtensions: true,
+    noEmit: true,
+    strict: true,
+    types: ['node'],
+  },
+);
+
+/** The symbols `entry` exports, aliases resolved, in declaration order of the module. */
+export function exportsOf(entry: EntryPoint): ts.Symbol[] {
+  const checker = program.getTypeChecker();
+  const file = program.getSourceFile(entry.file);
+  const module = file === undefined ? undefined : checker.getSymbolAtLocation(file);
+  if (module === undefined) throw new Error(`cannot read entry point ${entry.file}`);
+  return checker.getExportsOfModule(module);
+}
