@@ -12,7 +12,6 @@
  * ```
  */
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
-import { EventEmitter } from 'eventemitter3';
 import { Registry } from 'prom-client';
 import { type KubeObject, resources } from './client/resource-client.ts';
 import { BlockingVolumeStore, type SaveConfig } from './controller/blocking-volume-store.ts';
@@ -52,7 +51,7 @@ import { type Leadership, LeadershipLapsedError } from './leader-election/lease-
 import { leaseNameFor } from './leader-election/lease-name.ts';
 import { type Clock, realClock } from './util/clock.ts';
 import { holdProcessOpen } from './util/keep-alive.ts';
-import { type LifecycleEventMap, type LifecycleSink, lifecycleSink } from './util/lifecycle-emitter.ts';
+import { LifecycleEvents, type LifecycleSink } from './util/lifecycle-emitter.ts';
 import { createLogger, type Logger } from './util/logger.ts';
 import { RateLimitingQueue } from './workqueue/rate-limiting-queue.ts';
 
@@ -64,7 +63,7 @@ export type { ProbeRegistry } from './controller/probes.ts';
  * {@link ProvisionControllerEvents} (`on('provisioned', …)`); with no listener an event costs one
  * `listenerCount` lookup, and a listener that throws is logged, never fails the controller.
  */
-export class ProvisionController extends EventEmitter<LifecycleEventMap<ProvisionControllerEvents>> {
+export class ProvisionController extends LifecycleEvents<ProvisionControllerEvents> {
   /** The registry holding the `controller_*` and `workqueue_*` collectors (the host may serve it). */
   readonly registry: Registry;
   /** `<hostname>_<uuid>`: the Lease holder identity, new for each controller. */
@@ -126,7 +125,7 @@ export class ProvisionController extends EventEmitter<LifecycleEventMap<Provisio
     this.identity = leaderIdentity();
     this.registry = resolved.metricsRegistry ?? new Registry();
     this.#metrics = createControllerMetrics(this.registry);
-    this.#events = lifecycleSink<ProvisionControllerEvents>(this, this.#logger);
+    this.#events = this.lifecycleSink(this.#logger);
     const { api } = resolved;
     const clock = this.#clock;
 

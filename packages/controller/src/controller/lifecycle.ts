@@ -10,7 +10,8 @@ export type {
   StoppedLeadingEvent,
   StoppedLeadingReason,
 } from '../leader-election/leader-events.ts';
-export type { LifecycleEventMap } from '../util/lifecycle-emitter.ts';
+export type { LifecycleEventMap, LifecycleSink } from '../util/lifecycle-emitter.ts';
+export { LifecycleEvents } from '../util/lifecycle-emitter.ts';
 export type {
   DeletedEvent,
   DeleteFailedEvent,

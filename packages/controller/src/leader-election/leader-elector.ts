@@ -11,12 +11,11 @@
  * *when* to try. Without `watch` permission on Leases the candidate just polls.
  */
 import { V1MicroTime } from '@kubernetes/client-node';
-import { EventEmitter } from 'eventemitter3';
 import type { Gauge } from 'prom-client';
 import { isConflict, isForbidden, isNotFound } from '../client/api-error.ts';
 import type { EventRecorder } from '../events/event-recorder.ts';
 import { type Clock, realClock, sleep } from '../util/clock.ts';
-import { type LifecycleEventMap, type LifecycleSink, lifecycleSink } from '../util/lifecycle-emitter.ts';
+import { LifecycleEvents, type LifecycleSink } from '../util/lifecycle-emitter.ts';
 import { type Logger, silentLogger } from '../util/logger.ts';
 import {
   jitterFactor,
@@ -42,7 +41,7 @@ const leaseWatchTimeoutSeconds = 300;
  * One candidate in a Lease election. Emits the typed {@link LeaderElectorEvents} (`leading`,
  * `stoppedLeading`); a listener that throws is logged and never disturbs the election.
  */
-export class LeaderElector extends EventEmitter<LifecycleEventMap<LeaderElectorEvents>> {
+export class LeaderElector extends LifecycleEvents<LeaderElectorEvents> {
   readonly #lock: LeaseLock;
   readonly #leaseDurationMs: number;
   readonly #renewDeadlineMs: number;
@@ -100,7 +99,7 @@ export class LeaderElector extends EventEmitter<LifecycleEventMap<LeaderElectorE
     this.#random = options.random ?? Math.random;
     this.#masterStatus = options.registry && masterStatusGauge(options.registry);
     this.#denials = new LeaseDenials(this.#clock, this.#logger, lock.namespace, lock.name);
-    this.#events = lifecycleSink<LeaderElectorEvents>(this, this.#logger);
+    this.#events = this.lifecycleSink(this.#logger);
   }
 
   /**

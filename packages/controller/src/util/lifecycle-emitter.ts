@@ -1,9 +1,9 @@
 /**
- * How this package emits its typed lifecycle events (issue 12): through `eventemitter3`, without
+ * How this package emits its typed lifecycle events: through `eventemitter3`, without
  * building a payload nobody listens to, and without letting a listener's exception reach the code
  * that emitted. A listener is the user's code; a bug in it must not fail a sync or kill the process.
  */
-import type { EventEmitter } from 'eventemitter3';
+import { EventEmitter } from 'eventemitter3';
 import type { Logger } from './logger.ts';
 
 /** An event map in `eventemitter3`'s listener form: every event has one payload object. */
@@ -36,4 +36,40 @@ export function lifecycleSink<E>(
       }
     },
   };
+}
+
+/**
+ * What a class with typed lifecycle events offers its users: `on`, `off` and `once`, and nothing of
+ * the emitter behind them (no `emit`, no `removeAllListeners`), so only the class itself emits.
+ */
+export abstract class LifecycleEvents<E> {
+  readonly #emitter = new EventEmitter<LifecycleEventMap<E>>();
+
+  /** Calls `listener` with the payload of every `event` from now on. */
+  on<K extends keyof E & string>(event: K, listener: (payload: E[K]) => void): this {
+    this.#listeners().on(event, listener);
+    return this;
+  }
+
+  /** Stops calling `listener` for `event`. */
+  off<K extends keyof E & string>(event: K, listener: (payload: E[K]) => void): this {
+    this.#listeners().off(event, listener);
+    return this;
+  }
+
+  /** Calls `listener` with the payload of the next `event` only. */
+  once<K extends keyof E & string>(event: K, listener: (payload: E[K]) => void): this {
+    this.#listeners().once(event, listener);
+    return this;
+  }
+
+  /** The emitting side, for the subclass; listener failures go to `logger`. */
+  protected lifecycleSink(logger: Logger): LifecycleSink<E> {
+    return lifecycleSink(this.#emitter, logger);
+  }
+
+  // The emitter's event map is generic here; listeners are checked by the signatures above.
+  #listeners(): EventEmitter<string> {
+    return this.#emitter as unknown as EventEmitter<string>;
+  }
 }
