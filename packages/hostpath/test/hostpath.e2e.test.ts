@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { finalizerPV } from '@kube-provisioner/controller/wire-names';
 import {
   applyManifests,
   type RunningProgram,
@@ -277,6 +278,8 @@ describe('shared mode', () => {
 
     const volumes = await boundVolumes(namespace, 3);
     for (const pv of volumes) {
+      // The CLI's default: the deletion-protection finalizer on every PV it makes with reclaim Delete.
+      expect(pv.metadata?.finalizers).toContain(finalizerPV);
       expect(pv.spec?.nodeAffinity).toBeUndefined();
       expect(pv.spec?.hostPath?.path).toBe(join(instance.root, namespace, pv.spec?.claimRef?.name ?? ''));
       expect(existsSync(pv.spec?.hostPath?.path ?? '')).toBe(true);
