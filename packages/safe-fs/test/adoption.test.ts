@@ -1,26 +1,11 @@
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  type FsOps,
-  nodeFsOps,
-  parseRelativeVolumePath,
-  type SafeFsError,
-  VolumeRoot,
-} from '../src/index.ts';
-import { ownerOf, useTempDirs } from './fixtures.ts';
+import { type FsOps, nodeFsOps, parseRelativeVolumePath, VolumeRoot } from '../src/index.ts';
+import { ownerOf, rejection, useTempDirs } from './fixtures.ts';
 
 const tempDir = useTempDirs();
 const path = parseRelativeVolumePath;
-
-async function rejection(promise: Promise<unknown>): Promise<SafeFsError> {
-  return promise.then(
-    () => {
-      throw new Error('expected a rejection');
-    },
-    (reason: unknown) => reason as SafeFsError,
-  );
-}
 
 describe('adopting existing data', () => {
   it("adopts unrecorded data below the claim's namespace, keeping its content and mode", async () => {

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
-import type { VolumeOwner } from '../src/index.ts';
+import { type FsOps, nodeFsOps, type SafeFsError, type VolumeOwner } from '../src/index.ts';
 
 /** A fresh temporary directory per call, removed after the test. */
 export function useTempDirs(): () => Promise<string> {
@@ -25,4 +25,34 @@ export function ownerOf(namespace: string, name: string, uid: string): VolumeOwn
 /** A Node.js-style system error, as `node:fs` would reject with. */
 export function systemErrorOf(code: string, errno: number, syscall: string): NodeJS.ErrnoException {
   return Object.assign(new Error(`${code}: ${syscall}`), { code, errno, syscall });
+}
+
+/** The error `promise` rejects with; fails the test when it resolves. */
+export async function rejection(promise: Promise<unknown>): Promise<SafeFsError> {
+  return promise.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (reason: unknown) => reason as SafeFsError,
+  );
+}
+
+/**
+ * System calls that each wait a number of event-loop turns taken from `delays`, so concurrent
+ * operations interleave differently on every run; every interleaving of whole calls is reachable.
+ */
+export function interleaving(delays: readonly number[]): FsOps {
+  let call = 0;
+  const pause = async () => {
+    const turns = delays[call++ % delays.length] ?? 0;
+    for (let turn = 0; turn < turns; turn++) await new Promise((resolve) => setImmediate(resolve));
+  };
+  const delayed = Object.entries(nodeFsOps).map(([name, fn]) => [
+    name,
+    async (...args: unknown[]) => {
+      await pause();
+      return (fn as (...a: unknown[]) => Promise<unknown>)(...args);
+    },
+  ]);
+  return Object.fromEntries(delayed) as FsOps;
 }

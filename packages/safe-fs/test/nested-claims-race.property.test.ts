@@ -3,29 +3,9 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type FsOps, nodeFsOps, parseRelativeVolumePath, VolumeRoot } from '../src/index.ts';
-import { ownerOf, useTempDirs } from './fixtures.ts';
+import { interleaving, ownerOf, useTempDirs } from './fixtures.ts';
 
 const tempDir = useTempDirs();
-
-/**
- * System calls that each wait a number of event-loop turns taken from `delays`, so concurrent
- * creates interleave differently on every run; every interleaving of whole calls is reachable.
- */
-function interleaving(delays: readonly number[]): FsOps {
-  let call = 0;
-  const pause = async () => {
-    const turns = delays[call++ % delays.length] ?? 0;
-    for (let turn = 0; turn < turns; turn++) await new Promise((resolve) => setImmediate(resolve));
-  };
-  const delayed = Object.entries(nodeFsOps).map(([name, fn]) => [
-    name,
-    async (...args: unknown[]) => {
-      await pause();
-      return (fn as (...a: unknown[]) => Promise<unknown>)(...args);
-    },
-  ]);
-  return Object.fromEntries(delayed) as FsOps;
-}
 
 /** Every directory below `dir` that has an ownership record beside it, as relative paths. */
 async function recordedVolumes(dir: string, prefix = ''): Promise<string[]> {

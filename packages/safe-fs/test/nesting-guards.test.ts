@@ -1,26 +1,11 @@
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  type FsOps,
-  nodeFsOps,
-  parseRelativeVolumePath,
-  type SafeFsError,
-  VolumeRoot,
-} from '../src/index.ts';
-import { ownerOf, useTempDirs } from './fixtures.ts';
+import { type FsOps, nodeFsOps, parseRelativeVolumePath, VolumeRoot } from '../src/index.ts';
+import { ownerOf, rejection, useTempDirs } from './fixtures.ts';
 
 const tempDir = useTempDirs();
 const path = parseRelativeVolumePath;
-
-async function rejection(promise: Promise<unknown>): Promise<SafeFsError> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as SafeFsError;
-  }
-  throw new Error('expected a rejection');
-}
 
 /** The aftermath of the race before it was fixed: `o1` is team-b's volume and holds team-a's `o1/db`. */
 async function nestedByTheOldRace(base: string): Promise<VolumeRoot> {

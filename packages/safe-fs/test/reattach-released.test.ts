@@ -1,27 +1,12 @@
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  type FsOps,
-  nodeFsOps,
-  parseRelativeVolumePath,
-  type SafeFsError,
-  VolumeRoot,
-} from '../src/index.ts';
-import { ownerOf, useTempDirs } from './fixtures.ts';
+import { type FsOps, nodeFsOps, parseRelativeVolumePath, VolumeRoot } from '../src/index.ts';
+import { ownerOf, rejection, useTempDirs } from './fixtures.ts';
 
 const tempDir = useTempDirs();
 const path = parseRelativeVolumePath;
 const releaseTime = Date.parse('2025-03-01T12:00:00.000Z');
-
-async function rejection(promise: Promise<unknown>): Promise<SafeFsError> {
-  return promise.then(
-    () => {
-      throw new Error('expected a rejection');
-    },
-    (reason: unknown) => reason as SafeFsError,
-  );
-}
 
 /** A root with a volume `ns1-data` of claim `old` (PV `pvc-old`) holding a file, released or not. */
 async function retainedVolume(release: boolean): Promise<{ base: string; root: VolumeRoot }> {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type FsOps, nodeFsOps, parseRelativeVolumePath, VolumeRoot } from '../src/index.ts';
-import { ownerOf, useTempDirs } from './fixtures.ts';
+import { interleaving, ownerOf, useTempDirs } from './fixtures.ts';
 
 const tempDir = useTempDirs();
 
@@ -17,26 +17,6 @@ async function tree(dir: string, prefix = ''): Promise<string[]> {
     if (entry.isDirectory()) names.push(...(await tree(dir, relative)));
   }
   return names.sort();
-}
-
-/**
- * System calls that each wait a number of event-loop turns taken from `delays`, so two concurrent
- * provisions interleave differently on every run.
- */
-function interleaving(delays: readonly number[]): FsOps {
-  let call = 0;
-  const pause = async () => {
-    const turns = delays[call++ % delays.length] ?? 0;
-    for (let turn = 0; turn < turns; turn++) await new Promise((resolve) => setImmediate(resolve));
-  };
-  const delayed = Object.entries(nodeFsOps).map(([name, fn]) => [
-    name,
-    async (...args: unknown[]) => {
-      await pause();
-      return (fn as (...a: unknown[]) => Promise<unknown>)(...args);
-    },
-  ]);
-  return Object.fromEntries(delayed) as FsOps;
 }
 
 describe('two concurrent provisions of one claim', () => {
