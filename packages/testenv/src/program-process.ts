@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { stopProcessGroup } from './process-group.ts';
 import { startReaper } from './reaper.ts';
 import { stopWaiting, waitFor } from './wait-for.ts';
@@ -96,21 +96,28 @@ export async function startProgram(options: StartProgramOptions): Promise<Runnin
 }
 
 /**
- * How to run a workspace package's bin from source with the current Node (which strips types):
- * `bin` maps to `dist/<file>.js`, whose source is `src/<file>.ts`, and the
- * `@kube-provisioner/source` condition resolves other workspace packages to their sources too.
- * The built image runs the same entry point from `dist/`.
+ * The TypeScript source of workspace bin `bin` of the package in `packageDir`. The bin is a shim in
+ * `bin/` (committed, so npm links it before any build) that imports `../dist/<file>.js`, whose
+ * source is `src/<file>.ts`.
  */
-export function workspaceBinCommand(packageDir: string, bin: string): ProgramCommand {
+export function binSource(packageDir: string, bin: string): string {
   const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as {
     bin?: Record<string, string>;
   };
   const target = manifest.bin?.[bin];
   if (target === undefined) throw new Error(`${packageDir}/package.json has no bin named ${bin}`);
-  const built = relative('dist', target);
-  if (built.startsWith('..') || !built.endsWith('.js')) {
-    throw new Error(`bin ${bin} does not point into dist/: ${target}`);
-  }
-  const source = join(packageDir, 'src', built.replace(/\.js$/u, '.ts'));
+  const shim = readFileSync(join(packageDir, target), 'utf8');
+  const built = /^import '\.\.\/dist\/(.+)\.js';$/mu.exec(shim)?.[1];
+  if (built === undefined) throw new Error(`bin ${bin} (${target}) does not import a file of dist/`);
+  return join(packageDir, 'src', `${built}.ts`);
+}
+
+/**
+ * How to run a workspace package's bin from source with the current Node (which strips types): its
+ * {@link binSource}, with the `@kube-provisioner/source` condition resolving other workspace
+ * packages to their sources too. The built image runs the same entry point from `dist/`.
+ */
+export function workspaceBinCommand(packageDir: string, bin: string): ProgramCommand {
+  const source = binSource(packageDir, bin);
   return { command: process.execPath, args: ['--conditions=@kube-provisioner/source', source] };
 }

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type ProjectImage, projectImages, repositoryRoot } from '../src/images/project-images.ts';
+import { binSource } from '../src/program-process.ts';
 
 /** Where each image's program and manifests live. */
 const sources: Record<ProjectImage['name'], { packageDir: string; bin: string; manifests: string[] }> = {
@@ -46,8 +47,7 @@ describe.each(projectImages)('the $name image', (image) => {
   });
 
   it('bundles the source of its bin and runs that one file (notices beside it) as root', () => {
-    const manifest = JSON.parse(read(join(packageDir, 'package.json'))) as { bin: Record<string, string> };
-    const source = join(packageDir, manifest.bin[bin]?.replace(/^\.\/dist\/(.*)\.js$/u, 'src/$1.ts') ?? '');
+    const source = binSource(packageDir, bin);
     const bundle = `/out/${bin}.mjs`;
     expect(lines.some((line) => line.includes(`cli.ts bundle ${source} ${bundle}`))).toBe(true);
     expect(finalStage).toContain('COPY --from=build /out/ /app/');
