@@ -11,7 +11,8 @@
  *   flushed, at `fsync` or `close`, not at `write`).
  */
 import { statfsSync } from 'node:fs';
-import { isPermissionError, isSafeFsError, SafeFsError } from '@kube-provisioner/safe-fs';
+import { getSystemErrorMessage } from 'node:util';
+import { isSafeFsError, SafeFsError } from '@kube-provisioner/safe-fs';
 
 /** `statfs(2)` magic number of NFS (linux/magic.h). */
 const nfsSuperMagic = 0x6969;
@@ -38,20 +39,27 @@ const temporaryRecord = /^(?:(.*)\/)?\.kube-provisioner\.tmp\.[^/]+$/u;
 /** The name the Linux NFS client gives a file unlinked while open: `.nfs` and hex digits. */
 const sillyRenamed = /(?:^|\/)\.nfs[0-9a-f]+$/u;
 
+/** What {@link cause} looks at. */
+interface Refusal {
+  readonly errno: string | undefined;
+  /** Relative to the mount root; empty when the call named no path (`fdatasync`). */
+  readonly path: string;
+}
+
 /** Why the error happened and what to do, for the errors this module knows; `undefined` otherwise. */
 function cause(
-  err: SafeFsError,
+  refusal: Refusal,
   mountRoot: string,
   uid: number | undefined,
   statfs: typeof statfsSync,
 ): string | undefined {
-  if (isPermissionError(err)) {
-    if (uid !== 0 || !onNfs(mountRoot, statfs)) return undefined;
-    return `root is refused on the NFS mount ${mountRoot}, so the export squashes root (root_squash) and the server runs this provisioner's requests as its anonymous user; ${rootSquashFix}`;
-  }
-  switch (err.errno) {
+  switch (refusal.errno) {
+    case 'EACCES':
+    case 'EPERM':
+      if (uid !== 0 || !onNfs(mountRoot, statfs)) return undefined;
+      return `root is refused on the NFS mount ${mountRoot}, so the export squashes root (root_squash) and the server runs this provisioner's requests as its anonymous user; ${rootSquashFix}`;
     case 'EBUSY':
-      return sillyRenamed.test(err.path)
+      return sillyRenamed.test(refusal.path)
         ? 'a process using this NFS client still holds the file open, so the kernel keeps it under this name until it is closed (a "silly rename"); the delete is retried and completes once the file is closed'
         : undefined;
     case 'EROFS':
@@ -65,17 +73,35 @@ function cause(
 }
 
 /**
- * `err` (a {@link SafeFsError}) with the cause and the fix added when it is one of the refusals
- * above, met below `mountRoot`; `undefined` for any other error, which the generic advice covers.
+ * Whether `err` is the refusal to remove a file that a process of this NFS client still holds open
+ * (`EBUSY` on the `.nfs…` name the kernel gave it when it was deleted): it passes once the file is
+ * closed, after which the kernel removes it.
+ */
+export function isHeldOpenFile(err: unknown): boolean {
+  return isSafeFsError(err) && err.errno === 'EBUSY' && sillyRenamed.test(err.path);
+}
+
+/**
+ * `err` with the cause and the fix added when it is one of the refusals above, met below
+ * `mountRoot`: a {@link SafeFsError} keeps its kind, operation and path; a system error from a call
+ * that names no path (`fdatasync` of a record) becomes an `Error` naming the call. `undefined` for
+ * any other error, which the generic advice covers.
  */
 export function explainNfsError(
   err: unknown,
   mountRoot: string,
   uid: number | undefined = process.getuid?.(),
   statfs: typeof statfsSync = statfsSync,
-): SafeFsError | undefined {
-  if (!isSafeFsError(err)) return undefined;
-  const why = cause(err, mountRoot, uid, statfs);
+): Error | undefined {
+  if (!isSafeFsError(err)) {
+    const raw = err as Partial<NodeJS.ErrnoException> | null;
+    if (typeof raw?.errno !== 'number' || typeof raw.code !== 'string') return undefined;
+    const why = cause({ errno: raw.code, path: '' }, mountRoot, uid, statfs);
+    if (why === undefined) return undefined;
+    const call = raw.syscall ?? 'write';
+    return new Error(`${call}: ${getSystemErrorMessage(raw.errno)} (${raw.code}): ${why}`, { cause: err });
+  }
+  const why = cause({ errno: err.errno, path: err.path }, mountRoot, uid, statfs);
   if (why === undefined) return undefined;
   const prefix = `${err.operation} ${JSON.stringify(err.path)}: `;
   const refusal = err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;

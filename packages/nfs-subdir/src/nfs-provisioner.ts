@@ -11,6 +11,7 @@ import {
   type ProvisionOptions,
   type ProvisionResult,
   provisionFailure,
+  VolumeInUseError,
 } from '@kube-provisioner/controller';
 import { parseGoDuration } from '@kube-provisioner/controller/cli';
 import type { ResourceClient } from '@kube-provisioner/controller/client';
@@ -33,7 +34,7 @@ import {
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import { type ClassParameters, type NfsDialect, parseClassParameters } from './class-parameters.ts';
 import { annArchiveRetention, annOnDelete } from './delete-policy.ts';
-import { explainNfsError } from './nfs-error-advice.ts';
+import { explainNfsError, isHeldOpenFile } from './nfs-error-advice.ts';
 import { buildPersistentVolume } from './persistent-volume.ts';
 import { isStaleRecord, type OwnerLookup, releasedStaleDataMessage } from './stale-record.ts';
 import { volumeDeletePolicy } from './volume-delete-policy.ts';
@@ -243,7 +244,11 @@ export class NfsProvisioner implements Provisioner {
       const outcome = await this.#root
         .deleteVolume(relative, { pvName, beforeEachWrite: () => context.assertLeader() })
         .catch((err: unknown) => {
-          throw this.#explainRefusal(err);
+          const explained = this.#explainRefusal(err);
+          // A file a process of this NFS client holds open: postponed, not failed, until it is closed.
+          throw isHeldOpenFile(err)
+            ? new VolumeInUseError((explained as Error).message, { cause: err })
+            : explained;
         });
       context.assertLeader();
       context.logger.info({ path: relative, outcome }, 'volume directory deleted');

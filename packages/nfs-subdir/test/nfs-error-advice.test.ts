@@ -1,7 +1,7 @@
 import type { statfsSync } from 'node:fs';
 import { SafeFsError, type SafeFsErrorKind } from '@kube-provisioner/safe-fs';
 import { describe, expect, it } from 'vitest';
-import { explainNfsError, rootSquashFix } from '../src/nfs-error-advice.ts';
+import { explainNfsError, isHeldOpenFile, rootSquashFix } from '../src/nfs-error-advice.ts';
 
 const refusal = (kind: SafeFsErrorKind, errno: string, path = 'team-a', operation = 'mkdir'): SafeFsError =>
   new SafeFsError({ kind, path, operation, detail: `refused (${errno})`, errno });
@@ -12,7 +12,7 @@ const ext4 = fileSystem(0xef53);
 describe('explainNfsError', () => {
   it('says root_squash and the export options when root is refused on an NFS mount', () => {
     const denied = refusal('permission', 'EACCES');
-    const explained = explainNfsError(denied, '/persistentvolumes', 0, nfs);
+    const explained = explainNfsError(denied, '/persistentvolumes', 0, nfs) as SafeFsError;
     expect(explained?.message).toBe(
       `mkdir "team-a": refused (EACCES): root is refused on the NFS mount /persistentvolumes, so the export squashes root (root_squash) and the server runs this provisioner's requests as its anonymous user; ${rootSquashFix}`,
     );
@@ -37,6 +37,9 @@ describe('explainNfsError', () => {
     expect(explainNfsError(refusal('io', 'EBUSY', 'ns-data-pvc-1/mount-point', 'rmdir'), '/pv', 0, nfs)).toBe(
       undefined,
     );
+    expect(isHeldOpenFile(held)).toBe(true);
+    expect(isHeldOpenFile(refusal('io', 'EBUSY', 'ns-data-pvc-1/mount-point', 'rmdir'))).toBe(false);
+    expect(isHeldOpenFile(refusal('io', 'EIO', 'ns-data-pvc-1/.nfs0001', 'unlink'))).toBe(false);
   });
 
   it('says a read-only export and a full one, whoever runs it', () => {
@@ -52,13 +55,27 @@ describe('explainNfsError', () => {
 
   it('names the directory of a temporary record, whose own name changes on every attempt', () => {
     const full = refusal('io', 'ENOSPC', 'team-a/.kube-provisioner.tmp.abc-1-2.0b6e', 'open');
-    const explained = explainNfsError(full, '/pv', 0, nfs);
+    const explained = explainNfsError(full, '/pv', 0, nfs) as SafeFsError;
     expect(explained?.message).toMatch(
       /^open a temporary record in "team-a": refused \(ENOSPC\): the export is full/u,
     );
     expect(explained?.path).toBe('team-a');
     const atRoot = refusal('permission', 'EACCES', '.kube-provisioner.tmp.abc-1-2.0b6e', 'open');
     expect(explainNfsError(atRoot, '/pv', 0, nfs)?.message).toMatch(/^open a temporary record in "\.": /u);
+  });
+
+  it('explains a system error of a call that names no path, such as the fdatasync of a record', () => {
+    const raw = Object.assign(new Error('ENOSPC: no space left on device, fdatasync'), {
+      code: 'ENOSPC',
+      errno: -28,
+      syscall: 'fdatasync',
+    });
+    const explained = explainNfsError(raw, '/pv', 0, nfs);
+    expect(explained?.message).toMatch(/^fdatasync: no space left on device \(ENOSPC\): the export is full/u);
+    expect(explained?.cause).toBe(raw);
+    expect(explainNfsError(Object.assign(new Error('EIO'), { code: 'EIO', errno: -5 }), '/pv', 0, nfs)).toBe(
+      undefined,
+    );
   });
 
   it('returns undefined for other errors', () => {

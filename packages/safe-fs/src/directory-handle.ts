@@ -104,6 +104,15 @@ export class DirectoryHandle {
     return names.map(entryName);
   }
 
+  /**
+   * Resolves when this process has `mode` (`constants.W_OK`…) on this directory itself, or when the
+   * system calls cannot tell (no `access`); rejects with a {@link SafeFsError} otherwise.
+   */
+  async checkAccess(mode: number): Promise<void> {
+    if (this.#fs.access === undefined) return;
+    await this.#call('access', undefined, async () => this.#fs.access?.(this.#at(), mode));
+  }
+
   /** `fstat` of this directory itself. */
   stat(): Promise<Stats> {
     return this.#call('fstat', undefined, () => this.#fs.fstat(this.#handle));

@@ -62,6 +62,12 @@ export interface FsOps {
   rename(oldPath: FsPath, newPath: FsPath): Promise<void>;
   /** Creates `newPath` as a hard link to `existingPath`. */
   link(existingPath: FsPath, newPath: FsPath): Promise<void>;
+  /**
+   * Checks this process's permission on `path` (`access(2)`, `constants.W_OK`…); over NFS the
+   * server answers, so `root_squash` is seen. Optional: without it permissions are not checked
+   * ahead of an operation.
+   */
+  access?(path: FsPath, mode: number): Promise<void>;
 }
 
 /** The real system calls, from `node:fs/promises`. */
@@ -79,6 +85,7 @@ export const nodeFsOps: FsOps = {
   unlink: (path) => fs.unlink(path),
   rename: (oldPath, newPath) => fs.rename(oldPath, newPath),
   link: (existingPath, newPath) => fs.link(existingPath, newPath),
+  access: (path, mode) => fs.access(path, mode),
 };
 
 /**
@@ -103,6 +110,7 @@ export const localFsOps: FsOps = {
   unlink: async (path) => fsSync.unlinkSync(path),
   rename: async (oldPath, newPath) => fsSync.renameSync(oldPath, newPath),
   link: async (existingPath, newPath) => fsSync.linkSync(existingPath, newPath),
+  access: async (path, mode) => fsSync.accessSync(path, mode),
 };
 
 const fdatasync = promisify(fsSync.fdatasync);

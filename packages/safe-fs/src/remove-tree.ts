@@ -8,8 +8,9 @@
  * it, so a subtree moved elsewhere meanwhile is never emptied there.
  */
 
+import { constants } from 'node:fs';
 import { type DirectoryHandle, type EntryName, type Identity, sameIdentity } from './directory-handle.ts';
-import { errnoCode, SafeFsError } from './errors.ts';
+import { errnoCode, isSafeFsError, SafeFsError } from './errors.ts';
 
 // A pass removes everything it saw; another pass only matters if something appeared meanwhile.
 const maxPasses = 3;
@@ -101,6 +102,40 @@ export async function emptyDirectory(top: DirectoryHandle): Promise<void> {
     }
   } finally {
     for (const level of levels.slice(1)) await level.handle?.close();
+  }
+}
+
+/**
+ * Resolves when this process may remove the entries of every directory in `top`'s tree (`top`
+ * included), so that {@link emptyDirectory} cannot stop halfway for want of permission and leave a
+ * half-deleted volume; rejects with the refusal for the first directory that it may not. Asks the
+ * file system (`access(2)`: over NFS the server, so `root_squash` is seen); finds nothing to refuse
+ * when the system calls have no `access`. Directories deeper than {@link maxOpenLevels} below `top`
+ * are not looked at (one descriptor per level is held), nor a sticky directory's rule that only an
+ * entry's owner may remove it.
+ */
+export function assertEmptiable(top: DirectoryHandle): Promise<void> {
+  return checkLevel(top, 0);
+}
+
+async function checkLevel(dir: DirectoryHandle, depth: number): Promise<void> {
+  await dir.checkAccess(constants.W_OK | constants.X_OK);
+  if (depth >= maxOpenLevels) return;
+  for (const name of await dir.readdir()) {
+    const stats = await dir.lstat(name);
+    if (stats?.isDirectory() !== true) continue;
+    // Swapped for a link or a file meanwhile: `openDirectory` refuses it (nothing is followed), and
+    // removing such an entry needs only this directory's permission, checked above.
+    const child = await dir.openDirectory(name).catch((err: unknown) => {
+      if (isSafeFsError(err) && (err.kind === 'symlink' || err.kind === 'not-a-directory')) return undefined;
+      throw err;
+    });
+    if (child === undefined) continue;
+    try {
+      await checkLevel(child, depth + 1);
+    } finally {
+      await child.close();
+    }
   }
 }
 

@@ -18,7 +18,7 @@ import { isReservedName, volumeMarkerName } from './marker-names.ts';
 import { type OwnershipRecord, readOwnershipRecord, writeOwnershipRecord } from './ownership-record.ts';
 import { type ParentChain, removeEmptyParents, withParents } from './parent-chain.ts';
 import type { RelativeVolumePath } from './relative-volume-path.ts';
-import { emptyDirectory } from './remove-tree.ts';
+import { assertEmptiable, emptyDirectory } from './remove-tree.ts';
 import { timestampOf, type VolumeContext } from './volume-context.ts';
 import { guardedContext, type WriteGuard } from './write-guard.ts';
 
@@ -193,6 +193,9 @@ export function deleteVolume(
       if (volume === undefined) throw vanished(dir, leaf);
       try {
         await refuseHostingVolumes(volume, record !== undefined);
+        // Nothing goes unless everything can: a refusal halfway (root_squash, another user's
+        // directory) would leave a half-deleted volume.
+        await assertEmptiable(volume);
         if (record !== undefined) await markRemoving(context, dir, leaf, record);
         await emptyDirectory(volume);
         // What was emptied must be what is about to be removed by name.
