@@ -41,7 +41,12 @@ const requirements: readonly Requirement[] = [
   })),
   program('podman', 'podman', 'the image tests'),
   program('runc', 'runc', 'the image tests (podman --runtime runc)'),
-  program('mmdebstrap', 'mmdebstrap', "the images' local base"),
+  program('mmdebstrap', 'mmdebstrap', "the images' local base and the test guest's root image"),
+  // The test guest (packages/testenv/src/guest) also needs ip, below, for its private network.
+  // The real node (packages/testenv/src/node): runc runs its containers, ip makes its bridges, and
+  // chattr makes the NFS chart test's export immutable (readiness must fail while it is).
+  program('ip', 'iproute2', "the real node's bridges"),
+  program('chattr', 'e2fsprogs', "the real-node NFS chart test's unwritable export"),
 ];
 
 function goProblem(): string | undefined {

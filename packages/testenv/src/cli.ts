@@ -5,8 +5,10 @@ import { parseArgs } from 'node:util';
 import { ensureBinaries } from './binaries.ts';
 import { attachControlPlane, type ControlPlane, startControlPlane } from './control-plane.ts';
 import { testenvEnvironment } from './environment.ts';
+import { guestExecCommand, guestImageCommand } from './guest/guest-commands.ts';
 import { helmBinary } from './helm.ts';
 import { bundleCommand, imageBaseCommand, imagesCommand } from './images/image-commands.ts';
+import { ensureRealNode, nodeBuildCommand, realNodeStatus } from './node/node-commands.ts';
 import { componentNames } from './state-dir.ts';
 import { version } from './version.ts';
 
@@ -14,21 +16,32 @@ const usage = `Usage: kube-testenv <command> [--dir <state dir>]
 
 Commands:
   up        start a control plane that keeps running; prints shell exports (eval "$(kube-testenv up)")
+            With --node, also a real node (kubelet and containerd; root): see "A real node" in the README
   down      stop it and delete etcd's data
   status    show its components; exit status 1 when kube-apiserver is not running
   env       print the shell exports of the running control plane
   exec -- <command...>
             start a control plane, run the command with TESTENV_KUBECONFIG, TESTENV_DIR, KUBECONFIG
             and PATH (kubectl) set, stop it, and exit with the command's status. With
-            TESTENV_KUBECONFIG already set, only runs the command.
+            TESTENV_KUBECONFIG already set, only runs the command. With --node, a real node runs
+            beside the control plane for the command's tests to share (or one line says why not).
   build     build or verify the cached binaries and print their directory
   helm-path build or verify the cached helm (for chart tests) and print its path
   image-base
             make the local Node 24 base image (localhost/node:24-local) present: built with
             mmdebstrap and cached under $XDG_CACHE_HOME/kube-provisioner/images; needs podman
   images    build the base if missing, then the project's images; print their sizes
+  node-build
+            build or verify a real node's cached binaries (kubelet, containerd, CNI plugins) and
+            pause image; print their directory
   bundle <entry.ts> <out.mjs>
             bundle a CLI and its run-time dependencies into one ES module (an image's app layer)
+  guest-image
+            build or verify the test guest's cached kernel and root image (User-Mode Linux from
+            apt, mmdebstrap; root) and print their directory
+  guest-exec -- <command...>
+            boot a test guest, run the command in it as root, print its output, power it off and
+            exit with the command's status
 
 --dir defaults to $TESTENV_DIR, else ./.testenv. --version prints the version, --help this text.
 `;
@@ -77,7 +90,7 @@ function runChild(command: readonly string[], env: NodeJS.ProcessEnv): Promise<n
   });
 }
 
-async function exec(dir: string, command: readonly string[]): Promise<number> {
+async function exec(dir: string, command: readonly string[], node = false): Promise<number> {
   if (command.length === 0) {
     log('exec needs a command after --');
     return 2;
@@ -88,6 +101,7 @@ async function exec(dir: string, command: readonly string[]): Promise<number> {
   }
   const controlPlane = await startControlPlane({ dir, onProgress: log });
   try {
+    if (node) await ensureRealNode(controlPlane, { stopOnExit: true, log });
     return await runChild(command, { ...process.env, ...testenvEnvironment(controlPlane) });
   } finally {
     await controlPlane.stop();
@@ -107,11 +121,12 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`${(err as Error).message}\n\n${usage}`);
     return 2;
   }
-  const { subcommand, dir, operands } = parsed;
+  const { subcommand, dir, operands, node } = parsed;
   switch (subcommand) {
     case 'up': {
       const controlPlane =
         (await attachRunning(dir)) ?? (await startControlPlane({ dir, stopOnExit: false, onProgress: log }));
+      if (node) await ensureRealNode(controlPlane, { stopOnExit: false, log });
       process.stdout.write(exportLines(controlPlane));
       return 0;
     }
@@ -139,6 +154,7 @@ export async function main(argv: readonly string[]): Promise<number> {
           `${name.padEnd(24)} ${pid === undefined ? 'stopped' : `running (pid ${pid})`}\n`,
         );
       }
+      process.stdout.write(await realNodeStatus(dir));
       return processes['kube-apiserver'] === undefined ? 1 : 0;
     }
     case 'env': {
@@ -151,7 +167,9 @@ export async function main(argv: readonly string[]): Promise<number> {
       return 0;
     }
     case 'exec':
-      return exec(dir, command);
+      return exec(dir, command, node);
+    case 'node-build':
+      return nodeBuildCommand(log);
     case 'build': {
       const binaries = await ensureBinaries({ onProgress: log });
       process.stdout.write(`${binaries.dir}\n`);
@@ -166,6 +184,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       return imagesCommand(log);
     case 'bundle':
       return bundleCommand(operands, log);
+    case 'guest-image':
+      return guestImageCommand(log);
+    case 'guest-exec':
+      return guestExecCommand(command, log);
     case 'help':
       process.stdout.write(usage);
       return 0;
@@ -182,6 +204,7 @@ function parseOwn(argv: readonly string[]): {
   subcommand: string | undefined;
   dir: string;
   operands: readonly string[];
+  node: boolean;
 } {
   const { values, positionals } = parseArgs({
     args: [...argv],
@@ -189,6 +212,7 @@ function parseOwn(argv: readonly string[]): {
       dir: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean' },
+      node: { type: 'boolean' },
     },
     allowPositionals: true,
   });
@@ -200,6 +224,7 @@ function parseOwn(argv: readonly string[]): {
     subcommand: values.help ? 'help' : values.version ? 'version' : subcommand,
     operands,
     dir: resolve(values.dir ?? process.env.TESTENV_DIR ?? '.testenv'),
+    node: values.node === true,
   };
 }
 

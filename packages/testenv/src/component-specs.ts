@@ -91,7 +91,15 @@ export function componentSpecs(
         `--service-account-key-file=${pki.serviceAccountPub}`,
         `--service-account-signing-key-file=${pki.serviceAccountKey}`,
         '--service-cluster-ip-range=10.0.0.0/24',
-        '--authorization-mode=RBAC',
+        // Node first, as in kubeadm clusters: a real node's kubelet (system:node:<name>) gets exactly
+        // what its pods need, and NodeRestriction keeps it to its own Node and pods.
+        '--authorization-mode=Node,RBAC',
+        '--enable-admission-plugins=NodeRestriction',
+        // How kube-apiserver reaches a real node's kubelet for `logs` and `exec`: its node IP (the
+        // host name a kubelet reports may not resolve), with a client certificate of the CA.
+        `--kubelet-client-certificate=${pki.kubeletClientCert}`,
+        `--kubelet-client-key=${pki.kubeletClientKey}`,
+        '--kubelet-preferred-address-types=InternalIP,Hostname',
         // A loopback advertise address is only valid without the `kubernetes` Endpoints reconciler.
         '--endpoint-reconciler-type=none',
         // Only the node-lifecycle controller, never run here, would lift its not-ready taint.

@@ -9,6 +9,7 @@ import { formatDuration } from './duration.ts';
 import { createFakeNode, type FakeNodeOptions } from './fake-node.ts';
 import { freePorts } from './free-ports.ts';
 import { probeHealth } from './health-probe.ts';
+import { stopRealNode } from './node/node-teardown.ts';
 import { createPki, pkiFiles } from './pki.ts';
 import { isProcessAlive } from './process-group.ts';
 import { type Reaper, startReaper } from './reaper.ts';
@@ -179,11 +180,16 @@ class RunningControlPlane implements ControlPlane {
   }
 
   async stop(): Promise<void> {
+    // A real node goes first: its kubelet and controllers talk to the API server until they stop.
+    const nodeProblems = await stopRealNode(this.#layout.dir);
     await stopAll(this.#layout, this.#state);
     await rm(this.#layout.etcdDataDir, { recursive: true, force: true });
     await rm(this.#layout.stateFile, { force: true });
     this.#reaper?.release();
     if (this.#removeDir) await rm(this.#layout.dir, { recursive: true, force: true });
+    if (nodeProblems.length > 0) {
+      throw new Error(`the real node was not cleaned up fully:\n${nodeProblems.join('\n')}`);
+    }
   }
 }
 
@@ -236,6 +242,8 @@ async function reclaimDir(layout: StateLayout): Promise<void> {
         `${layout.dir} is not empty and was not created by kube-testenv; choose another directory`,
       );
     }
+    // Before anything is deleted: a node's mounts live in the directory.
+    await stopRealNode(layout.dir);
     await stopAll(layout, await readState(layout));
     await Promise.all(entries.map((entry) => rm(join(layout.dir, entry), { recursive: true, force: true })));
   }

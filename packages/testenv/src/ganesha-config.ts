@@ -8,6 +8,10 @@ export interface GaneshaConfigOptions {
   readonly pseudoPath: string;
   /** Where ganesha keeps NFSv4 client recovery records (default `/var/lib/nfs/ganesha`). */
   readonly recoveryDir: string;
+  /** Whose requests become the anonymous user's; default `none` (root stays root). */
+  readonly squash?: 'none' | 'root' | undefined;
+  /** Export read-only (`Access_Type = RO`); default false. */
+  readonly readOnly?: boolean | undefined;
 }
 
 function quoted(value: string): string {
@@ -18,8 +22,8 @@ function quoted(value: string): string {
 /**
  * A ganesha.conf for one VFS export on loopback. NFSv4 over TCP only, so nothing registers with
  * rpcbind and no UDP, NLM or RQUOTA ports are opened; graceless, so clients need not wait out the
- * 90 s grace period after start; no root squash, so tests read and write as root like a provisioner
- * pod on a `no_root_squash` export.
+ * 90 s grace period after start; no root squash unless `squash` says so, so tests read and write as
+ * root like a provisioner pod on a `no_root_squash` export.
  */
 export function ganeshaConfig(options: GaneshaConfigOptions): string {
   if (!Number.isInteger(options.port) || options.port < 1 || options.port > 65_535) {
@@ -47,8 +51,8 @@ EXPORT {
   Export_Id = 1;
   Path = ${quoted(options.exportDir)};
   Pseudo = ${quoted(options.pseudoPath)};
-  Access_Type = RW;
-  Squash = No_Root_Squash;
+  Access_Type = ${options.readOnly === true ? 'RO' : 'RW'};
+  Squash = ${options.squash === 'root' ? 'Root_Squash' : 'No_Root_Squash'};
   SecType = sys;
   Protocols = 4;
   Transports = TCP;

@@ -11,6 +11,37 @@ export {
 } from './control-plane.ts';
 export { createFakeNode, type FakeNodeOptions } from './fake-node.ts';
 export { freePorts } from './free-ports.ts';
+export {
+  type Guest,
+  GuestBootError,
+  type GuestNfsEndpoint,
+  type GuestShellOptions,
+  type StartGuestOptions,
+  startGuest,
+} from './guest/guest.ts';
+export {
+  defaultGuestCacheDir,
+  type EnsureGuestImageOptions,
+  ensureGuestImage,
+  type GuestImage,
+} from './guest/guest-image.ts';
+export { guestUser } from './guest/guest-init.ts';
+export { defaultNfsMountOptions, type GuestNfsMount, mountNfs } from './guest/guest-nfs-mount.ts';
+export {
+  GuestToolsMissingError,
+  guestAptPackages,
+  guestUnsupportedReason,
+  missingGuestPackages,
+} from './guest/guest-prerequisites.ts';
+export type { GuestProgram, GuestProgramOptions, GuestRunResult } from './guest/guest-programs.ts';
+export {
+  createQuotaFileSystem,
+  type DirectorySpace,
+  type QuotaFileSystem,
+  type QuotaFileSystemOptions,
+  type QuotaFileSystemType,
+} from './guest/guest-quota.ts';
+export { type NfsOperationStats, nfsMountStats, parseNfsMountStats } from './guest/nfs-mount-stats.ts';
 export { type HelmBinaryOptions, helmBinary } from './helm.ts';
 export {
   type BaseImage,
@@ -57,6 +88,22 @@ export {
   startNfsServer,
 } from './nfs-server.ts';
 export { missingNfsPackages, NfsToolsMissingError, nfsAptPackages } from './nfs-tools.ts';
+export {
+  type EnsureNodeBinariesOptions,
+  ensureNodeBinaries,
+  type NodeBinaries,
+} from './node/node-binaries.ts';
+export { defaultPodNetwork, type PodNetwork } from './node/node-config.ts';
+export type { NodeProcessName } from './node/node-processes.ts';
+export {
+  attachRealNode,
+  type RealNode,
+  RealNodeStartError,
+  RealNodeUnavailableError,
+  type StartRealNodeOptions,
+  startRealNode,
+  stopRealNode,
+} from './node/real-node.ts';
 export { createLoopbackServingPair, type LoopbackServingPair } from './pki.ts';
 export {
   type ProgramCommand,
@@ -73,5 +120,5 @@ export {
 export type { ComponentName } from './state-dir.ts';
 /** Version of this package, read from its manifest. */
 export { version } from './version.ts';
-export { pinnedVersions } from './versions.ts';
+export { pinnedNodeVersions, pinnedVersions } from './versions.ts';
 export { stopWaiting, type WaitForOptions, waitFor } from './wait-for.ts';

@@ -25,6 +25,10 @@ export interface StartNfsServerOptions {
   readonly exportPath?: string;
   /** How long ganesha may take to serve; default 60 s for contended machines. */
   readonly readyTimeoutMs?: number;
+  /** `root` exports with `root_squash`: root's requests run as the anonymous user. Default `none`. */
+  readonly squash?: 'none' | 'root';
+  /** Export read-only; default false. */
+  readonly readOnly?: boolean;
 }
 
 /** A running ganesha. */
@@ -102,7 +106,14 @@ export async function startNfsServer(options: StartNfsServerOptions = {}): Promi
     const [port = 0] = await freePorts(1);
     await writeFile(
       configFile,
-      ganeshaConfig({ port, exportDir, pseudoPath: exportPath, recoveryDir: join(dir, 'recovery') }),
+      ganeshaConfig({
+        port,
+        exportDir,
+        pseudoPath: exportPath,
+        recoveryDir: join(dir, 'recovery'),
+        squash: options.squash,
+        readOnly: options.readOnly,
+      }),
     );
     await rm(logFile, { force: true });
     const pid = await launch(configFile, logFile, join(dir, 'ganesha.pid'));

@@ -17,6 +17,12 @@ export interface PkiFiles {
   /** ServiceAccount token signing key and its public half. */
   readonly serviceAccountKey: string;
   readonly serviceAccountPub: string;
+  /**
+   * Client pair of `CN=kube-apiserver-kubelet-client`: kube-apiserver's identity towards a real
+   * node's kubelet (`kubectl logs`, `exec`), authorized there by a binding to `system:kubelet-api-admin`.
+   */
+  readonly kubeletClientCert: string;
+  readonly kubeletClientKey: string;
 }
 
 /** File names under `dir`. */
@@ -30,6 +36,8 @@ export function pkiFiles(dir: string): PkiFiles {
     adminKey: join(dir, 'admin.key'),
     serviceAccountKey: join(dir, 'sa.key'),
     serviceAccountPub: join(dir, 'sa.pub'),
+    kubeletClientCert: join(dir, 'apiserver-kubelet-client.crt'),
+    kubeletClientKey: join(dir, 'apiserver-kubelet-client.key'),
   };
 }
 
@@ -95,6 +103,7 @@ export async function createPki(dir: string): Promise<PkiFiles> {
     writeKeyPair(files.servingKey),
     writeKeyPair(files.adminKey),
     writeKeyPair(files.serviceAccountKey, files.serviceAccountPub),
+    writeKeyPair(files.kubeletClientKey),
   ]);
   const days = ['-days', '3650'];
   await openssl([
@@ -146,6 +155,14 @@ export async function createPki(dir: string): Promise<PkiFiles> {
       files.adminKey,
       files.adminCert,
       '/O=system:masters/CN=admin',
+      'basicConstraints=critical,CA:FALSE',
+      'keyUsage=critical,digitalSignature,keyEncipherment',
+      'extendedKeyUsage=clientAuth',
+    ),
+    signed(
+      files.kubeletClientKey,
+      files.kubeletClientCert,
+      '/CN=kube-apiserver-kubelet-client',
       'basicConstraints=critical,CA:FALSE',
       'keyUsage=critical,digitalSignature,keyEncipherment',
       'extendedKeyUsage=clientAuth',

@@ -114,7 +114,7 @@ export function binSource(packageDir: string, bin: string): string {
 
 /**
  * How to run a workspace package's bin from source with the current Node (which strips types): its
- * {@link binSource}, with the `@kube-provisioner/source` condition resolving other workspace
+ * source (`binSource`), with the `@kube-provisioner/source` condition resolving other workspace
  * packages to their sources too. The built image runs the same entry point from `dist/`.
  */
 export function workspaceBinCommand(packageDir: string, bin: string): ProgramCommand {

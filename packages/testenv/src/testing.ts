@@ -25,6 +25,29 @@ import {
 import type { TestenvContext } from './vitest-context.ts';
 import { waitFor } from './wait-for.ts';
 
+export {
+  type GuestNfsDeployment,
+  type GuestNfsDeployOptions,
+  type GuestNfsProvisioners,
+  type GuestNfsProvisionersOptions,
+  useGuestNfsProvisioners,
+} from './guest/guest-nfs-provisioners.ts';
+export { guestAvailable, useGuest } from './guest/use-guest.ts';
+export { type ContainerExit, type PodExitRecorder, recordPodExits } from './node/pod-exits.ts';
+export {
+  describePod,
+  podLogs,
+  type ReadyPodsQuery,
+  waitForPodPhase,
+  waitForReadyPods,
+} from './node/pod-waits.ts';
+export {
+  type RealNodeAccess,
+  realNodeAvailable,
+  type UseRealNodeOptions,
+  useRealNode,
+} from './node/use-real-node.ts';
+
 /** The cluster as seen from one test file. */
 export interface TestEnv {
   /** Admin kubeconfig file. */

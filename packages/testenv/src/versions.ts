@@ -28,3 +28,13 @@ export function cacheKey(versions: { readonly kubernetes: string; readonly etcd:
  * module proxy that builds with the pinned Go.
  */
 export const pinnedHelmVersion = 'v4.3.1';
+
+/**
+ * What a real node (`startRealNode`) is built from, beside the kubelet of
+ * {@link pinnedVersions}.kubernetes: containerd (Kubernetes 1.36 supports only containerd 2.2 and 2.3)
+ * and the CNI reference plugins, both installed with `go install` from the module proxy.
+ */
+export const pinnedNodeVersions: { readonly containerd: string; readonly cniPlugins: string } = {
+  containerd: 'v2.3.7',
+  cniPlugins: 'v1.9.1',
+};

@@ -33,7 +33,8 @@ describe('component command lines', () => {
 
   it('enforce RBAC, and drop only the admission plugin that needs the node-lifecycle controller', () => {
     const apiserver = specs['kube-apiserver'].args;
-    expect(apiserver).toContain('--authorization-mode=RBAC');
+    expect(apiserver).toContain('--authorization-mode=Node,RBAC');
+    expect(apiserver).toContain('--enable-admission-plugins=NodeRestriction');
     expect(apiserver).toContain('--secure-port=6443');
     expect(apiserver).toContain('--disable-admission-plugins=TaintNodesByCondition');
     expect(apiserver).toContain('--etcd-servers=http://127.0.0.1:2001');

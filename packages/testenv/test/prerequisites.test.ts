@@ -55,6 +55,8 @@ describe('scripts/prerequisites.ts', () => {
       'podman',
       'runc',
       'mmdebstrap',
+      'ip',
+      'chattr',
       'go',
     ];
     expect(await check(await pathWith(all))).toEqual({ code: 0, stderr: '' });

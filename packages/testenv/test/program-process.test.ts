@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isProcessAlive } from '../src/process-group.ts';
@@ -40,19 +40,22 @@ describe('programs under test', () => {
 });
 
 describe('workspace bins', () => {
-  it('run the source file behind a dist bin with the source condition', async () => {
+  it('run the source file behind the bin shim with the source condition', async () => {
     const dir = await temporaryDir('bin-');
-    await writeFile(join(dir, 'package.json'), JSON.stringify({ bin: { tool: './dist/sub/cli.js' } }));
+    await writeFile(join(dir, 'package.json'), JSON.stringify({ bin: { tool: './bin/tool.js' } }));
+    await mkdir(join(dir, 'bin'));
+    await writeFile(join(dir, 'bin', 'tool.js'), "#!/usr/bin/env node\nimport '../dist/sub/cli.js';\n");
     expect(workspaceBinCommand(dir, 'tool')).toEqual({
       command: process.execPath,
       args: ['--conditions=@kube-provisioner/source', join(dir, 'src', 'sub', 'cli.ts')],
     });
   });
 
-  it('refuse a missing bin or one outside dist', async () => {
+  it('refuse a missing bin or a shim that imports nothing of dist', async () => {
     const dir = await temporaryDir('bin-');
-    await writeFile(join(dir, 'package.json'), JSON.stringify({ bin: { tool: './cli.js' } }));
+    await writeFile(join(dir, 'package.json'), JSON.stringify({ bin: { tool: './tool.js' } }));
+    await writeFile(join(dir, 'tool.js'), "import './cli.js';\n");
     expect(() => workspaceBinCommand(dir, 'other')).toThrow(/no bin named other/u);
-    expect(() => workspaceBinCommand(dir, 'tool')).toThrow(/does not point into dist/u);
+    expect(() => workspaceBinCommand(dir, 'tool')).toThrow(/does not import a file of dist/u);
   });
 });

@@ -4,7 +4,7 @@
  * like upstream's, and the deployment manifests name the tag `npm run image` builds.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type ProjectImage, projectImages, repositoryRoot } from '../src/images/project-images.ts';
 import { binSource } from '../src/program-process.ts';
@@ -47,7 +47,7 @@ describe.each(projectImages)('the $name image', (image) => {
   });
 
   it('bundles the source of its bin and runs that one file (notices beside it) as root', () => {
-    const source = binSource(packageDir, bin);
+    const source = relative(repositoryRoot, binSource(join(repositoryRoot, packageDir), bin));
     const bundle = `/out/${bin}.mjs`;
     expect(lines.some((line) => line.includes(`cli.ts bundle ${source} ${bundle}`))).toBe(true);
     expect(finalStage).toContain('COPY --from=build /out/ /app/');

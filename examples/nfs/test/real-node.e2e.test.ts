@@ -1,0 +1,295 @@
+/**
+ * An operator's first hour with the NFS image, on a real node (kubelet and containerd beside the test
+ * control plane): the chart installed by `helm install` with upstream's install values, the
+ * provisioner running as a pod under the chart's RBAC with its projected token, kubelet's probes
+ * passing (and readiness failing while the export cannot take volumes), a claim provisioned onto the
+ * export, a `helm upgrade` to a new image tag rolled with SIGTERM from the kubelet without losing or
+ * duplicating a claim, and two replicas handing leadership over.
+ *
+ * The kernel here has no NFS client, so the kubelet cannot mount the chart's `nfs:` volume: a Helm
+ * post-renderer gives the pod the exported directory as a `hostPath` instead, and nothing else of
+ * the chart changes. nfs-ganesha exports the same directory, so a volume's directory is checked over
+ * NFS too.
+ */
+import { execFile } from 'node:child_process';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import {
+  ensureProjectImage,
+  helmBinary,
+  listNfsDirectory,
+  type NfsServer,
+  projectImage,
+  startNfsServer,
+  waitFor,
+} from '@kube-provisioner/testenv';
+import {
+  describePod,
+  nfsToolsAvailable,
+  realNodeAvailable,
+  recordPodExits,
+  uniqueName,
+  useRealNode,
+  useTestEnv,
+  waitForReadyPods,
+} from '@kube-provisioner/testenv/testing';
+import { CoordinationV1Api, CoreV1Api, StorageV1Api, type V1Pod } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type HostPathExportPlugin, hostPathExportPlugin } from './support/export-as-host-path.ts';
+
+const run = promisify(execFile);
+const chartDir = join(import.meta.dirname, '..', 'chart', 'nfs-subdir-provisioner');
+const image = projectImage('nfs-subdir-provisioner');
+/** The tag `helm upgrade` rolls to: the same build under a new name, as a release pipeline would push. */
+const rolloutTag = '0.1.0-rollout';
+const repository = image.tag.slice(0, image.tag.lastIndexOf(':'));
+/** Upstream's install command names the release so; the chart derives every object name from it. */
+const release = 'nfs-subdir-external-provisioner';
+const provisionerName = `cluster.local/${release}`;
+const podSelector = `app=nfs-subdir-external-provisioner,release=${release}`;
+const timeoutMs = 120_000;
+
+const ready = (pod: V1Pod): boolean =>
+  (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+
+describe.skipIf(!(realNodeAvailable() && nfsToolsAvailable()))('the NFS chart on a real node', () => {
+  const env = useTestEnv();
+  beforeAll(async () => {
+    await ensureProjectImage(image, { onProgress: (message) => console.log(message) });
+    await run('podman', ['--runtime', 'runc', 'tag', image.tag, `${repository}:${rolloutTag}`]);
+  }, 20 * 60_000);
+  const real = useRealNode({ images: [image.tag, `${repository}:${rolloutTag}`] });
+  const core = env.kubeConfig.makeApiClient(CoreV1Api);
+  const storage = env.kubeConfig.makeApiClient(StorageV1Api);
+  const leases = env.kubeConfig.makeApiClient(CoordinationV1Api);
+  let helm = '';
+  let server: NfsServer | undefined;
+  let plugin: HostPathExportPlugin | undefined;
+  let namespace = '';
+  let storageClassName = '';
+
+  /**
+   * Runs helm against the cluster; `install` and `upgrade` through the post-renderer that mounts the
+   * export as a host path.
+   */
+  async function helmRun(args: readonly string[]): Promise<string> {
+    const renders = args[0] === 'install' || args[0] === 'upgrade';
+    const kube = ['--kubeconfig', env.kubeconfigPath, '--namespace', namespace];
+    if (renders) kube.push('--post-renderer', plugin?.name ?? '');
+    const { stdout } = await run(helm, [...args, ...kube], { env: { ...process.env, ...plugin?.env } });
+    return stdout;
+  }
+
+  async function provisionerPods(): Promise<V1Pod[]> {
+    return (await core.listNamespacedPod({ namespace, labelSelector: podSelector })).items;
+  }
+
+  async function leaseHolder(): Promise<string> {
+    const name = provisionerName.replaceAll('/', '-');
+    const lease = await leases.readNamespacedLease({ namespace, name }).catch(() => undefined);
+    return lease?.spec?.holderIdentity ?? '';
+  }
+
+  async function createClaims(names: readonly string[]): Promise<void> {
+    for (const name of names) {
+      await core.createNamespacedPersistentVolumeClaim({
+        namespace,
+        body: {
+          metadata: { name },
+          spec: {
+            storageClassName,
+            accessModes: ['ReadWriteMany'],
+            resources: { requests: { storage: '1Mi' } },
+          },
+        },
+      });
+    }
+  }
+
+  /** Waits until every claim in the namespace is Bound; resolves with claim name → volume name. */
+  async function boundClaims(count: number): Promise<Map<string, string>> {
+    return waitFor(
+      async () => {
+        const claims = (await core.listNamespacedPersistentVolumeClaim({ namespace })).items;
+        const bound = claims.filter((claim) => claim.status?.phase === 'Bound');
+        if (claims.length !== count || bound.length !== count) return undefined;
+        return new Map(bound.map((claim) => [claim.metadata?.name ?? '', claim.spec?.volumeName ?? '']));
+      },
+      { timeoutMs, description: `${count} Bound claims in ${namespace}` },
+    );
+  }
+
+  /** The volume directories of this file's namespace on the export (the default pattern `<ns>-<claim>-<pv>`). */
+  async function exportDirectories(): Promise<string[]> {
+    const names = await readdir(server?.exportDir ?? '');
+    return names.filter((name) => name.startsWith(`${namespace}-`)).sort();
+  }
+
+  beforeAll(async () => {
+    helm = await helmBinary();
+    server = await startNfsServer();
+    plugin = await hostPathExportPlugin(server.exportDir);
+    namespace = await env.namespace('nfs-node');
+    storageClassName = uniqueName('nfs-client');
+    // Upstream's install values; only the StorageClass name is unique, as StorageClasses are cluster-wide.
+    await helmRun([
+      'install',
+      release,
+      chartDir,
+      '--set',
+      `nfs.server=${server.host}`,
+      '--set',
+      `nfs.path=${server.exportPath}`,
+      '--set',
+      `storageClass.name=${storageClassName}`,
+    ]);
+  }, 180_000);
+
+  afterAll(async () => {
+    // While the node and the provisioner run: the claims' volumes are deleted, then the release
+    // (whose cluster-wide RBAC another file's release of the same name would collide with).
+    if (namespace) {
+      await core.deleteCollectionNamespacedPersistentVolumeClaim({ namespace });
+      await waitFor(
+        async () =>
+          !(await core.listPersistentVolume()).items.some((pv) => pv.spec?.claimRef?.namespace === namespace),
+        { timeoutMs, description: `the volumes of ${namespace} to be deleted` },
+      );
+      await helmRun(['uninstall', release, '--wait', '--timeout', '60s']);
+    }
+    await plugin?.remove();
+    await server?.stop();
+    await run('podman', ['--runtime', 'runc', 'rmi', `${repository}:${rolloutTag}`]).catch(() => undefined);
+  }, 300_000);
+
+  it('runs under the chart’s RBAC with its projected token, and kubelet’s probes pass', async () => {
+    const [pod] = await waitForReadyPods(core, {
+      namespace,
+      labelSelector: podSelector,
+      count: 1,
+      timeoutMs,
+    });
+    expect(pod?.spec?.nodeName).toBe(real.node().name);
+    expect(pod?.spec?.serviceAccountName).toBe(release);
+    expect(pod?.spec?.containers[0]?.image).toBe(image.tag);
+    const status = pod?.status?.containerStatuses?.[0];
+    expect(status?.restartCount, pod && describePod(pod)).toBe(0);
+    // The leader, through the Service relay to kube-apiserver, with the token the kubelet projected.
+    await waitFor(async () => (await leaseHolder()).startsWith(`${pod?.metadata?.name}_`), {
+      timeoutMs,
+      description: `${pod?.metadata?.name} to hold the Lease`,
+    });
+    const logs = await core.readNamespacedPodLog({ namespace, name: pod?.metadata?.name ?? '' });
+    expect(logs).not.toMatch(/forbidden|"statusCode":403/iu);
+  });
+
+  it('provisions a claim whose directory appears on the export, also over NFS', async () => {
+    await createClaims(['first']);
+    const volumes = await boundClaims(1);
+    const pv = await core.readPersistentVolume({ name: volumes.get('first') ?? '' });
+    expect(pv.spec?.nfs?.server).toBe(server?.host);
+    const directory = `${namespace}-first-${pv.metadata?.name}`;
+    expect(pv.spec?.nfs?.path).toBe(`${server?.exportPath.replace(/\/$/u, '')}/${directory}`);
+    expect(await exportDirectories()).toEqual([directory]);
+    const overNfs = await listNfsDirectory(
+      server?.location(server.exportPath) ?? { server: '', port: 0, path: '/' },
+    );
+    expect(overNfs).toContain(directory);
+  });
+
+  it('goes NotReady while the export cannot take volumes, and Ready again after, without a restart', async () => {
+    const exportDir = server?.exportDir ?? '';
+    const [before] = await provisionerPods();
+    const name = before?.metadata?.name ?? '';
+    // Immutable: not even root may create entries in it (root ignores permission bits).
+    await run('chattr', ['+i', exportDir]);
+    try {
+      await waitFor(async () => !ready(await core.readNamespacedPod({ namespace, name })), {
+        timeoutMs,
+        description: `${name} to turn NotReady while ${exportDir} is immutable`,
+      });
+    } finally {
+      await run('chattr', ['-i', exportDir]);
+    }
+    const after = await waitFor(
+      async () => {
+        const pod = await core.readNamespacedPod({ namespace, name });
+        return ready(pod) ? pod : undefined;
+      },
+      { timeoutMs, description: `${name} to be Ready again` },
+    );
+    expect(after.status?.containerStatuses?.[0]?.restartCount, describePod(after)).toBe(0);
+  });
+
+  it('rolls to a new image tag with helm upgrade: SIGTERM from the kubelet, no claim lost or duplicated', async () => {
+    await createClaims(['before-a', 'before-b']);
+    await boundClaims(3);
+    const [old] = await provisionerPods();
+    const oldName = old?.metadata?.name ?? '';
+    const exits = await recordPodExits(env.kubeConfig, namespace, podSelector);
+    try {
+      await helmRun(['upgrade', release, chartDir, '--reuse-values', '--set', `image.tag=${rolloutTag}`]);
+      // Claims made while the pods change hands.
+      await createClaims(['during-a', 'during-b']);
+      const [next] = await waitForReadyPods(core, {
+        namespace,
+        labelSelector: podSelector,
+        count: 1,
+        timeoutMs,
+      });
+      expect(next?.metadata?.name).not.toBe(oldName);
+      expect(next?.spec?.containers[0]?.image).toBe(`${repository}:${rolloutTag}`);
+      await waitFor(() => exits.deleted(oldName), { timeoutMs, description: `${oldName} to be deleted` });
+      const [exit] = exits.exits(oldName);
+      // Exit 0 within the grace period: it stopped on the kubelet's SIGTERM, not on the SIGKILL after it.
+      expect(exit, `the last state of ${oldName}`).toMatchObject({ exitCode: 0 });
+      expect(exit?.afterDeletionMs ?? 0).toBeLessThan(30_000);
+    } finally {
+      exits.stop();
+    }
+    const volumes = await boundClaims(5);
+    expect(new Set(volumes.values()).size).toBe(5);
+    const expected = [...volumes].map(([claim, volume]) => `${namespace}-${claim}-${volume}`).sort();
+    expect(await exportDirectories()).toEqual(expected);
+    const provisioned = (await core.listPersistentVolume()).items.filter(
+      (pv) => pv.spec?.claimRef?.namespace === namespace,
+    );
+    expect(provisioned).toHaveLength(5);
+  });
+
+  it('hands leadership over between two replicas when the leader pod is deleted', async () => {
+    await helmRun(['upgrade', release, chartDir, '--reuse-values', '--set', 'replicaCount=2']);
+    const pods = await waitFor(
+      async () => {
+        const running = (await provisionerPods()).filter(
+          (pod) => pod.status?.phase === 'Running' && pod.metadata?.deletionTimestamp === undefined,
+        );
+        return running.length === 2 ? running : undefined;
+      },
+      { timeoutMs, description: 'two running replicas' },
+    );
+    const names = pods.map((pod) => pod.metadata?.name ?? '');
+    const leader = await waitFor(
+      async () => {
+        const holder = await leaseHolder();
+        return names.find((name) => holder.startsWith(`${name}_`));
+      },
+      { timeoutMs, description: `one of ${names.join(', ')} to hold the Lease` },
+    );
+    const standby = names.find((name) => name !== leader) ?? '';
+    await core.deleteNamespacedPod({ namespace, name: leader });
+    await waitFor(async () => (await leaseHolder()).startsWith(`${standby}_`), {
+      timeoutMs,
+      description: `${standby} to take the Lease over from ${leader}`,
+    });
+    await createClaims(['after-handover']);
+    const volumes = await boundClaims(6);
+    const volume = volumes.get('after-handover') ?? '';
+    expect(await exportDirectories()).toContain(`${namespace}-after-handover-${volume}`);
+    const standbyPod = await core.readNamespacedPod({ namespace, name: standby });
+    expect(standbyPod.status?.containerStatuses?.[0]?.restartCount, describePod(standbyPod)).toBe(0);
+    const classes = await storage.readStorageClass({ name: storageClassName });
+    expect(classes.provisioner).toBe(provisionerName);
+  });
+});
