@@ -6,6 +6,7 @@ import { openFence } from '../src/controller/work-fence.ts';
 import type { OperationContext } from '../src/provisioner.ts';
 import { FakeKubeApi } from '../src/testing/fake-api.ts';
 import { ManualClock } from '../src/testing/manual-clock.ts';
+import { settle } from '../src/testing/wait.ts';
 import { silentLogger } from '../src/util/logger.ts';
 import { newClaim, provisionerName, RecordingProvisioner } from './controller-fixtures.ts';
 
@@ -41,18 +42,13 @@ function failingStore() {
   return { clock, stop, provisioner, events, store };
 }
 
-/** Lets pending promise callbacks run. */
-async function settle(): Promise<void> {
-  for (let i = 0; i < 10; i++) await new Promise((resolve) => setImmediate(resolve));
-}
-
 describe('BlockingVolumeStore', () => {
   it('deletes the asset after the last failed save attempt', async () => {
     const { clock, provisioner, events, store } = failingStore();
     const saving = store.storeVolume(claim, volume, silentLogger);
     const outcome = saving.catch((err: unknown) => err);
     for (let step = 0; step < 5; step++) {
-      await settle();
+      await settle(10);
       clock.advance(10_000);
     }
     expect(((await outcome) as Error).message).toBe('etcd unavailable');
@@ -65,7 +61,7 @@ describe('BlockingVolumeStore', () => {
   it('keeps the asset, without events, when a hard stop interrupts the save', async () => {
     const { clock, stop, provisioner, events, store } = failingStore();
     const outcome = store.storeVolume(claim, volume, silentLogger).catch((err: unknown) => err);
-    await settle();
+    await settle(10);
     clock.advance(5_000);
     stop.abort();
     expect(((await outcome) as Error).message).toBe('etcd unavailable');
@@ -84,10 +80,10 @@ describe('BlockingVolumeStore', () => {
     });
     const outcome = store.storeVolume(claim, volume, silentLogger).catch((err: unknown) => err);
     for (let step = 0; step < 5; step++) {
-      await settle();
+      await settle(10);
       clock.advance(10_000);
     }
-    await settle();
+    await settle(10);
     expect(provisioner.deleteCalls).toHaveLength(1);
     stop.abort();
     expect(((await outcome) as Error).message).toBe('etcd unavailable');

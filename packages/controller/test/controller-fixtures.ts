@@ -7,10 +7,10 @@ import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { afterEach } from 'vitest';
 import {
   dynamicallyProvisioned,
-  FakeKubeApi,
   type HarnessOptions,
   Harness as KitHarness,
-  ManualClock,
+  manualHarness as kitManualHarness,
+  type ManualHarness,
   newVolume,
 } from '../src/testing/index.ts';
 
@@ -65,15 +65,9 @@ export function useHarnesses(): Harnesses {
   return { create, start: (options) => create(options).start() };
 }
 
-/** A {@link Harness} whose controller and fake API run on a manual clock. */
-export function manualHarness(options: HarnessOptions = {}): {
-  clock: ManualClock;
-  api: FakeKubeApi;
-  h: Harness;
-} {
-  const clock = new ManualClock(1_700_000_000_000);
-  const api = new FakeKubeApi({ clock });
-  return { clock, api, h: new Harness({ clock, api, ...options }) };
+/** The kit's harness on a manual clock, for provisioner {@link provisionerName}. */
+export function manualHarness(options: HarnessOptions = {}): ManualHarness {
+  return kitManualHarness({ provisionerName, ...options });
 }
 
 /** A promise the test opens by hand. */

@@ -4,6 +4,7 @@ import { isLeaderElectionLostError } from '../src/controller/leader-election-los
 import { isLeadershipLapsedError } from '../src/leader-election/lease-fence.ts';
 import type { ManualClock } from '../src/testing/manual-clock.ts';
 import { statusError } from '../src/testing/status-error.ts';
+import { settle } from '../src/testing/wait.ts';
 import { annBetaStorageProvisioner, annSelectedNode, finalizerPV } from '../src/wire-names.ts';
 import { defaultControllerRateLimiter } from '../src/workqueue/rate-limiters.ts';
 import {
@@ -26,11 +27,6 @@ const pauseMs = 20_000;
 const storageClass = newStorageClass('class-1', provisionerName);
 const claim = newClaim('claim-1', 'uid-1-1', 'class-1', provisionerName);
 
-/** Lets promise callbacks and I/O run without moving the clock: a resumed process's first moments. */
-async function settle(): Promise<void> {
-  for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
-}
-
 /** How the pause ends: I/O callbacks first (`freeze`), or timers first (`advance`). */
 const resumes = {
   'I/O before timers': (clock: ManualClock): void => clock.freeze(pauseMs),
@@ -50,7 +46,7 @@ async function leader(options: HarnessOptions) {
   });
   let outcome: unknown = 'running';
   const stop = new AbortController();
-  void harness.h.controller.run(stop.signal).then(
+  void harness.harness.controller.run(stop.signal).then(
     () => {
       outcome = 'stopped';
     },
@@ -76,7 +72,7 @@ async function answeredAfterPause(
   pause: (clock: ManualClock) => void,
   answer: () => undefined = () => undefined,
 ) {
-  const { clock, api, h, outcome } = await leader(options);
+  const { clock, api, harness: h, outcome } = await leader(options);
   const answered = gate();
   let calls = 0;
   api.prependReactor({ verb, resource: 'persistentvolumes' }, async () => {
@@ -89,7 +85,7 @@ async function answeredAfterPause(
 
   pause(clock);
   answered.open();
-  await settle();
+  await settle(20);
   await pump(clock, 2_000);
   expect(isLeaderElectionLostError(outcome())).toBe(true);
   return { h, calls: () => calls };
@@ -98,7 +94,7 @@ async function answeredAfterPause(
 describe('leadership fence: provisioning', () => {
   for (const [resume, pause] of Object.entries(resumes)) {
     it(`does not save the PV when paused between provision and save (${resume})`, async () => {
-      const { clock, h, outcome } = await leader({ objects: [storageClass, claim] });
+      const { clock, harness: h, outcome } = await leader({ objects: [storageClass, claim] });
       const provisioned = gate();
       h.provisioner.provisionResult = async (options) => {
         await provisioned.wait;
@@ -109,7 +105,7 @@ describe('leadership fence: provisioning', () => {
 
       pause(clock);
       provisioned.open();
-      await settle();
+      await settle(20);
       expect(h.volumes()).toEqual([]);
 
       await pump(clock, 2_000);
@@ -121,7 +117,7 @@ describe('leadership fence: provisioning', () => {
   }
 
   it('does not call provision when paused after shouldProvision', async () => {
-    const { clock, h } = await leader({ objects: [storageClass, claim] });
+    const { clock, harness: h } = await leader({ objects: [storageClass, claim] });
     const qualified = gate();
     let asked = 0;
     Object.assign(h.provisioner, {
@@ -136,7 +132,7 @@ describe('leadership fence: provisioning', () => {
 
     clock.freeze(pauseMs);
     qualified.open();
-    await settle();
+    await settle(20);
     await pump(clock, 2_000);
     expect(h.provisioner.provisionCalls).toEqual([]);
     expect(reasons(h.events())).toEqual([]);
@@ -144,7 +140,7 @@ describe('leadership fence: provisioning', () => {
   });
 
   it('neither records ProvisioningFailed nor counts a failure when provision fails after the pause', async () => {
-    const { clock, h } = await leader({ objects: [storageClass, claim] });
+    const { clock, harness: h } = await leader({ objects: [storageClass, claim] });
     const failed = gate();
     h.provisioner.provisionResult = async () => {
       await failed.wait;
@@ -154,7 +150,7 @@ describe('leadership fence: provisioning', () => {
 
     clock.freeze(pauseMs);
     failed.open();
-    await settle();
+    await settle(20);
     await pump(clock, 2_000);
     expect(reasons(h.events())).toEqual(['Provisioning']);
     expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
@@ -166,7 +162,7 @@ describe('leadership fence: provisioning', () => {
       [annBetaStorageProvisioner]: provisionerName,
       [annSelectedNode]: 'node-1',
     });
-    const { clock, api, h } = await leader({ objects: [wffc, wffcClaim] });
+    const { clock, api, harness: h } = await leader({ objects: [wffc, wffcClaim] });
     const failed = gate();
     h.provisioner.provisionResult = async () => {
       await failed.wait;
@@ -177,7 +173,7 @@ describe('leadership fence: provisioning', () => {
 
     clock.freeze(pauseMs);
     failed.open();
-    await settle();
+    await settle(20);
     await pump(clock, 2_000);
     const claimWrites = api
       .actions()
@@ -193,7 +189,7 @@ describe('leadership fence: provisioning', () => {
   });
 
   it('does not retry the save nor clean up the asset after the pause (blocking store)', async () => {
-    const { clock, api, h } = await leader({ objects: [storageClass, claim] });
+    const { clock, api, harness: h } = await leader({ objects: [storageClass, claim] });
     const creates = gate();
     let createCalls = 0;
     api.prependReactor({ verb: 'create', resource: 'persistentvolumes' }, async () => {
@@ -206,7 +202,7 @@ describe('leadership fence: provisioning', () => {
 
     clock.freeze(pauseMs);
     creates.open();
-    await settle();
+    await settle(20);
     await pump(clock, 2_000);
     expect(createCalls).toBe(1);
     expect(h.provisioner.deleteCalls).toEqual([]);
@@ -246,7 +242,11 @@ describe('leadership fence: provisioning', () => {
   }
 
   it('does not save a queued PV after the pause (queue store)', async () => {
-    const { clock, api, h } = await leader({
+    const {
+      clock,
+      api,
+      harness: h,
+    } = await leader({
       objects: [storageClass, claim],
       createProvisionedPVLimiter: defaultControllerRateLimiter(),
     });
@@ -261,7 +261,7 @@ describe('leadership fence: provisioning', () => {
     remove();
 
     clock.freeze(pauseMs);
-    await settle();
+    await settle(20);
     await pump(clock, 2_000);
     expect(h.volumes()).toEqual([]);
   });
@@ -270,7 +270,7 @@ describe('leadership fence: provisioning', () => {
 describe('leadership fence: deletion', () => {
   for (const [resume, pause] of Object.entries(resumes)) {
     it(`does not delete the PV object when paused between delete and the API call (${resume})`, async () => {
-      const { clock, h, outcome } = await leader({ objects: [storageClass, releasedVolume()] });
+      const { clock, harness: h, outcome } = await leader({ objects: [storageClass, releasedVolume()] });
       const deleted = gate();
       h.provisioner.deleteResult = () => deleted.wait;
       await pump(clock, 2_000);
@@ -278,7 +278,7 @@ describe('leadership fence: deletion', () => {
 
       pause(clock);
       deleted.open();
-      await settle();
+      await settle(20);
       expect(h.volumes().map((pv) => pv.metadata?.name)).toEqual(['pv-1']);
 
       await pump(clock, 2_000);
@@ -290,7 +290,7 @@ describe('leadership fence: deletion', () => {
   }
 
   it('does not call delete when paused after shouldDelete', async () => {
-    const { clock, h } = await leader({ objects: [storageClass, releasedVolume()] });
+    const { clock, harness: h } = await leader({ objects: [storageClass, releasedVolume()] });
     const guarded = gate();
     let asked = 0;
     Object.assign(h.provisioner, {
@@ -305,14 +305,18 @@ describe('leadership fence: deletion', () => {
 
     clock.freeze(pauseMs);
     guarded.open();
-    await settle();
+    await settle(20);
     await pump(clock, 2_000);
     expect(h.provisioner.deleteCalls).toEqual([]);
     expect(await deleteCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
   });
 
   it('does not remove the finalizer when paused after deleting the PV object', async () => {
-    const { clock, api, h } = await leader({
+    const {
+      clock,
+      api,
+      harness: h,
+    } = await leader({
       objects: [storageClass, releasedVolume({ finalizers: [finalizerPV] })],
       addFinalizer: true,
     });
@@ -331,7 +335,7 @@ describe('leadership fence: deletion', () => {
 
     clock.freeze(pauseMs);
     deleted.open();
-    await settle();
+    await settle(20);
     await pump(clock, 2_000);
     expect(patches).toBe(0);
     expect(h.volumes()[0]?.metadata?.finalizers).toEqual([finalizerPV]);
@@ -347,13 +351,13 @@ describe('leadership fence: deletion', () => {
   }
 
   it('does not add the finalizer to a volume first seen after the pause', async () => {
-    const { clock, api, h } = await leader({ objects: [storageClass], addFinalizer: true });
+    const { clock, api, harness: h } = await leader({ objects: [storageClass], addFinalizer: true });
     await pump(clock, 2_000);
 
     clock.freeze(pauseMs);
     const bound = { ...releasedVolume(), status: { phase: 'Bound' } };
     await api.resource(resources.persistentVolumes).create(bound);
-    await settle();
+    await settle(20);
     await pump(clock, 2_000);
     expect(h.volumes()[0]?.metadata?.finalizers).toBeUndefined();
   });
@@ -361,7 +365,7 @@ describe('leadership fence: deletion', () => {
 
 describe('leadership fence: the operation context', () => {
   it('assertLeader passes while the Lease is fresh and throws a LeadershipLapsedError after a pause', async () => {
-    const { clock, h } = await leader({ objects: [storageClass, claim] });
+    const { clock, harness: h } = await leader({ objects: [storageClass, claim] });
     const checked = gate();
     const results: unknown[] = [];
     h.provisioner.provision = async (options, context) => {
@@ -380,13 +384,13 @@ describe('leadership fence: the operation context', () => {
     await pump(clock, 2_000);
     clock.freeze(pauseMs);
     checked.open();
-    await settle();
+    await settle(20);
     expect(results[0]).toBe('fresh');
     expect(isLeadershipLapsedError(results[1])).toBe(true);
   });
 
   it('aborts the signal when the renew deadline passes without a renewal', async () => {
-    const { clock, api, h } = await leader({ objects: [storageClass, claim] });
+    const { clock, api, harness: h } = await leader({ objects: [storageClass, claim] });
     let aborted: unknown;
     let startedAt = 0;
     h.provisioner.provision = async (options, context) => {
@@ -409,7 +413,12 @@ describe('leadership fence: the operation context', () => {
 
 describe('leadership fence: after a lapse', () => {
   it('campaigns again by default and acts again only after writing the Lease afresh', async () => {
-    const { clock, api, h, outcome } = await leader({
+    const {
+      clock,
+      api,
+      harness: h,
+      outcome,
+    } = await leader({
       objects: [storageClass, claim],
       onLeaseLost: 'campaign',
     });
@@ -423,7 +432,7 @@ describe('leadership fence: after a lapse', () => {
 
     clock.freeze(pauseMs);
     provisioned.open();
-    await settle();
+    await settle(20);
     await pump(clock, 5_000);
     expect(outcome()).toBe('running');
     expect(h.volumes().map((pv) => pv.metadata?.name)).toEqual(['pvc-uid-1-1']);
@@ -438,7 +447,13 @@ describe('leadership fence: after a lapse', () => {
 
 describe('leadership fence: stopping', () => {
   it('a Lease lost during a graceful stop aborts the remaining work at once, not after the grace period', async () => {
-    const { clock, api, h, stop, outcome } = await leader({
+    const {
+      clock,
+      api,
+      harness: h,
+      stop,
+      outcome,
+    } = await leader({
       objects: [storageClass, claim],
       onLeaseLost: 'campaign',
     });
@@ -468,7 +483,7 @@ describe('leadership fence: stopping', () => {
   });
 
   it('an operation that ignores its abort signal cannot keep run() from settling after the Lease is lost', async () => {
-    const { clock, api, h, outcome } = await leader({ objects: [storageClass, claim] });
+    const { clock, api, harness: h, outcome } = await leader({ objects: [storageClass, claim] });
     h.provisioner.provision = async (options) => {
       h.provisioner.provisionCalls.push(options);
       return new Promise(() => {});

@@ -11,7 +11,11 @@ import { manualHarness, newClaim, newStorageClass, provisionerName, pump } from 
 describe('a forbidden Lease', () => {
   it('fails readiness with the missing verb and rule, logs it once per minute, and provisions nothing', async () => {
     const lines: { level: string; msg: string; verb?: string }[] = [];
-    const { clock, api, h } = manualHarness({
+    const {
+      clock,
+      api,
+      harness: h,
+    } = manualHarness({
       objects: [
         newStorageClass('class-1', provisionerName),
         newClaim('claim-1', 'uid-1-1', 'class-1', provisionerName),

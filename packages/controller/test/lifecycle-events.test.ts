@@ -26,9 +26,9 @@ const claim = newClaim('claim-1', 'uid-1-1', 'class-1', provisionerName);
 /** A controller with leader election on the manual clock, its events recorded from the start. */
 function leader(options: HarnessOptions) {
   const harness = manualHarness({ leaderElection: true, leaderElectionNamespace: 'kube-system', ...options });
-  const seen = recordLifecycle(harness.h.controller);
+  const seen = recordLifecycle(harness.harness.controller);
   const stop = new AbortController();
-  const done = harness.h.controller.run(stop.signal).then(
+  const done = harness.harness.controller.run(stop.signal).then(
     () => 'stopped',
     (err: unknown) => err,
   );
@@ -37,7 +37,7 @@ function leader(options: HarnessOptions) {
 
 describe('lifecycle events: provisioning', () => {
   it('emits leading, synced and provisioned with the claim, the saved PV and the duration', async () => {
-    const { clock, h, seen, stop, done } = leader({ objects: [storageClass, claim] });
+    const { clock, harness: h, seen, stop, done } = leader({ objects: [storageClass, claim] });
     await pump(clock, 2_000);
 
     expect(names(seen)).toEqual(['leading', 'synced', 'provisioned']);
@@ -58,7 +58,7 @@ describe('lifecycle events: provisioning', () => {
   });
 
   it('emits provisionFailed with the claim, the error and the state', async () => {
-    const { clock, h, seen } = leader({ objects: [storageClass, claim] });
+    const { clock, harness: h, seen } = leader({ objects: [storageClass, claim] });
     h.provisioner.provisionResult = () => ({ error: new Error('backend full'), state: 'Background' });
     await pump(clock, 2_000);
 
@@ -71,7 +71,12 @@ describe('lifecycle events: provisioning', () => {
   });
 
   it('emits neither provisioned nor provisionFailed for a result that returns after the term lapsed', async () => {
-    const { clock, h, seen, done } = leader({ objects: [storageClass, claim], onLeaseLost: 'reject' });
+    const {
+      clock,
+      harness: h,
+      seen,
+      done,
+    } = leader({ objects: [storageClass, claim], onLeaseLost: 'reject' });
     const provisioned = gate();
     h.provisioner.provisionResult = async (options) => {
       await provisioned.wait;
@@ -96,7 +101,7 @@ describe('lifecycle events: provisioning', () => {
 
 describe('lifecycle events: deletion', () => {
   it('emits deleted with the released PV once the asset and the PV object are gone', async () => {
-    const { clock, h, seen } = leader({ objects: [storageClass, releasedVolume()] });
+    const { clock, harness: h, seen } = leader({ objects: [storageClass, releasedVolume()] });
     await pump(clock, 2_000);
 
     expect(h.volumes()).toEqual([]);
@@ -107,7 +112,7 @@ describe('lifecycle events: deletion', () => {
   });
 
   it('emits deleteFailed with the PV and the error when delete fails', async () => {
-    const { clock, h, seen } = leader({ objects: [storageClass, releasedVolume()] });
+    const { clock, harness: h, seen } = leader({ objects: [storageClass, releasedVolume()] });
     h.provisioner.deleteResult = () => {
       throw new Error('share is busy');
     };
@@ -121,7 +126,7 @@ describe('lifecycle events: deletion', () => {
   });
 
   it('emits nothing for a volume whose delete the provisioner ignores', async () => {
-    const { clock, h, seen } = leader({ objects: [storageClass, releasedVolume()] });
+    const { clock, harness: h, seen } = leader({ objects: [storageClass, releasedVolume()] });
     h.provisioner.deleteResult = () => {
       throw new IgnoredError('not mine');
     };
@@ -132,7 +137,12 @@ describe('lifecycle events: deletion', () => {
   });
 
   it('emits neither deleted nor deleteFailed for a delete that returns after the term lapsed', async () => {
-    const { clock, h, seen, done } = leader({
+    const {
+      clock,
+      harness: h,
+      seen,
+      done,
+    } = leader({
       objects: [storageClass, releasedVolume()],
       onLeaseLost: 'reject',
     });
@@ -169,7 +179,7 @@ describe('lifecycle events: leadership', () => {
   });
 
   it('emits synced but no leadership events without leader election', async () => {
-    const { clock, h } = manualHarness({ objects: [storageClass, claim] });
+    const { clock, harness: h } = manualHarness({ objects: [storageClass, claim] });
     const seen = recordLifecycle(h.controller);
     h.start();
     await pump(clock, 1_000);
@@ -181,7 +191,7 @@ describe('lifecycle events: leadership', () => {
 describe('lifecycle events: listeners', () => {
   it('logs a listener that throws, and the controller provisions on as if nobody listened', async () => {
     const lines: string[] = [];
-    const { clock, h } = manualHarness({
+    const { clock, harness: h } = manualHarness({
       objects: [storageClass, claim, newClaim('claim-2', 'uid-2-2', 'class-1', provisionerName)],
       logger: createLogger({ write: (line) => lines.push(line) }),
       threadiness: 1,

@@ -82,7 +82,11 @@ async function freePort(): Promise<number> {
 async function runningLeader(): Promise<
   ReturnType<typeof manualHarness> & { probes: Probes; liveness: Check | undefined }
 > {
-  const { clock, api, h } = manualHarness({
+  const {
+    clock,
+    api,
+    harness: h,
+  } = manualHarness({
     objects,
     leaderElection: true,
     leaderElectionNamespace: 'kube-system',
@@ -92,7 +96,7 @@ async function runningLeader(): Promise<
   const liveness = probes.health.get('leader-election');
   h.start();
   await pump(clock, 2_000);
-  return { clock, api, h, probes, liveness };
+  return { clock, api, harness: h, probes, liveness };
 }
 
 describe('ProvisionController built-in server (metricsPort)', () => {
@@ -210,7 +214,7 @@ describe('ProvisionController.registerChecks', () => {
   });
 
   it('fails liveness once the leader has gone leaseDuration + 20 s without renewing', async () => {
-    const { clock, api, h, probes, liveness } = await runningLeader();
+    const { clock, api, harness: h, probes, liveness } = await runningLeader();
     expect(api.objects(resources.leases, 'kube-system')[0]?.spec?.holderIdentity).toBe(h.controller.identity);
     expect(await probes.outcome('readiness', 'provision-controller')).toBe('ok');
 
@@ -232,7 +236,7 @@ describe('ProvisionController.registerChecks', () => {
   });
 
   it('stays live while a renewal is slow but within the renew deadline', async () => {
-    const { clock, api, h, liveness } = await runningLeader();
+    const { clock, api, harness: h, liveness } = await runningLeader();
     const renewTime = (): number =>
       new Date(api.objects(resources.leases, 'kube-system')[0]?.spec?.renewTime ?? 0).getTime();
     const before = renewTime();

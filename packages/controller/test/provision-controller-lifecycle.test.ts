@@ -22,7 +22,7 @@ const manual = (options: HarnessOptions = {}): ReturnType<typeof manualHarness> 
 
 describe('ProvisionController lifecycle', () => {
   it('gives up on a claim after failedProvisionThreshold requeues', async () => {
-    const { clock, h } = manual({ failedProvisionThreshold: 2 });
+    const { clock, harness: h } = manual({ failedProvisionThreshold: 2 });
     h.provisioner.provisionResult = () => ({ error: new Error('always'), state: 'Finished' });
     h.start();
     // Retries after 15 s and 30 s; the third failure gives up.
@@ -33,7 +33,7 @@ describe('ProvisionController lifecycle', () => {
   });
 
   it('aborts a provision that exceeds provisionTimeoutMs and requeues the claim', async () => {
-    const { clock, h } = manual({ provisionTimeoutMs: 5_000 });
+    const { clock, harness: h } = manual({ provisionTimeoutMs: 5_000 });
     let aborted: unknown;
     h.provisioner.provision = async (options, context) => {
       h.provisioner.provisionCalls.push(options);
@@ -49,7 +49,7 @@ describe('ProvisionController lifecycle', () => {
   });
 
   it('lets an in-flight provision finish before run settles', async () => {
-    const { clock, h } = manual();
+    const { clock, harness: h } = manual();
     let release: () => void = () => {};
     h.provisioner.provisionResult = async (options) => {
       await new Promise<void>((resolve) => {
@@ -68,7 +68,11 @@ describe('ProvisionController lifecycle', () => {
   });
 
   it('leads through a Lease, provisions, and releases the Lease on graceful stop', async () => {
-    const { clock, api, h } = manual({
+    const {
+      clock,
+      api,
+      harness: h,
+    } = manual({
       leaderElection: true,
       leaderElectionNamespace: 'kube-system',
       onLeaseLost: 'reject',
@@ -86,7 +90,11 @@ describe('ProvisionController lifecycle', () => {
   });
 
   it('rejects run with LeaderElectionLostError when the Lease cannot be renewed', async () => {
-    const { clock, api, h } = manual({
+    const {
+      clock,
+      api,
+      harness: h,
+    } = manual({
       leaderElection: true,
       leaderElectionNamespace: 'kube-system',
       onLeaseLost: 'reject',
@@ -108,7 +116,11 @@ describe('ProvisionController lifecycle', () => {
   });
 
   it('aborts in-flight operations as soon as the Lease is lost, without the graceful grace period', async () => {
-    const { clock, api, h } = manual({
+    const {
+      clock,
+      api,
+      harness: h,
+    } = manual({
       leaderElection: true,
       leaderElectionNamespace: 'kube-system',
       onLeaseLost: 'reject',

@@ -42,7 +42,7 @@ class MaintainedProvisioner extends RecordingProvisioner {
 describe('Provisioner.maintain', () => {
   it('runs once the caches synced, then every maintenanceIntervalMs after the previous call', async () => {
     const provisioner = new MaintainedProvisioner();
-    const { clock, h } = manualHarness({ provisioner, maintenanceIntervalMs: 5 * minute });
+    const { clock, harness: h } = manualHarness({ provisioner, maintenanceIntervalMs: 5 * minute });
     h.start();
 
     await eventually(() => expect(provisioner.maintainCalls).toHaveLength(1), { clock, stepMs: 100 });
@@ -59,7 +59,7 @@ describe('Provisioner.maintain', () => {
       throw new Error('export unreachable');
     };
     const { logger, lines } = capturedLogger();
-    const { clock, h } = manualHarness({ provisioner, maintenanceIntervalMs: minute, logger });
+    const { clock, harness: h } = manualHarness({ provisioner, maintenanceIntervalMs: minute, logger });
     h.start();
 
     await eventually(() => expect(provisioner.maintainCalls).toHaveLength(1), { clock, stepMs: 100 });
@@ -77,7 +77,11 @@ describe('Provisioner.maintain', () => {
   it('is called only by the replica holding the Lease, from when it acquires it', async () => {
     const provisioner = new MaintainedProvisioner();
     const { logger, lines } = capturedLogger();
-    const { clock, api, h } = manualHarness({
+    const {
+      clock,
+      api,
+      harness: h,
+    } = manualHarness({
       provisioner,
       logger,
       leaderElection: true,

@@ -127,7 +127,7 @@ export class Harness<P extends Provisioner = RecordingProvisioner> {
 export interface ManualHarness<P extends Provisioner = RecordingProvisioner> {
   readonly clock: ManualClock;
   readonly api: FakeKubeApi;
-  readonly h: Harness<P>;
+  readonly harness: Harness<P>;
 }
 
 /**
@@ -139,7 +139,7 @@ export function manualHarness<P extends Provisioner = RecordingProvisioner>(
 ): ManualHarness<P> {
   const clock = new ManualClock(1_700_000_000_000);
   const api = new FakeKubeApi({ clock });
-  return { clock, api, h: new Harness<P>({ clock, api, ...options }) };
+  return { clock, api, harness: new Harness<P>({ clock, api, ...options }) };
 }
 
 function seed(api: FakeKubeApi, object: SeedObject): void {
