@@ -9,7 +9,7 @@ import {
 } from '../src/cli/rbac.ts';
 
 describe('RBAC tables', () => {
-  it('grant the controller what contract §16 lists, claims read-only', () => {
+  it('grant the controller what it uses, claims read-only', () => {
     expect(controllerClusterRules.map((rule) => [rule.resources.join(), rule.verbs.join(' ')])).toEqual([
       ['persistentvolumes', 'get list watch create delete patch'],
       ['persistentvolumeclaims', 'get list watch'],

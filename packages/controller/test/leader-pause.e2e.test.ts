@@ -1,6 +1,6 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: pathPattern placeholders are literal text, not JS templates
 /**
- * End-to-end (issue 16): two replicas of a shipped CLI (`kube-hostpath-provisioner`, shared mode,
+ * End-to-end: two replicas of a shipped CLI (`kube-hostpath-provisioner`, shared mode,
  * leader election with the default 15 s / 10 s / 2 s) under a burst of creates and deletes; the
  * leader is frozen with SIGSTOP for longer than the lease duration, the standby takes over, and the
  * leader is resumed. From the resumed replica's log and the Events it records (their source names

@@ -19,7 +19,7 @@ export type ProvisionerFlagName =
   | 'v';
 
 /**
- * How a provisioned PV is saved (contract §11). `queue`: one attempt inline, then retried in the
+ * How a provisioned PV is saved (see the controller README, "Saving PVs"). `queue`: one attempt inline, then retried in the
  * background until it succeeds, never deleting the volume; the claim worker is free at once.
  * `blocking`: the Go library's default, up to 5 attempts 10 s apart holding the worker, then the
  * volume is deleted again. The queue is safe for provisioners whose provision is idempotent (a

@@ -1,5 +1,5 @@
 /**
- * RBAC as data: the rules a ProvisionController needs (controller contract §16), for a provisioner to
+ * RBAC as data: the rules a ProvisionController needs, for a provisioner to
  * extend into its own table, and a renderer that turns a table into the Role YAML shipped beside it.
  * Manifests are tested against (or generated from) the table, so RBAC cannot drift from the code.
  */

@@ -31,7 +31,7 @@ export interface SaveConfig {
   readonly recordEvent: RecordEvent;
   readonly clock: Clock;
   readonly apiRequestTimeoutMs: number;
-  /** Check the claimRef of an existing PV on `AlreadyExists` (§17 row 2); Go accepts it blindly. */
+  /** Check the claimRef of an existing PV on `AlreadyExists`; Go accepts it blindly. */
   readonly verifyExistingPV: boolean;
   /** Aborted when the controller stops for good; ends retries and cleanup. */
   readonly signal: AbortSignal;

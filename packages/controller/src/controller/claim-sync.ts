@@ -1,6 +1,6 @@
 /**
- * The claim path (contract §9): decide whether a claim is ours, call `provision`, save the PV, and keep
- * the in-progress map of §4 up to date. One {@link ClaimSync.sync} call is one work item.
+ * The claim path: decide whether a claim is ours, call `provision`, save the PV, and keep
+ * the in-progress map up to date. One {@link ClaimSync.sync} call is one work item.
  */
 import type {
   V1PersistentVolume,
@@ -43,7 +43,7 @@ import type { VolumeAttributesClassLookup } from './volume-attributes-classes.ts
 import type { VolumeStore } from './volume-store.ts';
 import type { WorkFence } from './work-fence.ts';
 
-/** A claim sync refused because the claim recently failed with an infeasible error (§6). */
+/** A claim sync refused because the claim recently failed with an infeasible error. */
 export class DelayRetryError extends Error {
   override readonly name = 'DelayRetryError';
 }
@@ -93,7 +93,7 @@ const finished = (error: Error): Outcome => ({ kind: 'failed', error, state: 'Fi
 const stop: Outcome = { kind: 'stop' };
 
 export class ClaimSync {
-  /** Claims in progress (§4): UID → the claim as last seen. */
+  /** Claims in progress: UID → the claim as last seen. */
   readonly inProgress: Map<string, V1PersistentVolumeClaim> = new Map();
   readonly #config: ClaimSyncConfig;
   /**
@@ -162,7 +162,7 @@ export class ClaimSync {
     this.#applyOutcome(claim, outcome, context);
   }
 
-  /** Whether `claim` should be provisioned now (§9.4). Rejects when its class is not cached. */
+  /** Whether `claim` should be provisioned now. Rejects when its class is not cached. */
   async shouldProvision(
     claim: Readonly<V1PersistentVolumeClaim>,
     context: OperationContext,
@@ -179,7 +179,7 @@ export class ClaimSync {
     return true;
   }
 
-  /** The §4 state machine: in-progress map updates; throws the error of a sync that must be requeued. */
+  /** The in-progress state machine: in-progress map updates; throws the error of a sync that must be requeued. */
   #applyOutcome(claim: V1PersistentVolumeClaim, outcome: Outcome, context: OperationContext): void {
     const uid = claim.metadata?.uid ?? '';
     if (outcome.kind !== 'failed') {
@@ -409,7 +409,7 @@ export class ClaimSync {
   }
 
   /**
-   * Adds the fields the library owns (§9.5 step 8) to a shallow copy of the provisioner's PV. The
+   * Adds the fields the library owns to a shallow copy of the provisioner's PV. The
    * VolumeAttributesClass name is always the claim's: the PV controller binds a claim only to a PV
    * whose class name equals its own.
    */
@@ -461,7 +461,7 @@ function provisionOptions(
   };
 }
 
-/** Calls `provision`; a thrown error counts as `{ error, state: 'NoChange' }` (contract §2). */
+/** Calls `provision`; a thrown error counts as `{ error, state: 'NoChange' }` (as in Go). */
 async function callProvision(
   provisioner: Provisioner,
   options: Parameters<Provisioner['provision']>[0],

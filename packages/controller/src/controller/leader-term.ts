@@ -1,5 +1,5 @@
 /**
- * One leadership term of the controller (contract §15 start-up order): wait for the caches, run the
+ * One leadership term of the controller (in the Go library's start-up order): wait for the caches, run the
  * claim and volume workers until the term ends, and stop them the right way. A requested stop lets
  * in-flight operations finish, but only for `shutdownTimeoutMs`; a lost or lapsed Lease stops them at
  * once, in every state (a graceful stop included), since a successor may already lead.

@@ -1,5 +1,5 @@
 /**
- * The typed lifecycle events of {@link ProvisionController} (issue 12): hooks for users who want to
+ * The typed lifecycle events of {@link ProvisionController}: hooks for users who want to
  * react to what the controller does without scraping logs or metrics. Payloads are built only when
  * someone listens; a listener that throws is logged and never fails the work that emitted.
  */

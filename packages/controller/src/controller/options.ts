@@ -1,6 +1,6 @@
 /**
- * Options of {@link ProvisionController}: every option of the Go library plus the port's own (contract
- * §7), validated completely at construction. A bad option throws a {@link ConfigurationError}; the
+ * Options of {@link ProvisionController}: every option of the Go library plus the port's own,
+ * validated completely at construction. A bad option throws a {@link ConfigurationError}; the
  * library never exits the process.
  */
 import { readFileSync } from 'node:fs';
@@ -229,7 +229,7 @@ export interface ResolvedOptions {
 const second = 1000;
 const minute = 60 * second;
 
-/** Go defaults (contract §7) and the port's own. */
+/** Go defaults and the port's own. */
 export const defaults: {
   readonly resyncPeriodMs: number;
   readonly threadiness: number;
@@ -426,7 +426,7 @@ export function ensureUidIndex(informer: SharedInformer<V1PersistentVolumeClaim>
   }
 }
 
-/** The three mutually exclusive save option groups (contract §7). */
+/** The three mutually exclusive save option groups. */
 function resolveSaveStrategy(
   options: ProvisionControllerOptions,
   check: Checker,

@@ -1,4 +1,4 @@
-/** How informer notifications feed the claim and volume queues (contract §8). */
+/** How informer notifications feed the claim and volume queues. */
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { SharedInformer } from '../informer/shared-informer.ts';
 import { unwrapTombstone } from '../informer/tombstone.ts';

@@ -1,4 +1,4 @@
-/** The rate limiters of the claim and volume queues (§7), and the API throttles of the Lease and events. */
+/** The rate limiters of the claim and volume queues, and the API throttles of the Lease and events. */
 import type { KubeApiClient } from '../client/kube-api.ts';
 import type { RateLimit } from '../client/request-limiter.ts';
 import type { KubeApi } from '../client/resource-client.ts';

@@ -1,4 +1,4 @@
-/** Removing the scheduler's selected node from a claim, so that it picks another node (§9.6, §17 row 4). */
+/** Removing the scheduler's selected node from a claim, so that it picks another node. */
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { isConflict } from '../client/api-error.ts';
 import type { ResourceClient } from '../client/resource-client.ts';

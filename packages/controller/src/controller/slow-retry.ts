@@ -1,7 +1,6 @@
 /**
  * Claims whose provisioning failed with an infeasible error, and the StorageClass they failed with.
- * Retries of such a claim are refused until `windowMs` has passed or the class was re-created
- * (contract §6).
+ * Retries of such a claim are refused until `windowMs` has passed or the class was re-created.
  */
 import { type Clock, realClock } from '../util/clock.ts';
 

@@ -1,5 +1,5 @@
 /**
- * Where a provisioned PV goes (contract §11). The claim path hands every new PV to a store; the store
+ * Where a provisioned PV goes. The claim path hands every new PV to a store; the store
  * decides how hard to retry the API create and what to do when it cannot.
  */
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';

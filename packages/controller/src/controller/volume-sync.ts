@@ -1,5 +1,5 @@
 /**
- * The volume path (contract §10): for each PV this controller owns, keep its finalizer right and, once
+ * The volume path: for each PV this controller owns, keep its finalizer right and, once
  * it is released with reclaim policy `Delete`, delete the backing asset and then the PV object.
  */
 import type { V1PersistentVolume } from '@kubernetes/client-node';
@@ -30,7 +30,7 @@ export interface VolumeSyncConfig {
   readonly provisioner: Provisioner;
   readonly knownNames: ReadonlySet<string>;
   readonly addFinalizer: boolean;
-  /** Send the PV UID as a delete precondition (port improvement, §17 row 3). */
+  /** Send the PV UID as a delete precondition (not in the Go library). */
   readonly pvDeletePrecondition: boolean;
   readonly volumes: ResourceClient<V1PersistentVolume>;
   /** The cached PV by name. */

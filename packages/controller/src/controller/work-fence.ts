@@ -1,5 +1,5 @@
 /**
- * What every side-effecting step of the controller checks immediately before it acts (issue 16):
+ * What every side-effecting step of the controller checks immediately before it acts:
  * with leader election, that this replica's view of its Lease is still fresh; always, whether a
  * failure is the controller stopping rather than the operation failing.
  */

@@ -1,5 +1,5 @@
 /**
- * One work item of the claim or volume queue (contract §9.1, §10.1): sync under an optional deadline,
+ * One work item of the claim or volume queue: sync under an optional deadline,
  * then forget on success, requeue rate-limited below the failure threshold, or give up at it. The
  * worker pool calls `done`.
  */

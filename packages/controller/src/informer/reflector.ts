@@ -1,8 +1,8 @@
 /**
  * The reflector keeps a store in step with the API server for one resource: LIST (paginated), then
  * WATCH from the list's resourceVersion with bookmarks, resuming the watch after normal closes and
- * relisting when it cannot continue. Behaviour follows client-go v0.34's reflector; see
- * `client-go-semantics.md` §2 for the decision table this implements.
+ * relisting when it cannot continue. Behaviour follows client-go v0.34's reflector (its
+ * `ListAndWatch`: when to relist, resume or back off).
  */
 import { ApiError, isApiError, isGone, isTooManyRequests } from '../client/api-error.ts';
 import type { KubeObject, ResourceClient, WatchEvent } from '../client/resource-client.ts';

@@ -1,5 +1,5 @@
 /**
- * The leader's own view of its Lease, used as a fence (issue 16). A peer takes the Lease over no
+ * The leader's own view of its Lease, used as a fence. A peer takes the Lease over no
  * sooner than `leaseDuration` after it last saw the record change, and it cannot have seen a renewal
  * before that renewal was sent. So a leader whose last successful renewal was *sent* at `t` is safe
  * until `t + leaseDuration` on any peer's clock; the fence closes earlier, at
