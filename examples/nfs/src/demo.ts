@@ -36,6 +36,7 @@ import {
   type V1PersistentVolume,
 } from '@kubernetes/client-node';
 import { createNarrative } from './narrative.ts';
+import { startProvisionerPod } from './provisioner-pod.ts';
 
 /** Options of {@link runDemo}. */
 export interface DemoOptions {
@@ -57,6 +58,8 @@ export interface DemoResult {
   readonly archiveDir: string;
   /** The file written into the volume, as read back from the archive on disk. */
   readonly archivedContent: string;
+  /** How the provisioner ran: as a pod on a real node, or as a local process when there is none. */
+  readonly provisionerRanAs: 'pod' | 'process';
 }
 
 const exampleDir = join(import.meta.dirname, '..');
@@ -86,12 +89,14 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   try {
     const kubeConfig = new KubeConfig();
     let namespace = 'demo';
+    let controlPlane: ControlPlane | undefined;
     if (options.kubeconfigPath === undefined) {
-      const controlPlane: ControlPlane = await story.step('Start the test control plane', () =>
+      const started = await story.step('Start the test control plane', () =>
         startControlPlane({ onProgress: (message) => story.detail(message) }),
       );
-      cleanups.push(() => controlPlane.stop());
-      kubeConfig.loadFromFile(controlPlane.kubeconfigPath);
+      controlPlane = started;
+      cleanups.push(() => started.stop());
+      kubeConfig.loadFromFile(started.kubeconfigPath);
     } else {
       kubeConfig.loadFromFile(options.kubeconfigPath);
       namespace = `demo-${Date.now().toString(36)}`;
@@ -129,10 +134,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
         await applyManifests(kubeConfig, applied);
         for (const object of applied) story.detail(`applied ${object.kind} ${object.metadata?.name}`);
         await applyManifests(kubeConfig, [workload], { dryRun: true });
-        story.detail(
-          `Deployment ${workload.metadata?.name}: accepted by a server-side dry run. There is no kubelet`,
-        );
-        story.detail('here to run its pod, so the next step runs the image entry point as a local process.');
+        story.detail(`Deployment ${workload.metadata?.name}: accepted by a server-side dry run`);
         return workload;
       },
     );
@@ -144,50 +146,71 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
         .map((variable) => [variable.name, variable.value ?? '']),
     );
     const provisionerName = env.PROVISIONER_NAME ?? '';
-    const started = await story.step('Start nfs-subdir-provisioner as the image does', async () => {
-      const credentials = await mintServiceAccountKubeconfig(
-        kubeConfig,
-        { namespace: provisionerNamespace, name: serviceAccount },
-        join(workDir, `${serviceAccount}.kubeconfig`),
-      );
-      cleanups.push(() => rm(credentials.kubeconfigPath, { force: true }));
-      const command = workspaceBinCommand(nfsSubdirPackageDir(), 'nfs-subdir-provisioner');
-      const program = await startProgram({
-        ...command,
-        args: [...command.args, '--mount-root', exportDir],
-        env: {
-          PATH: process.env.PATH ?? '',
-          ...env,
-          NFS_SERVER: nfsHost,
-          NFS_PATH: exportPath,
-          POD_NAMESPACE: provisionerNamespace,
-          KUBECONFIG: credentials.kubeconfigPath,
-          METRICS_PORT: '0',
-        },
+    const cluster = controlPlane;
+    const pod =
+      cluster === undefined
+        ? undefined
+        : await story.step('Run the provisioner as a pod on a real node (kubelet and containerd)', () =>
+            startProvisionerPod({
+              controlPlane: cluster,
+              kubeConfig,
+              deployment,
+              env: { NFS_SERVER: nfsHost, NFS_PATH: exportPath },
+              exportDir,
+              timeoutMs,
+              detail: (line) => story.detail(line),
+            }),
+          );
+    if (pod) cleanups.push(() => pod.stop());
+    const startLocally = () =>
+      story.step('Start nfs-subdir-provisioner as the image does', async () => {
+        const credentials = await mintServiceAccountKubeconfig(
+          kubeConfig,
+          { namespace: provisionerNamespace, name: serviceAccount },
+          join(workDir, `${serviceAccount}.kubeconfig`),
+        );
+        cleanups.push(() => rm(credentials.kubeconfigPath, { force: true }));
+        const command = workspaceBinCommand(nfsSubdirPackageDir(), 'nfs-subdir-provisioner');
+        const program = await startProgram({
+          ...command,
+          args: [...command.args, '--mount-root', exportDir],
+          env: {
+            PATH: process.env.PATH ?? '',
+            ...env,
+            NFS_SERVER: nfsHost,
+            NFS_PATH: exportPath,
+            POD_NAMESPACE: provisionerNamespace,
+            KUBECONFIG: credentials.kubeconfigPath,
+            METRICS_PORT: '0',
+          },
+        });
+        story.detail(`PROVISIONER_NAME=${provisionerName} NFS_SERVER=${nfsHost} NFS_PATH=${exportPath}`);
+        story.detail(`--mount-root ${exportDir} (where the pod would mount ${nfsHost}:${exportPath})`);
+        story.detail(
+          `credentials: ServiceAccount ${provisionerNamespace}/${serviceAccount} under the example RBAC`,
+        );
+        const leases = kubeConfig.makeApiClient(CoordinationV1Api);
+        const leaseName = provisionerName.replaceAll('/', '-');
+        let exitCode: number | null | undefined;
+        void program.exited.then((code) => {
+          exitCode = code;
+        });
+        const lease = await waitFor(
+          async () => {
+            if (exitCode !== undefined)
+              throw stopWaiting(new Error(`the provisioner exited with ${exitCode}`));
+            return leases.readNamespacedLease({ namespace: provisionerNamespace, name: leaseName });
+          },
+          { timeoutMs, description: `the leader Lease ${provisionerNamespace}/${leaseName}` },
+        );
+        story.detail(`leader: Lease ${leaseName} held by ${lease.spec?.holderIdentity}`);
+        return program;
       });
-      story.detail(`PROVISIONER_NAME=${provisionerName} NFS_SERVER=${nfsHost} NFS_PATH=${exportPath}`);
-      story.detail(`--mount-root ${exportDir} (where the pod would mount ${nfsHost}:${exportPath})`);
-      story.detail(
-        `credentials: ServiceAccount ${provisionerNamespace}/${serviceAccount} under the example RBAC`,
-      );
-      const leases = kubeConfig.makeApiClient(CoordinationV1Api);
-      const leaseName = provisionerName.replaceAll('/', '-');
-      let exitCode: number | null | undefined;
-      void program.exited.then((code) => {
-        exitCode = code;
-      });
-      const lease = await waitFor(
-        async () => {
-          if (exitCode !== undefined) throw stopWaiting(new Error(`the provisioner exited with ${exitCode}`));
-          return leases.readNamespacedLease({ namespace: provisionerNamespace, name: leaseName });
-        },
-        { timeoutMs, description: `the leader Lease ${provisionerNamespace}/${leaseName}` },
-      );
-      story.detail(`leader: Lease ${leaseName} held by ${lease.spec?.holderIdentity}`);
-      return program;
-    });
-    provisioner = started;
-    cleanups.push(() => started.stop());
+    if (pod === undefined) {
+      const started = await startLocally();
+      provisioner = started;
+      cleanups.push(() => started.stop());
+    }
 
     const pv: V1PersistentVolume = await story.step(
       `Create claim ${namespace}/${claimName} (1Gi, ReadWriteMany, class ${storageClassName})`,
@@ -258,7 +281,14 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     });
     const archivedContent = await readFile(join(exportDir, archiveDir, fileName), 'utf8');
     story.detail(`${archiveDir}/${fileName}: ${archivedContent.trim()}`);
-    return { viaNfs: server !== undefined, volume: nfs, volumeDir, archiveDir, archivedContent };
+    return {
+      viaNfs: server !== undefined,
+      volume: nfs,
+      volumeDir,
+      archiveDir,
+      archivedContent,
+      provisionerRanAs: pod === undefined ? 'process' : 'pod',
+    };
   } catch (err) {
     if (provisioner)
       print(`\nprovisioner output (last lines):\n${provisioner.output().split('\n').slice(-20).join('\n')}`);
