@@ -55,7 +55,7 @@ export class StreamClosedError extends Error {
 }
 
 /**
- * The server refused a stream without processing it (RST_STREAM REFUSED_STREAM, RFC 9113 §8.7):
+ * The server refused a stream without processing it (RST_STREAM REFUSED_STREAM; HTTP/2, RFC 9113 section 8.7, https://www.rfc-editor.org/rfc/rfc9113#section-8.7):
  * safe to send again whatever the method, which the client does once, on a new session.
  */
 export class RefusedStreamError extends Error {
