@@ -1,5 +1,4 @@
 import { createKubeApi, ProvisionController, type Provisioner } from '@kube-provisioner/controller';
-import { KubeConfig } from '@kubernetes/client-node';
 
 const provisioner: Provisioner = {
   async provision({ pvName, pvc, storageClass }) {
@@ -21,10 +20,8 @@ const provisioner: Provisioner = {
   },
 };
 
-const kubeConfig = new KubeConfig();
-kubeConfig.loadFromDefault();
 const controller = new ProvisionController({
-  api: createKubeApi(kubeConfig),
+  api: createKubeApi(), // as kubectl: KUBECONFIG, ~/.kube/config, else the pod's service account
   provisionerName: 'example.com/my-provisioner',
   provisioner,
 });

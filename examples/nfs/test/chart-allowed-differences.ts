@@ -40,12 +40,6 @@ export const allowedDifferences: readonly AllowedDifference[] = [
     why: 'leader election takes a coordination.k8s.io Lease (get/watch/create/update) where upstream took an Endpoints lock',
   },
   {
-    kind: 'StorageClass',
-    field: 'allowVolumeExpansion',
-    mode: 'install',
-    why: 'defaults to false: nothing enforces or grows a sub-directory size; mutable, and --reuse-values keeps upstream true',
-  },
-  {
     kind: 'PodSecurityPolicy',
     field: 'present',
     cases: ['psp'],

@@ -67,10 +67,10 @@ describe('example manifests', () => {
     }
   });
 
-  it('serve the class the Deployment is named for, without advertising expansion', () => {
+  it('serve the class the Deployment is named for, allowing expansion as upstream does', () => {
     const storageClass = only('StorageClass');
     expect(storageClass.provisioner).toBe(envValue('PROVISIONER_NAME'));
-    expect(storageClass.allowVolumeExpansion).toBe(false);
+    expect(storageClass.allowVolumeExpansion).toBe(true);
   });
 
   it('mount the export the environment names at the mount root', () => {

@@ -21,6 +21,8 @@ export interface AuditOptions {
   readonly graceMs?: number;
   /** See {@link ScanOptions.maxDepth}. */
   readonly maxDepth?: number;
+  /** See {@link JudgeInput.projectIds}. */
+  readonly projectIds?: readonly number[] | undefined;
   /** Time source, ms since the epoch. Default `Date.now`. */
   readonly now?: () => number;
   readonly signal?: AbortSignal;
@@ -64,6 +66,7 @@ export async function auditVolumes(options: AuditOptions): Promise<AuditReport> 
     scan,
     nowMs,
     graceMs: options.graceMs ?? defaultGraceMs,
+    projectIds: options.projectIds,
   });
   return {
     provisioner: options.provisionerName,

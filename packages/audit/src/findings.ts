@@ -22,6 +22,8 @@ import { isArchivedPath, type VolumeScan } from './volume-scan.ts';
  *   provisioner should have deleted;
  * - `temporary-file`: a temporary ownership record left by an interrupted write;
  * - `stray-record`: an ownership record or adoption lock whose directory is gone;
+ * - `project-without-volume`: a quota project on the root's file system that no volume's record holds
+ *   (a limit left behind by an interrupted create or delete of an enforced volume);
  * - `unreadable`: something the audit could not read (a malformed record, a denied directory).
  */
 export type FindingKind =
@@ -34,6 +36,7 @@ export type FindingKind =
   | 'released-delete'
   | 'temporary-file'
   | 'stray-record'
+  | 'project-without-volume'
   | 'unreadable';
 
 /** Every {@link FindingKind}, in report order. */
@@ -47,6 +50,7 @@ export const findingKinds: readonly FindingKind[] = [
   'released-delete',
   'temporary-file',
   'stray-record',
+  'project-without-volume',
   'unreadable',
 ];
 
@@ -94,6 +98,11 @@ export interface JudgeInput {
    * are normal while the provisioner works.
    */
   readonly graceMs: number;
+  /**
+   * The project IDs the root's file system has quota usage or limits for (from `xfs_quota report`);
+   * absent: projects are not checked.
+   */
+  readonly projectIds?: readonly number[] | undefined;
 }
 
 /** The findings and summary of {@link judge}. */
@@ -262,6 +271,8 @@ export function judge(input: JudgeInput): Judgement {
     }
   }
 
+  findings.push(...unrecordedProjects(input.projectIds ?? [], scan));
+
   for (const entry of scan.unreadable) {
     findings.push({
       kind: 'unreadable',
@@ -282,6 +293,18 @@ export function judge(input: JudgeInput): Judgement {
       findings: findings.length,
     },
   };
+}
+
+/** A finding for every project ID (but the default project 0) no scanned volume's record holds. */
+function unrecordedProjects(projectIds: readonly number[], scan: VolumeScan): Finding[] {
+  const recorded = new Set(scan.volumes.map((volume) => volume.record?.projectId));
+  return projectIds
+    .filter((id) => id !== 0 && !recorded.has(id))
+    .map((id) => ({
+      kind: 'project-without-volume',
+      pvs: [],
+      message: `quota project ${id} has usage or limits on the root's file system, but no volume's ownership record holds it`,
+    }));
 }
 
 function duplicateClaims(

@@ -5,7 +5,6 @@
 import { stat } from 'node:fs/promises';
 import { createKubeApi } from '@kube-provisioner/controller';
 import { isUsageError } from '@kube-provisioner/controller/cli';
-import { KubeConfig } from '@kubernetes/client-node';
 import { auditVolumes } from './audit.ts';
 import { type AuditCliOptions, parseAuditCliOptions, program, usage } from './cli-options.ts';
 import { formatJson, formatTable } from './report-format.ts';
@@ -49,10 +48,8 @@ export async function runAuditCli(host: AuditCliHost): Promise<number> {
       throw new Error(`cannot read the root ${options.root}: ${err.message}`);
     });
     if (!rootStats.isDirectory()) throw new Error(`the root ${options.root} is not a directory`);
-    const kubeConfig = new KubeConfig();
-    if (options.kubeconfig === undefined) kubeConfig.loadFromCluster();
-    else kubeConfig.loadFromFile(options.kubeconfig);
-    const api = createKubeApi(kubeConfig, { userAgent: program });
+    const source = options.kubeconfig === undefined ? 'in-cluster' : { kubeconfig: options.kubeconfig };
+    const api = createKubeApi(source, { userAgent: program });
     try {
       const report = await auditVolumes({
         api,

@@ -194,6 +194,33 @@ describe('judge', () => {
     ]);
   });
 
+  it('reports quota projects no volume record holds, when the file system projects are given', () => {
+    const directories = [
+      { path: 'a', record: record('pvc-1', { projectId: 1 }) },
+      { path: 'archived-b-pvc-2', record: record('pvc-2', { projectId: 2 }) },
+    ];
+    const cluster: ClusterState = {
+      volumes: [nfsVolume({ name: 'pvc-1', path: 'a' })],
+      boundVolumeOfClaim: new Map(),
+    };
+    const { findings } = judge({
+      layout,
+      cluster,
+      scan: { volumes: directories, leftovers: [], unreadable: [] },
+      nowMs,
+      graceMs: 5 * minute,
+      projectIds: [0, 1, 2, 3],
+    });
+    expect(findings).toEqual([
+      {
+        kind: 'project-without-volume',
+        pvs: [],
+        message:
+          "quota project 3 has usage or limits on the root's file system, but no volume's ownership record holds it",
+      },
+    ]);
+  });
+
   it('audits only the PVs of its node in per-node hostpath mode', () => {
     const hostLayout: VolumeLayout = { kind: 'hostpath', hostRoot: '/var/lib/hp', node: 'n1' };
     const pv = (name: string, node: string) => ({

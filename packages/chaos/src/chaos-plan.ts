@@ -10,6 +10,8 @@ export interface ChaosPlan extends ScenarioPlan {
   readonly seed: number;
   /** Pairs of claims rendering `P` and `P/…` per target in the nested-render phase. */
   readonly nestedPairs: number;
+  /** Claims resized at once per target in the resize phase. */
+  readonly resizeClaims: number;
 }
 
 /** Claims per target in CI. */
@@ -18,7 +20,8 @@ export const ciClaims = 150;
 /**
  * The plan for `claims` claims per target: at least 5 creation waves and 3 deletion waves, more for
  * larger runs; a SIGKILL in each wave but the last of each phase, which has a 20 s SIGSTOP (the lease
- * is 15 s); and one nested-render pair per ten claims, at least 20.
+ * is 15 s); one nested-render pair per ten claims, at least 20; and one resized claim per fifteen,
+ * at least 10.
  */
 export function chaosPlan(claims: number, seed: number): ChaosPlan {
   return {
@@ -29,6 +32,7 @@ export function chaosPlan(claims: number, seed: number): ChaosPlan {
     pauseMs: 20_000,
     maxKillDelayMs: 3000,
     nestedPairs: Math.max(20, Math.ceil(claims / 10)),
+    resizeClaims: Math.max(10, Math.ceil(claims / 15)),
   };
 }
 

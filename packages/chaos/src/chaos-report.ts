@@ -5,6 +5,7 @@ import type { ChaosPlan } from './chaos-plan.ts';
 import type { ScenarioResult } from './chaos-scenario.ts';
 import type { ClusterFault } from './cluster-faults.ts';
 import type { NestedRendersResult } from './nested-renders.ts';
+import type { ResizeResult } from './resize-under-kill.ts';
 
 const seconds = (ms: number | undefined): string =>
   ms === undefined ? 'never' : `${(ms / 1000).toFixed(1)} s`;
@@ -15,6 +16,7 @@ export function formatChaosReport(
   cluster: readonly ClusterFault[],
   results: readonly ScenarioResult[],
   nested: readonly NestedRendersResult[] = [],
+  resizes: readonly ResizeResult[] = [],
 ): string {
   const lines = [
     `chaos run: seed ${plan.seed}, ${plan.claims} claims per target (replay: npm run chaos -- --claims ${plan.claims} --seed ${plan.seed})`,
@@ -62,6 +64,13 @@ export function formatChaosReport(
     for (const line of [...result.bothBound, ...result.nested, ...result.dataLost].slice(0, 20)) {
       lines.push(`    ${line}`);
     }
+  }
+  for (const result of resizes) {
+    lines.push(
+      `${result.target} resizes: ${result.claims} claims, not bound ${result.notBound.length}, not resized ${result.notResized.length}, left in progress ${result.leftInProgress.length}, lost deletes ${result.lostDeletes.length}, audit ${result.audit?.findings.length ?? 'not run'} findings, kill (leading again after ${seconds(result.fault?.recoveryMs)})`,
+    );
+    for (const line of [...result.notResized, ...result.leftInProgress].slice(0, 20))
+      lines.push(`    ${line}`);
   }
   return lines.join('\n');
 }

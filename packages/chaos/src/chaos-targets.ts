@@ -43,6 +43,8 @@ export interface ChaosTarget {
    * namespace: two claims can render `P` and `P/…` (see `nested-renders.ts`).
    */
   readonly nestedClass: string;
+  /** A class deleting its data with `allowVolumeExpansion: true`. */
+  readonly expandableClass: string;
   /** Whether a retained volume keeps its PV (reclaim policy Retain) rather than only its data. */
   readonly retainKeepsPv: boolean;
   /** The volume directory of `pv` on disk. */
@@ -73,6 +75,7 @@ const byAnnotation = '${.PVC.annotations.path}';
 interface ClassSpec {
   readonly parameters: Record<string, string>;
   readonly reclaimPolicy: string;
+  readonly allowVolumeExpansion?: boolean;
 }
 
 async function createClasses<K extends string>(
@@ -91,6 +94,9 @@ async function createClasses<K extends string>(
         provisioner: provisionerName,
         parameters: spec.parameters,
         reclaimPolicy: spec.reclaimPolicy,
+        ...(spec.allowVolumeExpansion === undefined
+          ? {}
+          : { allowVolumeExpansion: spec.allowVolumeExpansion }),
       },
     });
     classes[fate] = name;
@@ -124,10 +130,11 @@ export async function startHostPathTarget(context: TargetContext): Promise<Chaos
     replicas: 2,
     logDir: context.logDir,
   });
-  const { nested, ...classes } = await createClasses(env, provisionerName, `${runId}-hostpath`, {
+  const { nested, expandable, ...classes } = await createClasses(env, provisionerName, `${runId}-hostpath`, {
     delete: { parameters: {}, reclaimPolicy: 'Delete' },
     retain: { parameters: {}, reclaimPolicy: 'Retain' },
     nested: { parameters: { pathPattern: byAnnotation }, reclaimPolicy: 'Delete' },
+    expandable: { parameters: {}, reclaimPolicy: 'Delete', allowVolumeExpansion: true },
   });
   return {
     name: 'hostpath',
@@ -139,6 +146,7 @@ export async function startHostPathTarget(context: TargetContext): Promise<Chaos
     layout: { kind: 'hostpath', hostRoot: context.root },
     classes,
     nestedClass: nested,
+    expandableClass: expandable,
     retainKeepsPv: true,
     volumeDir: (pv) => pv.spec?.hostPath?.path ?? '',
     archivedDir: () => {
@@ -178,11 +186,12 @@ export async function startNfsSubdirTarget(context: TargetContext): Promise<Chao
     await server.stop();
     throw err;
   }
-  const { nested, ...classes } = await createClasses(env, provisionerName, `${runId}-nfs`, {
+  const { nested, expandable, ...classes } = await createClasses(env, provisionerName, `${runId}-nfs`, {
     delete: { parameters: { onDelete: 'delete' }, reclaimPolicy: 'Delete' },
     archive: { parameters: { onDelete: 'archive' }, reclaimPolicy: 'Delete' },
     retain: { parameters: { onDelete: 'retain' }, reclaimPolicy: 'Delete' },
     nested: { parameters: { onDelete: 'delete', pathPattern: byAnnotation }, reclaimPolicy: 'Delete' },
+    expandable: { parameters: { onDelete: 'delete' }, reclaimPolicy: 'Delete', allowVolumeExpansion: true },
   });
   return {
     name: 'nfs-subdir',
@@ -194,6 +203,7 @@ export async function startNfsSubdirTarget(context: TargetContext): Promise<Chao
     layout: { kind: 'nfs', exportPath: server.exportPath, server: server.host },
     classes,
     nestedClass: nested,
+    expandableClass: expandable,
     retainKeepsPv: false,
     volumeDir: (pv) => join(server.exportDir, posix.relative(server.exportPath, pv.spec?.nfs?.path ?? '')),
     // The default directory name contains the PV name, so the archive is `archived-<dir>` beside it.

@@ -5,7 +5,12 @@
  */
 
 import { waitFor } from '@kube-provisioner/testenv';
-import { CoreV1Api, type KubeConfig, type V1PersistentVolume } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  type KubeConfig,
+  type V1PersistentVolume,
+  type V1PersistentVolumeClaim,
+} from '@kubernetes/client-node';
 import type { DataFate } from './chaos-targets.ts';
 
 /** One claim of the fleet. */
@@ -101,6 +106,33 @@ export class ClaimFleet {
         `claim ${claim.name} to be created`,
       ),
     );
+  }
+
+  /** Asks for `storage` in every claim of `claims` (read, then replace: the request is all that changes). */
+  async resize(claims: readonly FleetClaim[], storage: string): Promise<void> {
+    await forEachLimited(claims, (claim) =>
+      persistently(
+        async () => {
+          const live = await this.#core.readNamespacedPersistentVolumeClaim({
+            namespace: this.namespace,
+            name: claim.name,
+          });
+          await this.#core.replaceNamespacedPersistentVolumeClaim({
+            namespace: this.namespace,
+            name: claim.name,
+            body: { ...live, spec: { ...live.spec, resources: { requests: { storage } } } },
+          });
+        },
+        [],
+        `claim ${claim.name} to ask for ${storage}`,
+      ),
+    );
+  }
+
+  /** The claims of the namespace as the API server has them now. */
+  async live(): Promise<Map<string, V1PersistentVolumeClaim>> {
+    const list = await this.#core.listNamespacedPersistentVolumeClaim({ namespace: this.namespace });
+    return new Map(list.items.map((claim) => [claim.metadata?.name ?? '', claim]));
   }
 
   /** Deletes `claims`. */

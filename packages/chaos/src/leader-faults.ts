@@ -6,12 +6,13 @@
 import { waitFor } from '@kube-provisioner/testenv';
 import type { LeaseTracker } from './lease-tracker.ts';
 import type { Incarnation, ReplicaSet } from './replica-set.ts';
+import type { SeededRandom } from './seeded-random.ts';
 
 /** One fault and the recovery after it. */
 export interface LeaderFault {
   readonly signal: 'SIGKILL' | 'SIGSTOP';
-  /** `nested`: the nested-render phase (see `nested-renders.ts`). */
-  readonly phase: 'create' | 'delete' | 'nested';
+  /** `nested`: the nested-render phase (see `nested-renders.ts`); `resize`: see `resize-under-kill.ts`. */
+  readonly phase: 'create' | 'delete' | 'nested' | 'resize';
   /** ms since the epoch. */
   readonly atMs: number;
   readonly victim: string;
@@ -86,5 +87,29 @@ export async function pauseLeader(
     process.kill(-leader.program.pid, 'SIGCONT');
   }
   await awaitRecovery(replicas, fault);
+  return fault;
+}
+
+/**
+ * Runs `step` while the leader is SIGKILLed at a random moment up to `maxDelayMs` after it starts;
+ * resolves with the fault once both are over.
+ */
+export async function killLeaderDuring(
+  step: () => Promise<unknown>,
+  options: {
+    readonly replicas: ReplicaSet;
+    readonly lease: LeaseTracker;
+    readonly phase: LeaderFault['phase'];
+    readonly random: SeededRandom;
+    readonly maxDelayMs: number;
+  },
+): Promise<LeaderFault> {
+  const delayMs = options.random.integer(0, options.maxDelayMs);
+  const strike = (async () => {
+    // The delay is the random moment of the fault; nothing waits on it.
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+    return killLeader(options.replicas, options.lease, options.phase);
+  })();
+  const [, fault] = await Promise.all([step(), strike]);
   return fault;
 }

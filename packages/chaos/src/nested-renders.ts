@@ -9,11 +9,11 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AuditReport } from '@kube-provisioner/audit';
 import type { KubeApi } from '@kube-provisioner/controller';
-import { waitFor } from '@kube-provisioner/testenv';
 import type { KubeConfig, V1PersistentVolume } from '@kubernetes/client-node';
 import type { ChaosTarget } from './chaos-targets.ts';
 import { ClaimFleet, type FleetClaim } from './claim-fleet.ts';
-import { killLeader, type LeaderFault } from './leader-faults.ts';
+import { holdsWithin } from './holds-within.ts';
+import { killLeaderDuring, type LeaderFault } from './leader-faults.ts';
 import type { LeaseTracker } from './lease-tracker.ts';
 import type { SeededRandom } from './seeded-random.ts';
 import { settledAudit } from './settled-audit.ts';
@@ -82,17 +82,19 @@ export async function runNestedRenders(options: NestedRendersOptions): Promise<N
     pairClaims(pairs, 'inner', target.nestedClass),
   );
   const faults: LeaderFault[] = [];
-  const underKill = async (step: () => Promise<void>): Promise<void> => {
-    const delayMs = options.random.integer(0, options.maxKillDelayMs);
-    const strike = (async () => {
-      // The delay is the random moment of the fault; nothing waits on it.
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
-      faults.push(await killLeader(target.replicas, options.lease, 'nested'));
-    })();
-    await Promise.all([step(), strike]);
+  const underKill = async (step: () => Promise<unknown>): Promise<void> => {
+    faults.push(
+      await killLeaderDuring(step, {
+        replicas: target.replicas,
+        lease: options.lease,
+        phase: 'nested',
+        random: options.random,
+        maxDelayMs: options.maxKillDelayMs,
+      }),
+    );
   };
 
-  await underKill(() => Promise.all([outer.create(outer.claims), inner.create(inner.claims)]).then(() => {}));
+  await underKill(() => Promise.all([outer.create(outer.claims), inner.create(inner.claims)]));
   const settled = (index: number) =>
     outer.claims[index]?.volumeName !== undefined || inner.claims[index]?.volumeName !== undefined;
   await holdsWithin(
@@ -163,18 +165,4 @@ export async function runNestedRenders(options: NestedRendersOptions): Promise<N
     faults,
     audit: await settledAudit(options.api, target),
   };
-}
-
-/** Whether `condition` comes to hold within `timeoutMs` (polled every second). */
-async function holdsWithin(
-  condition: () => Promise<boolean>,
-  timeoutMs: number,
-  description: string,
-): Promise<boolean> {
-  try {
-    await waitFor(condition, { timeoutMs, intervalMs: 1000, description });
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { chaosPlan, chaosPlanFromEnv } from '../src/chaos-plan.ts';
 
 describe('chaos plan', () => {
-  it('has at least 5 creation waves, 3 deletion waves, a pause longer than the lease and 20 nested pairs', () => {
+  it('has at least 5 creation waves, 3 deletion waves, a pause longer than the lease, 20 nested pairs and 10 resizes', () => {
     expect(chaosPlan(150, 7)).toEqual({
       seed: 7,
       claims: 150,
@@ -11,8 +11,14 @@ describe('chaos plan', () => {
       pauseMs: 20_000,
       maxKillDelayMs: 3000,
       nestedPairs: 20,
+      resizeClaims: 10,
     });
-    expect(chaosPlan(2000, 7)).toMatchObject({ createWaves: 10, deleteWaves: 5, nestedPairs: 200 });
+    expect(chaosPlan(2000, 7)).toMatchObject({
+      createWaves: 10,
+      deleteWaves: 5,
+      nestedPairs: 200,
+      resizeClaims: 134,
+    });
   });
 
   it('reads CHAOS_CLAIMS and CHAOS_SEED, and refuses nonsense', () => {

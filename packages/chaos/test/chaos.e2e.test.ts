@@ -24,6 +24,7 @@ import { type ChaosTarget, startHostPathTarget, startNfsSubdirTarget } from '../
 import { runClusterFaults } from '../src/cluster-faults.ts';
 import { type LeaseTracker, trackLease } from '../src/lease-tracker.ts';
 import { type NestedRendersResult, runNestedRenders } from '../src/nested-renders.ts';
+import { type ResizeResult, runResizeUnderKill } from '../src/resize-under-kill.ts';
 import { seededRandom } from '../src/seeded-random.ts';
 
 const env = useTestEnv();
@@ -95,6 +96,16 @@ function expectSound(result: ScenarioResult): void {
   expect
     .soft(result.tenures.length, `${target} lease tenures`)
     .toBeGreaterThan(plan.createWaves + plan.deleteWaves);
+}
+
+function expectResized(result: ResizeResult): void {
+  const { target } = result;
+  expect.soft(result.notBound, `${target} resize claims not bound`).toEqual([]);
+  expect.soft(result.notResized, `${target} claims not at the new size`).toEqual([]);
+  expect.soft(result.leftInProgress, `${target} claims left with a resize in progress`).toEqual([]);
+  expect.soft(result.lostDeletes, `${target} resize PVs left`).toEqual([]);
+  expect.soft(result.fault?.recoveryMs, `${target} resize kill without recovery`).toBeDefined();
+  expect.soft(result.audit?.findings, `${target} audit after the resizes`).toEqual([]);
 }
 
 function expectNoNesting(result: NestedRendersResult): void {
@@ -175,7 +186,23 @@ describe.skipIf(!nfsToolsAvailable())('chaos', () => {
           }),
         ),
       );
-      console.log(formatChaosReport(plan, clusterFaults, results, nested));
+      // Claims of every target grow at once while the leader is killed.
+      const resizes = await Promise.all(
+        targets.map(async (target, index) =>
+          runResizeUnderKill({
+            target,
+            lease: leases[index] as LeaseTracker,
+            random: seededRandom(plan.seed + 2 * targets.length + index + 1),
+            api,
+            kubeConfig: env.kubeConfig,
+            namespace: await env.namespace(`resize-${target.name}`),
+            claims: plan.resizeClaims,
+            maxKillDelayMs: plan.maxKillDelayMs,
+            waitMs: 180_000,
+          }),
+        ),
+      );
+      console.log(formatChaosReport(plan, clusterFaults, results, nested, resizes));
 
       expect(clusterFaults.map((fault) => fault.fault)).toEqual([
         'restart kube-apiserver',
@@ -184,6 +211,8 @@ describe.skipIf(!nfsToolsAvailable())('chaos', () => {
       ]);
       for (const result of results) expectSound(result);
       for (const result of nested) expectNoNesting(result);
+      expect(resizes.map((result) => result.target)).toEqual(['hostpath', 'nfs-subdir']);
+      for (const result of resizes) expectResized(result);
       const nfs = results.find((result) => result.target === 'nfs-subdir');
       expect(nfs?.auditAfterDelete?.summary).toMatchObject({
         archived: Math.ceil(plan.claims / 10),

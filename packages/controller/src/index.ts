@@ -33,6 +33,8 @@ export { provisionFailure } from './provision-failure.ts';
 export type {
   ClaimDataSource,
   DataSourceKind,
+  ExpandOptions,
+  ExpandResult,
   OperationContext,
   Provisioner,
   ProvisioningState,

@@ -15,6 +15,7 @@ import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from
 import { Registry } from 'prom-client';
 import { type KubeObject, resources } from './client/resource-client.ts';
 import { BlockingVolumeStore, type SaveConfig } from './controller/blocking-volume-store.ts';
+import { ClaimResize } from './controller/claim-resize.ts';
 import { ClaimSync } from './controller/claim-sync.ts';
 import { createControllerElector } from './controller/controller-elector.ts';
 import { controllerInformers } from './controller/controller-informers.ts';
@@ -35,6 +36,7 @@ import { queueLimiters, withOwnRateLimit } from './controller/queue-limiters.ts'
 import { QueueVolumeStore } from './controller/queue-volume-store.ts';
 import type { RecordEvent } from './controller/record-event.ts';
 import { rescheduleClaim } from './controller/reschedule.ts';
+import { createResizeMetrics } from './controller/resize-metrics.ts';
 import { SlowRetrySet } from './controller/slow-retry.ts';
 import { VolumeAttributesClassCache } from './controller/volume-attributes-classes.ts';
 import type { VolumeStore } from './controller/volume-store.ts';
@@ -176,20 +178,41 @@ export class ProvisionController extends LifecycleEvents<ProvisionControllerEven
       signal: this.#hardStop.signal,
       fence: this.#fence,
     };
-    if (resolved.save.kind === 'queue') {
+    const { pvSave } = resolved;
+    if (pvSave.strategy === 'queue') {
       this.#queueStore = new QueueVolumeStore({
         ...saveConfig,
-        limiter: resolved.save.limiter,
-        workers: resolved.saveQueueWorkers,
+        limiter: pvSave.limiter,
+        workers: pvSave.workers,
         claimsByUid,
         logger: this.#logger,
         registry: this.registry,
       });
       this.#store = this.#queueStore;
     } else {
-      this.#store = new BlockingVolumeStore(saveConfig, resolved.save.backoff, resolved.provisioner);
+      this.#store = new BlockingVolumeStore(saveConfig, pvSave.backoff, resolved.provisioner);
     }
 
+    const { provisioner } = resolved;
+    const { expand } = provisioner;
+    const resize =
+      expand === undefined
+        ? undefined
+        : new ClaimResize({
+            expand: (expandOptions, context) => expand.call(provisioner, expandOptions, context),
+            shouldExpand: provisioner.shouldExpand?.bind(provisioner),
+            provisionerName: resolved.provisionerName,
+            knownNames: resolved.knownNames,
+            claims: api.resource(resources.persistentVolumeClaims),
+            volumes: volumesClient,
+            getVolume: (name) => this.#volumes.store.getByKey(name),
+            getClass: (name) => this.#classes.store.getByKey(name),
+            recordEvent: recordClaimEvent,
+            metrics: createResizeMetrics(this.registry),
+            clock,
+            apiRequestTimeoutMs: resolved.apiRequestTimeoutMs,
+            fence: this.#fence,
+          });
     this.#claimSync = new ClaimSync({
       provisioner: resolved.provisioner,
       provisionerName: resolved.provisionerName,
@@ -212,6 +235,7 @@ export class ProvisionController extends LifecycleEvents<ProvisionControllerEven
           signal,
         ),
       slowRetry: this.#slowRetry,
+      ...(resize === undefined ? {} : { resize }),
       recordEvent: recordClaimEvent,
       store: this.#store,
       metrics: this.#metrics,
@@ -235,8 +259,8 @@ export class ProvisionController extends LifecycleEvents<ProvisionControllerEven
     });
 
     const name = leaseNameFor(resolved.provisionerName);
-    this.lease = `${resolved.leaderElectionNamespace}/${name}`;
-    this.#elector = resolved.leaderElection ? this.#createElector(name) : undefined;
+    this.lease = `${resolved.leaderElection.namespace}/${name}`;
+    this.#elector = resolved.leaderElection.enabled ? this.#createElector(name) : undefined;
     // Last: everything above may still reject the options, and these change the caller's informers.
     if (resolved.claimsInformer !== undefined) ensureUidIndex(resolved.claimsInformer);
     registerQueueHandlers({
@@ -254,13 +278,15 @@ export class ProvisionController extends LifecycleEvents<ProvisionControllerEven
    * finish (at most `shutdownTimeoutMs`, then aborts them), stops the informers it created and
    * flushes events. Settles after that. Runs once. When the Lease is lost or its fence lapses,
    * in-flight operations are aborted at once (a successor may lead already); then, by default, the
-   * controller campaigns again (`onLeaseLost: 'reject'` rejects with a `LeaderElectionLostError`).
+   * controller campaigns again (`leaderElection: { onLost: 'reject' }` rejects with a
+   * `LeaderElectionLostError`).
    *
    * While it runs it holds the process open on purpose (one ref'd handle, released when it settles):
    * an unreachable API server is retried with backoff for as long as it takes, never a reason for
    * Node to find nothing left to wait for and exit. Every other timer of the controller is unref'd.
    *
-   * @throws the listen error when `metricsPort` is set and cannot be bound (before anything starts).
+   * @throws the listen error when `metricsServer.port` is set and cannot be bound (before anything
+   *   starts).
    */
   async run(signal: AbortSignal = new AbortController().signal): Promise<void> {
     if (this.#phase !== 'new') throw new Error('ProvisionController.run can be called only once');
@@ -289,32 +315,33 @@ export class ProvisionController extends LifecycleEvents<ProvisionControllerEven
    *   ready so that a rolling update can start the successor before stopping the leader. It fails
    *   while the Lease is forbidden (HTTP 403), naming the verb and the RBAC rule that grants it.
    *
-   * The built-in server (`metricsPort`) has them already.
+   * The built-in server (`metricsServer`) has them already.
    */
   registerChecks(server: ProbeRegistry): void {
     registerControllerChecks(server, {
       elector: this.#elector,
-      options: this.#options,
+      options: this.#options.leaderElection,
       phase: () => this.#phase,
       informers: { claims: this.#claims, volumes: this.#volumes, classes: this.#classes },
     });
   }
 
-  /** Starts the built-in server when `metricsPort` is set. */
+  /** Starts the built-in server when `metricsServer.port` is set. */
   async #listen(): Promise<HealthServer | undefined> {
-    const { metricsPort, metricsAddress, metricsPath, metricsRegistry } = this.#options;
-    if (metricsPort === 0) return undefined;
+    const { metricsServer, metricsRegistry } = this.#options;
+    const { port, address, path } = metricsServer;
+    if (port === 0) return undefined;
     const server = new HealthServer({
-      port: metricsPort,
-      address: metricsAddress,
-      metricsPath,
+      port,
+      address,
+      metricsPath: path,
       registries: [this.registry],
       // Go serves the default registry, process metrics included; a host's own registry is served as given.
       processMetrics: metricsRegistry === undefined,
     });
     this.registerChecks(server);
     await server.listen();
-    this.#logger.info({ address: metricsAddress, port: metricsPort, path: metricsPath }, 'Serving metrics');
+    this.#logger.info({ address, port, path }, 'Serving metrics');
     return server;
   }
 
@@ -330,7 +357,7 @@ export class ProvisionController extends LifecycleEvents<ProvisionControllerEven
         const outcome = await this.#elector.run(signal);
         await this.#leading;
         if (outcome !== 'lost' || signal.aborted) return;
-        if (this.#options.onLeaseLost === 'reject') throw new LeaderElectionLostError(this.lease);
+        if (this.#options.leaderElection.onLost === 'reject') throw new LeaderElectionLostError(this.lease);
         // Every operation was aborted when the fence closed; leading again needs the Lease afresh.
         this.#logger.error({ lease: this.lease }, 'Lost the lease; stopped all work, campaigning again');
       }

@@ -105,6 +105,35 @@ export type ProvisionResult =
   | { readonly pv: V1PersistentVolume; readonly state?: 'Finished' }
   | { readonly error: Error; readonly state: ProvisioningState };
 
+/** Inputs of one `expand` call. */
+export interface ExpandOptions {
+  /** The volume to grow, deep-frozen: its `spec.capacity.storage` is what it holds now. */
+  readonly pv: Readonly<V1PersistentVolume>;
+  /** The claim bound to it, deep-frozen. */
+  readonly pvc: Readonly<V1PersistentVolumeClaim>;
+  /** The claim's StorageClass (its `allowVolumeExpansion` is true). */
+  readonly storageClass: Readonly<V1StorageClass>;
+  /**
+   * The size to grow to, a Kubernetes quantity such as `'2Gi'`: the claim's request, or after an
+   * interrupted attempt the size that attempt recorded in `status.allocatedResources`. Never smaller
+   * than the volume's capacity.
+   */
+  readonly capacity: string;
+}
+
+/**
+ * Outcome of `expand`: the capacity the volume holds now (a quantity, at least the requested one,
+ * usually `options.capacity`), or an error with the state of the backend operation:
+ * `Background` when it may still be running (the controller retries the same size, and the claim's
+ * request cannot be lowered meanwhile), `Finished` when nothing changed (the next attempt takes the
+ * claim's request as it is then, so a user can lower an impossible request). An `InfeasibleError`
+ * marks the claim `ControllerResizeInfeasible` and is not retried until the claim changes. A thrown
+ * error counts as `{ error, state: 'Background' }`.
+ */
+export type ExpandResult =
+  | { readonly capacity: string }
+  | { readonly error: Error; readonly state: 'Background' | 'Finished' };
+
 /** A dynamic volume provisioner. A thrown error is treated as `{ error, state: 'NoChange' }`. */
 export interface Provisioner {
   /** Creates the backing asset and returns the PV to save. */
@@ -121,6 +150,12 @@ export interface Provisioner {
   ): boolean | Promise<boolean>;
   /** Extra guard before deleting a released volume (Go's `DeletionGuard`). */
   shouldDelete?(pv: Readonly<V1PersistentVolume>, context: OperationContext): boolean | Promise<boolean>;
+  /**
+   * Extra guard before expanding a volume, e.g. only the instance on the volume's node in a per-node
+   * deployment. `false` leaves the claim to another instance: no status, event or `expand` call.
+   * Not part of the Go library.
+   */
+  shouldExpand?(pv: Readonly<V1PersistentVolume>, context: OperationContext): boolean | Promise<boolean>;
   /** Whether `volumeMode: Block` claims are supported. Absent means no. */
   supportsBlock?(context: OperationContext): boolean;
   /**
@@ -149,4 +184,13 @@ export interface Provisioner {
    * rejection is logged and the next call comes on schedule. Not part of the Go library.
    */
   maintain?(context: OperationContext): Promise<void>;
+  /**
+   * Grows the backing asset of a bound volume (what external-resizer's `ControllerExpandVolume`
+   * does). Called by the leader when a claim of a class with `allowVolumeExpansion: true` asks for
+   * more than its PV holds; the controller then writes the PV's capacity and the claim's status.
+   * Absent means the controller does nothing for resizes. MUST be idempotent: after a hand-over or a
+   * lost reply it is called again with the same size. Call {@link OperationContext.assertLeader}
+   * right before the irreversible step. Not part of the Go library.
+   */
+  expand?(options: ExpandOptions, context: OperationContext): Promise<ExpandResult>;
 }

@@ -1,7 +1,7 @@
 /**
  * End-to-end: nothing the project ships exits because the API server is away. The
  * README example and the three shipped CLIs run as child processes with no HTTP server open
- * (`metricsPort` 0 / `METRICS_PORT=0` / `HEALTH_PORT=0`), so only what the controller holds keeps
+ * (`metricsServer` unset / `METRICS_PORT=0` / `HEALTH_PORT=0`), so only what the controller holds keeps
  * them alive; kube-apiserver is stopped for 60 s, a second README example is started while it is
  * down, and after the restart every provisioner binds a new claim and every process is still running.
  */

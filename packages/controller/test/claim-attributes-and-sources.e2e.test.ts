@@ -163,7 +163,7 @@ beforeAll(async () => {
     api: recordingForbidden(serviceAccountApi),
     provisionerName,
     provisioner,
-    leaderElectionNamespace: controllerNamespace,
+    leaderElection: { namespace: controllerNamespace },
     // A claim whose class appears later is retried within the test's patience.
     rateLimiter: () => new ItemExponentialFailureRateLimiter(500, 5_000),
     logger: silentLogger,

@@ -286,7 +286,7 @@ describe('runProvisioner', () => {
     expect(host.exitCode).toBe(0);
   });
 
-  it('exits 1 when the leader Lease is lost and the program chose onLeaseLost: reject', async () => {
+  it('exits 1 when the leader Lease is lost and the program chose onLost: reject', async () => {
     const clock = new ManualClock(1_700_000_000_000);
     const api = new FakeKubeApi({ clock });
     const host = new FakeHost(['--leader-election-namespace', 'kube-system'], api);
@@ -295,8 +295,7 @@ describe('runProvisioner', () => {
         controller: {
           provisionerName: options.name,
           provisioner: new RecordingProvisioner(),
-          leaderElection: true,
-          onLeaseLost: 'reject',
+          leaderElection: { onLost: 'reject' },
           clock,
         },
       })),

@@ -1,35 +1,37 @@
 /**
  * The ProvisionController tests' view of the public test kit (`/testing`): its harness pinned to the
- * provisioner name these tests were written for, and stopped after each test with vitest's hooks.
+ * provisioner name these tests were written for, and stopped after each test with vitest's hooks,
+ * plus the positional object builders only these tests use.
  */
 
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { afterEach } from 'vitest';
 import {
-  dynamicallyProvisioned,
   type HarnessOptions,
   Harness as KitHarness,
   manualHarness as kitManualHarness,
   type ManualHarness,
-  newVolume,
 } from '../src/testing/index.ts';
+import { dynamicallyProvisioned, newVolume } from './support/controller-objects.ts';
 
 export {
   deleteCounts,
-  dynamicallyProvisioned,
   eventually,
   type HarnessOptions,
   metricValue,
-  newClaim,
-  newStorageClass,
-  newVolume,
-  newVolumeAttributesClass,
   processedItems,
   provisionCounts,
   pump,
   RecordingProvisioner,
   volumeFor,
 } from '../src/testing/index.ts';
+export {
+  dynamicallyProvisioned,
+  newClaim,
+  newStorageClass,
+  newVolume,
+  newVolumeAttributesClass,
+} from './support/controller-objects.ts';
 
 /** The provisioner name of these tests (its Lease is `foo.bar-baz`). */
 export const provisionerName = 'foo.bar/baz';

@@ -20,11 +20,11 @@ const base = (): ProvisionControllerOptions => ({
   api: new FakeKubeApi(),
   provisionerName: 'example.com/hostpath',
   provisioner: new RecordingProvisioner(),
-  leaderElectionNamespace: 'kube-system',
+  leaderElection: { namespace: 'kube-system' },
 });
 
 describe('options', () => {
-  it('applies the Go defaults and freezes the result', () => {
+  it('applies the defaults (the Go ones, but the queue PV store) and freezes the result', () => {
     const resolved = resolveOptions(base());
     expect(resolved).toMatchObject({
       resyncPeriodMs: 900_000,
@@ -32,13 +32,17 @@ describe('options', () => {
       failedProvisionThreshold: 15,
       failedDeleteThreshold: 15,
       retryIntervalMaxMs: 300_000,
-      leaseDurationMs: 15_000,
-      renewDeadlineMs: 10_000,
-      retryPeriodMs: 2_000,
-      save: { kind: 'blocking', backoff: { steps: 5, initial: 10_000, factor: 1 } },
-      metricsPort: 0,
-      metricsAddress: '0.0.0.0',
-      metricsPath: '/metrics',
+      leaderElection: {
+        enabled: true,
+        namespace: 'kube-system',
+        leaseDurationMs: 15_000,
+        renewDeadlineMs: 10_000,
+        retryPeriodMs: 2_000,
+        releaseOnShutdown: true,
+        onLost: 'campaign',
+      },
+      metricsServer: { port: 0, address: '0.0.0.0', path: '/metrics' },
+      pvSave: { strategy: 'queue', workers: 4 },
       rescheduleMode: 'merge-patch',
       apiRequestTimeoutMs: 30_000,
       eventRateLimit: { qps: 20, burst: 30 },
@@ -65,6 +69,112 @@ describe('options', () => {
       'createProvisionedPVRetryCount/createProvisionedPVIntervalMs, createProvisionedPVLimiter cannot be used together',
       'threadiness must be an integer in [1, 9007199254740991], got 0',
     ]);
+  });
+
+  it('resolves the process groups and their deprecated flat names to the same settings', () => {
+    const resolve = (options: Partial<ProvisionControllerOptions>) => {
+      const { leaderElection, metricsServer } = resolveOptions({
+        ...base(),
+        leaderElection: true,
+        ...options,
+      });
+      return { leaderElection, metricsServer };
+    };
+    expect(
+      resolve({
+        leaderElection: {
+          namespace: 'ns',
+          leaseDurationMs: 20_000,
+          releaseOnShutdown: false,
+          onLost: 'reject',
+        },
+        metricsServer: { port: 8080, address: '127.0.0.1', path: '/m' },
+      }),
+    ).toEqual(
+      resolve({
+        leaderElectionNamespace: 'ns',
+        leaseDurationMs: 20_000,
+        releaseLeaseOnShutdown: false,
+        onLeaseLost: 'reject',
+        metricsPort: 8080,
+        metricsAddress: '127.0.0.1',
+        metricsPath: '/m',
+      }),
+    );
+    expect(resolveOptions({ ...base(), leaderElection: false }).leaderElection.enabled).toBe(false);
+  });
+
+  it.each([
+    [
+      { metricsServer: { port: 1 }, metricsPort: 2 },
+      'metricsServer.port, metricsPort cannot be used together',
+    ],
+    [
+      { leaderElection: { namespace: 'a' }, leaderElectionNamespace: 'b' },
+      'leaderElection.namespace, leaderElectionNamespace cannot be used together',
+    ],
+    [{ metricsServer: { path: 'metrics' } }, 'metricsServer.path must start with "/"'],
+    [{ metricsServer: { port: -1 } }, 'metricsServer.port must be an integer in [0, 65535]'],
+    [
+      { leaderElection: { onLost: 'exit' as never } },
+      'leaderElection.onLost must be one of campaign, reject',
+    ],
+    [{ leaderElection: 'yes' as never }, 'leaderElection must be a boolean or an object'],
+  ] satisfies [Partial<ProvisionControllerOptions>, string][])(
+    'names the option as given in a problem with a process group: %j',
+    (bad, message) => {
+      expect(() => resolveOptions({ ...base(), ...bad })).toThrow(message);
+    },
+  );
+
+  it('saves PVs with the queue store by default, as the CLIs do', async () => {
+    const controller = new ProvisionController(base());
+    expect(await controller.registry.metrics()).toContain('workqueue_depth{name="unsavedpvs"}');
+    const blocking = new ProvisionController({ ...base(), pvSave: { strategy: 'blocking' } });
+    expect(await blocking.registry.metrics()).not.toContain('unsavedpvs');
+  });
+
+  it('resolves pvSave and its Go aliases to the same settings', () => {
+    const limiter = new ItemExponentialFailureRateLimiter(1, 1);
+    const backoff = { steps: 3, initial: 500, factor: 2 };
+    const pvSave = (options: Partial<ProvisionControllerOptions>) =>
+      resolveOptions({ ...base(), ...options }).pvSave;
+    expect(pvSave({ pvSave: { strategy: 'blocking' } })).toEqual({
+      strategy: 'blocking',
+      backoff: { steps: 5, initial: 10_000, factor: 1 },
+    });
+    expect(pvSave({ pvSave: { strategy: 'blocking', backoff } })).toEqual(
+      pvSave({ createProvisionedPVBackoff: backoff }),
+    );
+    expect(pvSave({ createProvisionedPVRetryCount: 2, createProvisionedPVIntervalMs: 7 })).toEqual(
+      pvSave({ pvSave: { strategy: 'blocking', backoff: { steps: 2, initial: 7 } } }),
+    );
+    expect(pvSave({ pvSave: { strategy: 'queue', limiter, workers: 2 } })).toEqual(
+      pvSave({ createProvisionedPVLimiter: limiter, saveQueueWorkers: 2 }),
+    );
+  });
+
+  it.each([
+    [{ pvSave: { strategy: 'later' } as never }, 'pvSave.strategy must be one of queue, blocking'],
+    [
+      { pvSave: { strategy: 'queue', workers: 0 } },
+      'pvSave.workers must be an integer in [1, 9007199254740991], got 0',
+    ],
+    [{ pvSave: { strategy: 'queue', limiter: {} as never } }, 'pvSave.limiter must be a RateLimiter'],
+    [
+      { pvSave: { strategy: 'blocking', backoff: { steps: 0, initial: 1 } } },
+      'pvSave.backoff needs integer steps >= 1, initial >= 0, factor >= 1, jitter >= 0',
+    ],
+    [
+      { pvSave: { strategy: 'blocking' }, createProvisionedPVRetryCount: 3 },
+      'pvSave, createProvisionedPVRetryCount/createProvisionedPVIntervalMs cannot be used together',
+    ],
+    [
+      { pvSave: { strategy: 'queue' }, saveQueueWorkers: 3 },
+      'pvSave, saveQueueWorkers cannot be used together',
+    ],
+  ] satisfies [Partial<ProvisionControllerOptions>, string][])('rejects a bad pvSave: %j', (bad, message) => {
+    expect(() => resolveOptions({ ...base(), ...bad })).toThrow(message);
   });
 
   it.each([

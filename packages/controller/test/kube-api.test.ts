@@ -167,6 +167,20 @@ describe('createKubeApi: paths, verbs and bodies', () => {
     ]);
   });
 
+  it('patches the status subresource on its own path', async () => {
+    env.server.handle((_req, res) => sendJson(res, 200, pvJson));
+    await api()
+      .resource(resources.persistentVolumeClaims)
+      .patch('data', { status: { capacity: { storage: '2Gi' } } }, 'merge', {
+        namespace: 'ns',
+        subresource: 'status',
+      });
+    expect(env.server.requests[0]).toMatchObject({
+      method: 'PATCH',
+      path: '/api/v1/namespaces/ns/persistentvolumeclaims/data/status',
+    });
+  });
+
   it('deletes with DeleteOptions carrying the preconditions', async () => {
     env.server.handle((_req, res) => sendJson(res, 200, { kind: 'Status', status: 'Success' }));
     await api()

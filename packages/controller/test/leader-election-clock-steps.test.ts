@@ -8,6 +8,7 @@ import { resources } from '../src/client/resource-client.ts';
 import { LeaderElector } from '../src/leader-election/leader-elector.ts';
 import { FakeKubeApi } from '../src/testing/fake-api.ts';
 import { ManualClock } from '../src/testing/manual-clock.ts';
+import { settle } from '../src/testing/wait.ts';
 
 const start = Date.UTC(2025, 0, 1);
 
@@ -33,7 +34,7 @@ function candidate(api: FakeKubeApi, identity: string, clock: ManualClock) {
 async function pumpAll(clocks: readonly ManualClock[], ms: number, step = 100): Promise<void> {
   for (let elapsed = 0; elapsed < ms; elapsed += step) {
     for (const clock of clocks) clock.advance(step);
-    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    await settle();
   }
 }
 

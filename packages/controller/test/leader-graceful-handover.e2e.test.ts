@@ -162,7 +162,7 @@ it('hands over to the standby during a graceful stop mid-batch, with no work aft
       api: recordingWrites(client(), () => identity),
       provisionerName,
       provisioner: backend.provisioner(() => identity),
-      leaderElectionNamespace: leaseNamespace,
+      leaderElection: { namespace: leaseNamespace },
       threadiness,
       logger: silentLogger,
     });

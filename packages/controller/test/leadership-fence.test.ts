@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { resources } from '../src/client/resource-client.ts';
 import { isLeaderElectionLostError } from '../src/controller/leader-election-lost-error.ts';
+import type { LeaseLossPolicy } from '../src/controller/process-options.ts';
 import { isLeadershipLapsedError } from '../src/leader-election/lease-fence.ts';
 import type { ManualClock } from '../src/testing/manual-clock.ts';
 import { statusError } from '../src/testing/status-error.ts';
 import { settle } from '../src/testing/wait.ts';
 import { annBetaStorageProvisioner, annSelectedNode, finalizerPV } from '../src/wire-names.ts';
-import { defaultControllerRateLimiter } from '../src/workqueue/rate-limiters.ts';
 import {
   deleteCounts,
   gate,
@@ -34,14 +34,12 @@ const resumes = {
 } as const;
 
 /**
- * A leading controller on the manual clock that stops for good on a lapse (`onLeaseLost: 'reject'`),
- * so that nothing of a later term mixes in; `outcome()` is how `run()` settled, once it has.
+ * A leading controller on the manual clock that stops for good on a lapse (`onLost: 'reject'` unless
+ * told otherwise), so that nothing of a later term mixes in; `outcome()` is how `run()` settled, once it has.
  */
-async function leader(options: HarnessOptions) {
+async function leader(options: HarnessOptions, onLost: LeaseLossPolicy = 'reject') {
   const harness = manualHarness({
-    leaderElection: true,
-    leaderElectionNamespace: 'kube-system',
-    onLeaseLost: 'reject',
+    leaderElection: { namespace: 'kube-system', onLost },
     ...options,
   });
   let outcome: unknown = 'running';
@@ -189,7 +187,14 @@ describe('leadership fence: provisioning', () => {
   });
 
   it('does not retry the save nor clean up the asset after the pause (blocking store)', async () => {
-    const { clock, api, harness: h } = await leader({ objects: [storageClass, claim] });
+    const {
+      clock,
+      api,
+      harness: h,
+    } = await leader({
+      objects: [storageClass, claim],
+      pvSave: { strategy: 'blocking' },
+    });
     const creates = gate();
     let createCalls = 0;
     api.prependReactor({ verb: 'create', resource: 'persistentvolumes' }, async () => {
@@ -211,8 +216,8 @@ describe('leadership fence: provisioning', () => {
   });
 
   const stores = {
-    'blocking store': {},
-    'queue store': { createProvisionedPVLimiter: defaultControllerRateLimiter() },
+    'blocking store': { pvSave: { strategy: 'blocking' } },
+    'queue store': { pvSave: { strategy: 'queue' } },
   } as const;
   for (const [store, storeOptions] of Object.entries(stores)) {
     for (const [resume, pause] of Object.entries(resumes)) {
@@ -248,7 +253,7 @@ describe('leadership fence: provisioning', () => {
       harness: h,
     } = await leader({
       objects: [storageClass, claim],
-      createProvisionedPVLimiter: defaultControllerRateLimiter(),
+      pvSave: { strategy: 'queue' },
     });
     let createCalls = 0;
     const remove = api.prependReactor({ verb: 'create', resource: 'persistentvolumes' }, () => {
@@ -418,10 +423,12 @@ describe('leadership fence: after a lapse', () => {
       api,
       harness: h,
       outcome,
-    } = await leader({
-      objects: [storageClass, claim],
-      onLeaseLost: 'campaign',
-    });
+    } = await leader(
+      {
+        objects: [storageClass, claim],
+      },
+      'campaign',
+    );
     const provisioned = gate();
     h.provisioner.provisionResult = async (options) => {
       await provisioned.wait;
@@ -453,10 +460,12 @@ describe('leadership fence: stopping', () => {
       harness: h,
       stop,
       outcome,
-    } = await leader({
-      objects: [storageClass, claim],
-      onLeaseLost: 'campaign',
-    });
+    } = await leader(
+      {
+        objects: [storageClass, claim],
+      },
+      'campaign',
+    );
     let abortedAt: number | undefined;
     h.provisioner.provision = async (options, context) => {
       h.provisioner.provisionCalls.push(options);

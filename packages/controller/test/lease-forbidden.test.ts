@@ -20,8 +20,7 @@ describe('a forbidden Lease', () => {
         newStorageClass('class-1', provisionerName),
         newClaim('claim-1', 'uid-1-1', 'class-1', provisionerName),
       ],
-      leaderElection: true,
-      leaderElectionNamespace: 'kube-system',
+      leaderElection: { namespace: 'kube-system' },
       logger: createLogger({ level: 'info', write: (line) => void lines.push(JSON.parse(line)) }),
     });
     const remove = api.prependReactor({ resource: 'leases', verb: 'get' }, () => {

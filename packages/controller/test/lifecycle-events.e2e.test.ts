@@ -59,7 +59,7 @@ it('emits leading, synced, provisioned, deleted and stoppedLeading for a claim a
     api: client(),
     provisionerName,
     provisioner,
-    leaderElectionNamespace: namespace,
+    leaderElection: { namespace },
     logger: silentLogger,
   });
   const seen = recordLifecycle(controller);

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'eventemitter3';
 import { describe, expect, it } from 'vitest';
 import { isLeaderElectionLostError } from '../src/controller/leader-election-lost-error.ts';
+import type { LeaseLossPolicy } from '../src/controller/process-options.ts';
 import { IgnoredError } from '../src/errors.ts';
 import { isLeadershipLapsedError } from '../src/leader-election/lease-fence.ts';
 import { type LifecycleEventMap, lifecycleSink } from '../src/util/lifecycle-emitter.ts';
@@ -24,8 +25,8 @@ const storageClass = newStorageClass('class-1', provisionerName);
 const claim = newClaim('claim-1', 'uid-1-1', 'class-1', provisionerName);
 
 /** A controller with leader election on the manual clock, its events recorded from the start. */
-function leader(options: HarnessOptions) {
-  const harness = manualHarness({ leaderElection: true, leaderElectionNamespace: 'kube-system', ...options });
+function leader(options: HarnessOptions, onLost: LeaseLossPolicy = 'campaign') {
+  const harness = manualHarness({ leaderElection: { namespace: 'kube-system', onLost }, ...options });
   const seen = recordLifecycle(harness.harness.controller);
   const stop = new AbortController();
   const done = harness.harness.controller.run(stop.signal).then(
@@ -71,12 +72,7 @@ describe('lifecycle events: provisioning', () => {
   });
 
   it('emits neither provisioned nor provisionFailed for a result that returns after the term lapsed', async () => {
-    const {
-      clock,
-      harness: h,
-      seen,
-      done,
-    } = leader({ objects: [storageClass, claim], onLeaseLost: 'reject' });
+    const { clock, harness: h, seen, done } = leader({ objects: [storageClass, claim] }, 'reject');
     const provisioned = gate();
     h.provisioner.provisionResult = async (options) => {
       await provisioned.wait;
@@ -142,10 +138,12 @@ describe('lifecycle events: deletion', () => {
       harness: h,
       seen,
       done,
-    } = leader({
-      objects: [storageClass, releasedVolume()],
-      onLeaseLost: 'reject',
-    });
+    } = leader(
+      {
+        objects: [storageClass, releasedVolume()],
+      },
+      'reject',
+    );
     const deleted = gate();
     h.provisioner.deleteResult = () => deleted.wait;
     await pump(clock, 2_000);

@@ -52,7 +52,7 @@ describe('ProvisionController API budget', () => {
 
   it('gives the Lease a client of its own throttle too; events default to 20 QPS, burst 30', () => {
     const { api, throttled } = apiWithThrottles();
-    create({ api, leaderElection: true, leaderElectionNamespace: 'kube-system' });
+    create({ api, leaderElection: { namespace: 'kube-system' } });
     expect(throttled).toEqual([
       { limit: { qps: 20, burst: 30 }, plurals: ['events'] },
       { limit: defaultRateLimit, plurals: ['leases'] },

@@ -88,8 +88,7 @@ async function runningLeader(): Promise<
     harness: h,
   } = manualHarness({
     objects,
-    leaderElection: true,
-    leaderElectionNamespace: 'kube-system',
+    leaderElection: { namespace: 'kube-system' },
   });
   const probes = new Probes();
   h.controller.registerChecks(probes);
@@ -99,10 +98,10 @@ async function runningLeader(): Promise<
   return { clock, api, harness: h, probes, liveness };
 }
 
-describe('ProvisionController built-in server (metricsPort)', () => {
+describe('ProvisionController built-in server (metricsServer)', () => {
   it('serves the controller metrics and both probes while running, and closes after stop', async () => {
     const port = await freePort();
-    const h = new Harness({ objects, metricsPort: port, metricsAddress: '127.0.0.1' }).start();
+    const h = new Harness({ objects, metricsServer: { port, address: '127.0.0.1' } }).start();
     const base = `http://127.0.0.1:${port}`;
     await eventually(() => expect(h.volumes()).toHaveLength(1));
     // The success counter is written after the PV save, so it may trail the PV by a moment.
@@ -129,9 +128,7 @@ describe('ProvisionController built-in server (metricsPort)', () => {
     const port = await freePort();
     const h = new Harness({
       objects,
-      metricsPort: port,
-      metricsAddress: '127.0.0.1',
-      metricsPath: '/custom',
+      metricsServer: { port, address: '127.0.0.1', path: '/custom' },
       metricsRegistry: new Registry(),
     }).start();
     const base = `http://127.0.0.1:${port}`;
@@ -145,22 +142,22 @@ describe('ProvisionController built-in server (metricsPort)', () => {
 
   it('rejects run before starting any work when the port is taken', async () => {
     const port = await listening();
-    const h = new Harness({ objects, metricsPort: port, metricsAddress: '127.0.0.1' });
+    const h = new Harness({ objects, metricsServer: { port, address: '127.0.0.1' } });
     await expect(h.controller.run()).rejects.toMatchObject({ code: 'EADDRINUSE' });
     expect(h.api.actions()).toEqual([]);
     expect(h.provisioner.provisionCalls).toEqual([]);
   });
 
-  it.each(['/healthz', '/readyz'])('refuses metricsPath %s, which the probes use', (metricsPath) => {
+  it.each(['/healthz', '/readyz'])('refuses metrics path %s, which the probes use', (path) => {
     const create = (): ProvisionController =>
       new ProvisionController({
         api: new FakeKubeApi(),
         provisionerName,
         provisioner: new RecordingProvisioner(),
-        metricsPath,
+        metricsServer: { path },
       });
     expect(create).toThrow(ConfigurationError);
-    expect(create).toThrow('metricsPath must not be /healthz or /readyz');
+    expect(create).toThrow('metricsServer.path must not be /healthz or /readyz');
   });
 });
 
@@ -201,7 +198,7 @@ describe('ProvisionController.registerChecks', () => {
       spec: { holderIdentity: 'other', leaseDurationSeconds: 60, acquireTime: now, renewTime: now },
     };
     api.seed(resources.leases, lease);
-    const h = new Harness({ objects, api, leaderElection: true, leaderElectionNamespace: 'kube-system' });
+    const h = new Harness({ objects, api, leaderElection: { namespace: 'kube-system' } });
     const probes = new Probes();
     h.controller.registerChecks(probes);
     h.start();

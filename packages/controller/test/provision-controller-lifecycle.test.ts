@@ -73,9 +73,7 @@ describe('ProvisionController lifecycle', () => {
       api,
       harness: h,
     } = manual({
-      leaderElection: true,
-      leaderElectionNamespace: 'kube-system',
-      onLeaseLost: 'reject',
+      leaderElection: { namespace: 'kube-system', onLost: 'reject' },
     });
     h.start();
     await pump(clock, 2_000);
@@ -95,9 +93,7 @@ describe('ProvisionController lifecycle', () => {
       api,
       harness: h,
     } = manual({
-      leaderElection: true,
-      leaderElectionNamespace: 'kube-system',
-      onLeaseLost: 'reject',
+      leaderElection: { namespace: 'kube-system', onLost: 'reject' },
     });
     const run = h.controller.run(new AbortController().signal);
     const outcome = run.then(
@@ -121,9 +117,7 @@ describe('ProvisionController lifecycle', () => {
       api,
       harness: h,
     } = manual({
-      leaderElection: true,
-      leaderElectionNamespace: 'kube-system',
-      onLeaseLost: 'reject',
+      leaderElection: { namespace: 'kube-system', onLost: 'reject' },
     });
     let abortedAt: number | undefined;
     h.provisioner.provision = async (options, context) => {

@@ -84,8 +84,7 @@ describe('Provisioner.maintain', () => {
     } = manualHarness({
       provisioner,
       logger,
-      leaderElection: true,
-      leaderElectionNamespace: 'kube-system',
+      leaderElection: { namespace: 'kube-system' },
     });
     const leaseName = h.controller.lease.split('/')[1] ?? '';
     const now = new Date(clock.now());

@@ -234,9 +234,8 @@ beforeAll(async () => {
     provisionerName,
     provisioner,
     addFinalizer: true,
-    leaderElectionNamespace: controllerNamespace,
-    metricsPort: port,
-    metricsAddress: '127.0.0.1',
+    leaderElection: { namespace: controllerNamespace },
+    metricsServer: { port, address: '127.0.0.1' },
     logger: silentLogger,
   });
   running = controller.run(stop.signal);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resources } from '../src/client/resource-client.ts';
+import type { ProvisionControllerOptions } from '../src/controller/options.ts';
 import { IgnoredError } from '../src/errors.ts';
 import { statusError } from '../src/testing/status-error.ts';
 import { annBetaStorageProvisioner, annMigratedTo, annSelectedNode, finalizerPV } from '../src/wire-names.ts';
@@ -173,8 +174,7 @@ describe('TestController', () => {
   it('try to provision for claim-1 but fail to save the pv object', async () => {
     const h = create({
       objects: [class1, claim1],
-      createProvisionedPVRetryCount: 2,
-      createProvisionedPVIntervalMs: 1,
+      pvSave: { strategy: 'blocking', backoff: { steps: 2, initial: 1 } },
     });
     h.api.prependReactor({ verb: 'create', resource: 'persistentvolumes' }, () => {
       throw new Error('fake error');
@@ -240,7 +240,7 @@ describe('TestController', () => {
   it("PV save backoff: provision a PV and fail to save it -> it's in the queue", async () => {
     const h = create({
       objects: [class1, claim1],
-      createProvisionedPVLimiter: new ItemExponentialFailureRateLimiter(60_000, 60_000),
+      pvSave: { strategy: 'queue', limiter: new ItemExponentialFailureRateLimiter(60_000, 60_000) },
     });
     h.api.prependReactor({ verb: 'create', resource: 'persistentvolumes' }, () => {
       throw new Error('fake error');
@@ -257,7 +257,7 @@ describe('TestController', () => {
   it("PV save backoff: provision a PV and fail to save it two times -> it's removed from the queue", async () => {
     const h = create({
       objects: [class1, claim1],
-      createProvisionedPVLimiter: new ItemExponentialFailureRateLimiter(1, 1),
+      pvSave: { strategy: 'queue', limiter: new ItemExponentialFailureRateLimiter(1, 1) },
     });
     let failures = 0;
     h.api.prependReactor({ verb: 'create', resource: 'persistentvolumes' }, () => {
@@ -461,9 +461,9 @@ describe('deletion guard, conflicts and preconditions', () => {
   });
 
   it.each([
-    ['blocking', {}],
-    ['queue', { createProvisionedPVLimiter: new ItemExponentialFailureRateLimiter(1, 1) }],
-  ])(
+    ['blocking', { pvSave: { strategy: 'blocking' } }],
+    ['queue', { pvSave: { strategy: 'queue', limiter: new ItemExponentialFailureRateLimiter(1, 1) } }],
+  ] satisfies [string, Pick<ProvisionControllerOptions, 'pvSave'>][])(
     '%s store: refuses a PV save that hits AlreadyExists on a PV of another claim, without cleanup',
     async (_store, save) => {
       const h = create({

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { IgnoredError, InfeasibleError } from '../src/index.ts';
 import {
   claimFixture,
-  classFixture,
   finishedFailure,
   operationContext,
   provisionedVolume,
@@ -30,11 +29,11 @@ describe('provision fixtures', () => {
 
   it('makes a claim and class that name each other and the harness provisioner, with no extra fields', () => {
     const claim = claimFixture();
-    const cls = classFixture();
+    const cls = storageClassFixture();
     expect(claim.spec?.storageClassName).toBe(cls.metadata?.name);
     expect(claim.metadata?.annotations?.[annStorageProvisioner]).toBe(cls.provisioner);
     expect(
-      classFixture({ name: 'gold', provisioner: 'example.com/p', reclaimPolicy: 'Retain' }),
+      storageClassFixture({ name: 'gold', provisioner: 'example.com/p', reclaimPolicy: 'Retain' }),
     ).toMatchObject({
       metadata: { name: 'gold' },
       provisioner: 'example.com/p',
@@ -48,7 +47,14 @@ describe('provision fixtures', () => {
 
   it('hands a claim over as the controller does: PV name from its UID, selected node from its annotation', () => {
     const pvc = claimFixture({ uid: 'u-1', selectedNode: 'node-b' });
-    const sc = storageClassFixture('fast', 'example.com/p', { a: 'b' }, { reclaimPolicy: 'Retain' });
+    const sc = storageClassFixture({
+      name: 'fast',
+      provisioner: 'example.com/p',
+      parameters: { a: 'b' },
+      reclaimPolicy: 'Retain',
+    });
+    // The deprecated positional form builds the same class.
+    expect(storageClassFixture('fast', 'example.com/p', { a: 'b' }, { reclaimPolicy: 'Retain' })).toEqual(sc);
     expect(sc).toEqual({
       apiVersion: 'storage.k8s.io/v1',
       kind: 'StorageClass',

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { settle } from '../src/testing/wait.ts';
 import { createLogger } from '../src/util/logger.ts';
 import { WorkQueue } from '../src/workqueue/queue.ts';
 import { runWorkers } from '../src/workqueue/worker-pool.ts';
@@ -16,7 +17,7 @@ function gate(): { promise: Promise<void>; open: () => void } {
 async function until(condition: () => boolean, attempts = 1000): Promise<void> {
   for (let i = 0; i < attempts; i++) {
     if (condition()) return;
-    await new Promise((resolve) => setImmediate(resolve));
+    await settle(1);
   }
   throw new Error('condition not met');
 }
@@ -50,7 +51,7 @@ describe('runWorkers', () => {
     const pool = runWorkers(queue, 4, async (item) => {
       calls.push(`start ${item}`);
       if (calls.length === 1) queue.add(item);
-      await new Promise((resolve) => setImmediate(resolve));
+      await settle(1);
       calls.push(`end ${item}`);
     });
     queue.add('a');

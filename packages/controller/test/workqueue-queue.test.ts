@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { settle } from '../src/testing/wait.ts';
 import { type GetResult, WorkQueue } from '../src/workqueue/queue.ts';
 
 /** Takes every queued item without waiting. */
@@ -20,9 +21,6 @@ function track<T>(promise: Promise<T>): { settled: boolean; value?: T; error?: u
   );
   return state;
 }
-
-/** Lets already-settled promises run their callbacks. */
-const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 describe('WorkQueue', () => {
   it('hands items out in the order they were added', async () => {

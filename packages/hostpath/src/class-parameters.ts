@@ -22,6 +22,15 @@ export interface ClassParameters {
   readonly uid: number | undefined;
   /** Group set on created directories; `undefined` leaves the provisioner's own gid. */
   readonly gid: number | undefined;
+  /**
+   * Whether each volume's size is enforced with a project quota (parameter `enforceSize`). Default
+   * false: the size is bookkeeping only.
+   */
+  readonly enforceSize: boolean;
+  /** Hard limit above the request, in percent of it (`hardLimitGrace`, OpenEBS's name). Default 0. */
+  readonly hardLimitGracePercent: number;
+  /** Soft limit above the request, in percent of it (`softLimitGrace`); `undefined`: no soft limit. */
+  readonly softLimitGracePercent: number | undefined;
 }
 
 /** PVC annotation choosing `hostPath` or `local`, honoured only when the class sets `allowVolumeTypeAnnotation`. */
@@ -35,7 +44,16 @@ const booleans = ['true', 'false'] as const;
 // Linux ids are 32-bit; 2^32-1 is the "no change" sentinel of chown(2), so it is not a valid owner.
 const maxId = 0xffff_fffe;
 
-type ParameterName = 'volumeType' | 'allowVolumeTypeAnnotation' | 'pathPattern' | 'mode' | 'uid' | 'gid';
+type ParameterName =
+  | 'volumeType'
+  | 'allowVolumeTypeAnnotation'
+  | 'pathPattern'
+  | 'mode'
+  | 'uid'
+  | 'gid'
+  | 'enforceSize'
+  | 'softLimitGrace'
+  | 'hardLimitGrace';
 
 /** What each parameter accepts, as shown in error messages. */
 const accepted: Readonly<Record<ParameterName, string>> = {
@@ -45,6 +63,9 @@ const accepted: Readonly<Record<ParameterName, string>> = {
   mode: 'an octal mode of 3 or 4 digits, such as 0777, 0750 or 2770',
   uid: `a decimal user id from 0 to ${maxId}`,
   gid: `a decimal group id from 0 to ${maxId}`,
+  enforceSize: booleans.join(', '),
+  softLimitGrace: 'a percentage of the request from 0% to 1000%, such as 10%',
+  hardLimitGrace: 'a percentage of the request from 0% to 1000%, such as 10%',
 };
 
 const parameterNames = Object.keys(accepted) as ParameterName[];
@@ -74,6 +95,9 @@ export function parseClassParameters(
     mode: number;
     uid: number | undefined;
     gid: number | undefined;
+    enforceSize: boolean;
+    hardLimitGracePercent: number;
+    softLimitGracePercent: number | undefined;
   } = {
     volumeType: 'hostPath',
     allowVolumeTypeAnnotation: false,
@@ -81,6 +105,9 @@ export function parseClassParameters(
     mode: defaultDirectoryMode,
     uid: undefined,
     gid: undefined,
+    enforceSize: false,
+    hardLimitGracePercent: 0,
+    softLimitGracePercent: undefined,
   };
 
   for (const [key, value] of Object.entries(parameters ?? {})) {
@@ -114,7 +141,26 @@ export function parseClassParameters(
         else result[key] = id;
         break;
       }
+      case 'enforceSize':
+        if (value === 'true' || value === 'false') result.enforceSize = value === 'true';
+        else invalid(key, value);
+        break;
+      case 'softLimitGrace':
+      case 'hardLimitGrace': {
+        const percent = parsePercent(value);
+        if (percent === undefined) invalid(key, value);
+        else if (key === 'softLimitGrace') result.softLimitGracePercent = percent;
+        else result.hardLimitGracePercent = percent;
+        break;
+      }
     }
+  }
+  const graces = ['softLimitGrace', 'hardLimitGrace'].filter((key) => parameters?.[key] !== undefined);
+  if (graces.length > 0 && !result.enforceSize) {
+    problems.push(`parameter ${graces.map((key) => `"${key}"`).join(' and ')} needs "enforceSize": "true"`);
+  }
+  if ((result.softLimitGracePercent ?? 0) > result.hardLimitGracePercent) {
+    problems.push('parameter "softLimitGrace" must not be above "hardLimitGrace"');
   }
 
   if (problems.length > 0) {
@@ -151,6 +197,12 @@ export function resolveVolumeType(
 
 function parseVolumeType(value: string): VolumeType | undefined {
   return volumeTypes.find((type) => type === value);
+}
+
+function parsePercent(value: string): number | undefined {
+  if (!/^(0|[1-9][0-9]{0,3})%$/.test(value)) return undefined;
+  const percent = Number(value.slice(0, -1));
+  return percent <= 1000 ? percent : undefined;
 }
 
 function parseId(value: string): number | undefined {

@@ -4,6 +4,8 @@
  * symlink-safe operations of `@kube-provisioner/safe-fs`.
  */
 import {
+  type ExpandOptions,
+  type ExpandResult,
   IgnoredError,
   InfeasibleError,
   type OperationContext,
@@ -26,12 +28,16 @@ import {
 } from '@kube-provisioner/safe-fs';
 import type { V1Node, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { type ClassParameters, parseClassParameters, resolveVolumeType } from './class-parameters.ts';
+import { listOwnedVolumes, type VolumeLister } from './owned-volumes.ts';
 import {
   buildPersistentVolume,
   defaultNodeAffinityKey,
   volumeNode,
   volumePath,
 } from './persistent-volume.ts';
+import { type ProjectQuotaAccess, projectLimits, SizeEnforcement } from './size-enforcement.ts';
+import { quantityBytes } from './storage-quantity.ts';
+import type { UsageMonitor } from './usage-monitor.ts';
 
 /** Deployment mode: one instance per node (DaemonSet), or one leader-elected instance for a shared root. */
 export type ProvisionerMode = 'per-node' | 'shared';
@@ -61,6 +67,13 @@ export interface HostPathProvisionerOptions {
   readonly nodes?: NodeReader | undefined;
   /** System calls used on the root; tests inject failures here. Default: the real ones. */
   readonly fs?: FsOps | undefined;
+  /**
+   * Usage reporting: each `maintain` call measures the volumes this instance owns (read with
+   * `volumes`) through `monitor`. Absent: no usage is measured.
+   */
+  readonly usage?: { readonly monitor: UsageMonitor; readonly volumes: VolumeLister } | undefined;
+  /** Project quotas, for classes with `enforceSize`. Default: `xfs_quota` and `/proc/self/mountinfo`. */
+  readonly projectQuotas?: ProjectQuotaAccess | undefined;
 }
 
 // Per-node volumes live on one node, so only single-node access modes make sense.
@@ -77,6 +90,8 @@ export class HostPathProvisioner implements Provisioner {
   readonly #nodeName: string | undefined;
   readonly #affinityKey: string;
   readonly #nodes: NodeReader | undefined;
+  readonly #usage: HostPathProvisionerOptions['usage'];
+  readonly #sizes: SizeEnforcement;
 
   /** @throws Error when the root is not absolute, or per-node mode has no node name. */
   constructor(options: HostPathProvisionerOptions) {
@@ -90,6 +105,8 @@ export class HostPathProvisioner implements Provisioner {
     this.#nodeName = options.nodeName || undefined;
     this.#affinityKey = options.nodeAffinityKey ?? defaultNodeAffinityKey;
     this.#nodes = options.nodes;
+    this.#usage = options.usage;
+    this.#sizes = new SizeEnforcement(this.#root, options.projectQuotas);
   }
 
   shouldProvision(pvc: Readonly<V1PersistentVolumeClaim>): boolean {
@@ -161,7 +178,48 @@ export class HostPathProvisioner implements Provisioner {
     // The stored path is untrusted input: it must resolve strictly inside the root.
     const relative = relativePathUnder(this.#root.base, path);
     context.signal.throwIfAborted();
+    await this.#sizes.removeLimit(relative, pv.metadata?.name ?? '', context);
     await this.#removeDirectory(relative, pv, context);
+  }
+
+  /** In per-node mode only the volume's own node expands it; the others leave the claim alone. */
+  shouldExpand(pv: Readonly<V1PersistentVolume>): boolean {
+    return this.#mode === 'shared' || volumeNode(pv) === this.#nodeName;
+  }
+
+  /**
+   * Grows a volume. Without enforced sizes a directory has no size to change: the new capacity is
+   * bookkeeping only, recorded on the PV and the claim by the controller. With them, the project's
+   * limits are raised first.
+   */
+  async expand(options: ExpandOptions, context: OperationContext): Promise<ExpandResult> {
+    const path = volumePath(options.pv);
+    if (path === undefined) throw new Error('the volume has neither a hostPath nor a local source');
+    const relative = relativePathUnder(this.#root.base, path);
+    try {
+      const bytes = quantityBytes(options.capacity);
+      if (bytes === undefined) throw new InfeasibleError(`size ${options.capacity} is not a number of bytes`);
+      const limits = projectLimits(bytes, parseClassParameters(options.storageClass.parameters));
+      // A volume without a project has no size to raise: bookkeeping only.
+      await this.#sizes.raiseLimit(relative, options.pv.metadata?.name ?? '', limits, context);
+    } catch (err) {
+      if (err instanceof InfeasibleError) return { error: err, state: 'Finished' };
+      throw err;
+    }
+    return { capacity: options.capacity };
+  }
+
+  /** Measures the usage of the volumes this instance owns, when usage reporting is on. */
+  async maintain(context: OperationContext): Promise<void> {
+    if (this.#usage === undefined) return;
+    const scope = {
+      mode: this.#mode,
+      provisionerName: this.#provisionerName,
+      root: this.#root.base,
+      nodeName: this.#nodeName,
+    };
+    const volumes = await listOwnedVolumes(this.#usage.volumes, scope, context);
+    await this.#usage.monitor.refresh(volumes, context.signal, context.logger);
   }
 
   #checkPlacement(selectedNodeName: string): void {
@@ -240,10 +298,35 @@ export class HostPathProvisioner implements Provisioner {
 
   async #createDirectory(
     relative: RelativeVolumePath,
-    { pvc, pvName }: ProvisionOptions,
+    options: ProvisionOptions,
     parameters: ClassParameters,
     context: OperationContext,
   ): Promise<string> {
+    const path = joinBasePath(this.#root.base, relative);
+    if (!parameters.enforceSize) {
+      await this.#makeVolume(relative, options, parameters, undefined, context);
+      return path;
+    }
+    const request = options.pvc.spec?.resources?.requests?.storage;
+    const bytes = quantityBytes(request);
+    if (bytes === undefined)
+      throw new InfeasibleError(`the requested size ${request} is not a number of bytes`);
+    // Before anything is made: a root that cannot enforce sizes gets no volume.
+    const quotas = await this.#sizes.quotas();
+    await this.#sizes.withNewProjectId(quotas, context.signal, (id) =>
+      this.#makeVolume(relative, options, parameters, id, context),
+    );
+    await this.#sizes.enforce(relative, path, quotas, projectLimits(bytes, parameters), context);
+    return path;
+  }
+
+  async #makeVolume(
+    relative: RelativeVolumePath,
+    { pvc, pvName }: ProvisionOptions,
+    parameters: ClassParameters,
+    projectId: number | undefined,
+    context: OperationContext,
+  ): Promise<void> {
     context.assertLeader();
     const outcome = await this.#root.createVolume(relative, {
       owner: {
@@ -252,6 +335,7 @@ export class HostPathProvisioner implements Provisioner {
         claimName: pvc.metadata?.name ?? '',
         pvName,
         provisioner: this.#provisionerName,
+        ...(projectId === undefined ? {} : { projectId }),
       },
       mode: parameters.mode,
       // The class mode, but never writable by group or others: whoever can write a parent can swap
@@ -268,7 +352,6 @@ export class HostPathProvisioner implements Provisioner {
     // the claim's either way, and the new leader's retry reuses it; nothing more happens in this term.
     context.assertLeader();
     context.logger.info({ path: relative, outcome }, 'volume directory ready');
-    return joinBasePath(this.#root.base, relative);
   }
 
   async #removeDirectory(

@@ -4,15 +4,43 @@
  * error (a lost Lease stops the work and campaigns again), 2 for invalid configuration.
  */
 import { stat } from 'node:fs/promises';
-import { resources } from '@kube-provisioner/controller';
+import { type KubeApi, resources } from '@kube-provisioner/controller';
 import { runProvisioner } from '@kube-provisioner/controller/cli';
+import { createEventRecorder } from '@kube-provisioner/controller/events';
 import { checkWritableDirectory, fsOpsForRoot } from '@kube-provisioner/safe-fs';
+import { Registry } from 'prom-client';
 import { type CliOptions, parseCliOptions, program, usage } from './cli-options.ts';
 import { HostPathProvisioner } from './hostpath-provisioner.ts';
+import { quotaMeasure } from './quota-usage.ts';
+import { UsageMonitor, warnOnClaim } from './usage-monitor.ts';
 import { version } from './version.ts';
 
 async function checkRoot(root: string): Promise<void> {
   if (!(await stat(root)).isDirectory()) throw new Error(`${root} is not a directory`);
+}
+
+/**
+ * The usage monitor of `options`, reading PVs and writing events through `api`; off at rate 0. Its
+ * walks stay on the thread pool whatever the root: at their paced rate the pool's cost is nothing,
+ * and listing a directory of a million entries must not stop the event loop (and lease renewal).
+ */
+function usageReporting(options: CliOptions, api: KubeApi, registry: Registry) {
+  if (options.usageScanRate === 0) return undefined;
+  const recorder = createEventRecorder({
+    events: api.resource(resources.events),
+    component: options.provisionerName,
+    host: options.nodeName ?? '',
+  });
+  const monitor = new UsageMonitor({
+    registry,
+    root: options.root,
+    operationsPerSecond: options.usageScanRate,
+    scanTimeoutMs: options.usageIntervalMs,
+    onExceeded: warnOnClaim(recorder),
+    // Enforced volumes are read from quota accounting; the others are walked.
+    measure: quotaMeasure({ root: options.root }),
+  });
+  return { monitor, volumes: api.resource(resources.persistentVolumes) };
 }
 
 await runProvisioner<CliOptions>({
@@ -25,6 +53,7 @@ await runProvisioner<CliOptions>({
     // On a local disk the file-system calls run on the event loop's thread (5x less CPU per volume);
     // a shared root may be a network file system, where they stay on the thread pool.
     const rootFs = fsOpsForRoot(options.root);
+    const registry = new Registry();
     return {
       controller: {
         provisionerName: options.provisionerName,
@@ -36,7 +65,10 @@ await runProvisioner<CliOptions>({
           nodeAffinityKey: options.nodeAffinityKey,
           nodes: perNode ? api.resource(resources.nodes) : undefined,
           fs: rootFs.ops,
+          usage: usageReporting(options, api, registry),
         }),
+        metricsRegistry: registry,
+        maintenanceIntervalMs: options.usageIntervalMs,
         // Per-node instances are each authoritative for their own node; only a shared root needs a leader.
         leaderElection: !perNode,
         addFinalizer: options.addFinalizer,

@@ -7,16 +7,19 @@ import {
   controllerClusterRules,
   leaderElectionRules,
   type PolicyRule,
+  volumeExpansionRules,
 } from '@kube-provisioner/controller/cli';
 
 export type { PolicyRule } from '@kube-provisioner/controller/cli';
 
 /**
  * Cluster-wide rules: the controller's, plus Nodes, read in per-node mode to resolve the node-affinity
- * label and to tell a vanished node from a live peer. Claims are only read: no reschedule.
+ * label and to tell a vanished node from a live peer. Claims are only read (no reschedule); their
+ * status is patched by volume expansion.
  */
 export const clusterRules: readonly PolicyRule[] = [
   ...controllerClusterRules,
+  ...volumeExpansionRules,
   { apiGroups: [''], resources: ['nodes'], verbs: ['get'] },
 ];
 

@@ -26,6 +26,9 @@ describe('parseClassParameters', () => {
       mode: 0o777,
       uid: undefined,
       gid: undefined,
+      enforceSize: false,
+      hardLimitGracePercent: 0,
+      softLimitGracePercent: undefined,
     });
   });
 
@@ -38,6 +41,9 @@ describe('parseClassParameters', () => {
         mode: '2770',
         uid: '1000',
         gid: '0',
+        enforceSize: 'true',
+        softLimitGrace: '5%',
+        hardLimitGrace: '20%',
       }),
     ).toEqual({
       volumeType: 'local',
@@ -46,7 +52,24 @@ describe('parseClassParameters', () => {
       mode: 0o2770,
       uid: 1000,
       gid: 0,
+      enforceSize: true,
+      softLimitGracePercent: 5,
+      hardLimitGracePercent: 20,
     });
+  });
+
+  it('refuses limit graces without enforcement, out of range, or a soft limit above the hard one', () => {
+    expect(failure(() => parseClassParameters({ hardLimitGrace: '10%' })).message).toContain(
+      'parameter "hardLimitGrace" needs "enforceSize": "true"',
+    );
+    expect(
+      failure(() => parseClassParameters({ enforceSize: 'true', hardLimitGrace: '1001%' })).message,
+    ).toContain('invalid value "1001%" for parameter "hardLimitGrace"');
+    expect(
+      failure(() =>
+        parseClassParameters({ enforceSize: 'true', softLimitGrace: '20%', hardLimitGrace: '10%' }),
+      ).message,
+    ).toContain('"softLimitGrace" must not be above "hardLimitGrace"');
   });
 
   it('reads three-digit modes as octal', () => {
@@ -55,7 +78,7 @@ describe('parseClassParameters', () => {
 
   it('names an unknown parameter and lists the accepted ones', () => {
     expect(failure(() => parseClassParameters({ pathPatern: 'x' })).message).toContain(
-      'unknown parameter "pathPatern": accepted parameters: volumeType, allowVolumeTypeAnnotation, pathPattern, mode, uid, gid',
+      'unknown parameter "pathPatern": accepted parameters: volumeType, allowVolumeTypeAnnotation, pathPattern, mode, uid, gid, enforceSize, softLimitGrace, hardLimitGrace',
     );
   });
 

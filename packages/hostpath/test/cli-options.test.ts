@@ -21,6 +21,8 @@ describe('parseCliOptions', () => {
       kubeconfig: undefined,
       healthPort: 8080,
       addFinalizer: true,
+      usageIntervalMs: 300_000,
+      usageScanRate: 500,
       leaderElectionNamespace: undefined,
       claimLabelSelector: undefined,
       kubeApiRateLimit: { qps: 50, burst: 100 },
@@ -30,6 +32,19 @@ describe('parseCliOptions', () => {
       help: false,
       warnings: [],
     });
+  });
+
+  it('reads the usage interval and scan rate, where rate 0 turns usage reporting off', () => {
+    expect(parseCliOptions(['--usage-interval=90s', '--usage-scan-rate=0'], node)).toMatchObject({
+      usageIntervalMs: 90_000,
+      usageScanRate: 0,
+    });
+    expect(parseCliOptions([], { ...node, USAGE_INTERVAL: '1m', USAGE_SCAN_RATE: '2000' })).toMatchObject({
+      usageIntervalMs: 60_000,
+      usageScanRate: 2000,
+    });
+    expect(() => parseCliOptions(['--usage-scan-rate=-1'], node)).toThrow(UsageError);
+    expect(() => parseCliOptions(['--usage-interval=0s'], node)).toThrow(UsageError);
   });
 
   it('refuses to start in per-node mode without a node name', () => {

@@ -6,6 +6,7 @@
  */
 import { InfeasibleError } from '@kube-provisioner/controller';
 import { goBooleanSpellings, parseGoBoolean, parseGoDuration } from '@kube-provisioner/controller/cli';
+import type { SpecialFilePolicy } from '@kube-provisioner/safe-fs';
 import { type DeletePolicy, deletePolicies, parseDeletePolicy } from './delete-policy.ts';
 
 /**
@@ -35,6 +36,16 @@ export interface ClassParameters {
   readonly archiveRetentionMs: number | undefined;
   /** `archiveRetention` as written (a Go duration), recorded on the PV. */
   readonly archiveRetention: string | undefined;
+  /**
+   * Namespaces besides the claim's own whose archived or retained data a claim may take back
+   * (`takeBackFromNamespaces`: a comma-separated list, or `*` for any). Default none.
+   */
+  readonly takeBackFromNamespaces: readonly string[] | '*';
+  /**
+   * What a clone does with FIFOs, sockets and device files of its source (`cloneSpecialFiles`):
+   * `refuse` (default) fails the clone, `skip` leaves them out. Node.js cannot make them (no mknod).
+   */
+  readonly cloneSpecialFiles: SpecialFilePolicy;
 }
 
 type ParameterName =
@@ -43,7 +54,9 @@ type ParameterName =
   | 'pathPattern'
   | 'adoptExisting'
   | 'adoptAmbiguousNamespacePrefix'
-  | 'archiveRetention';
+  | 'archiveRetention'
+  | 'takeBackFromNamespaces'
+  | 'cloneSpecialFiles';
 
 // Any pathPattern is accepted here; its renders are validated per claim.
 type CheckedParameter = Exclude<ParameterName, 'pathPattern'>;
@@ -54,10 +67,12 @@ const accepted: Readonly<Record<CheckedParameter, string>> = {
   adoptExisting: 'true, false',
   adoptAmbiguousNamespacePrefix: 'true, false',
   archiveRetention: 'a positive Go duration such as 720h',
+  takeBackFromNamespaces: 'a comma-separated list of namespaces, or *',
+  cloneSpecialFiles: 'refuse, skip',
 };
 
 const parametersOf: Readonly<Record<NfsDialect, readonly ParameterName[]>> = {
-  'nfs-client': ['archiveOnDelete', 'archiveRetention'],
+  'nfs-client': ['archiveOnDelete', 'archiveRetention', 'takeBackFromNamespaces', 'cloneSpecialFiles'],
   'nfs-subdir': [
     'onDelete',
     'archiveOnDelete',
@@ -65,6 +80,8 @@ const parametersOf: Readonly<Record<NfsDialect, readonly ParameterName[]>> = {
     'adoptExisting',
     'adoptAmbiguousNamespacePrefix',
     'archiveRetention',
+    'takeBackFromNamespaces',
+    'cloneSpecialFiles',
   ],
 };
 
@@ -86,6 +103,8 @@ export function parseClassParameters(
   const flags = { adoptExisting: false, adoptAmbiguousNamespacePrefix: false };
   let archiveRetention: string | undefined;
   let archiveRetentionMs: number | undefined;
+  let takeBackFromNamespaces: readonly string[] | '*' = [];
+  let cloneSpecialFiles: SpecialFilePolicy = 'refuse';
   for (const [key, value] of Object.entries(parameters ?? {})) {
     const name = known.find((candidate) => candidate === key);
     const invalid = (parameter: CheckedParameter): void => {
@@ -116,6 +135,16 @@ export function parseClassParameters(
         else [archiveRetention, archiveRetentionMs] = [value, ms];
         break;
       }
+      case 'takeBackFromNamespaces': {
+        const parsed = parseNamespaceList(value);
+        if (parsed === undefined) invalid(name);
+        else takeBackFromNamespaces = parsed;
+        break;
+      }
+      case 'cloneSpecialFiles':
+        if (value === 'refuse' || value === 'skip') cloneSpecialFiles = value;
+        else invalid(name);
+        break;
       case 'adoptExisting':
       case 'adoptAmbiguousNamespacePrefix':
         if (value === 'true' || value === 'false') flags[name] = value === 'true';
@@ -132,7 +161,18 @@ export function parseClassParameters(
     ...flags,
     archiveRetention,
     archiveRetentionMs,
+    takeBackFromNamespaces,
+    cloneSpecialFiles,
   };
+}
+
+const namespaceName = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/u;
+
+/** `*`, or a comma-separated list of namespace names (spaces around commas allowed); `undefined` when malformed. */
+function parseNamespaceList(value: string): readonly string[] | '*' | undefined {
+  if (value.trim() === '*') return '*';
+  const names = value.split(',').map((name) => name.trim());
+  return names.every((name) => namespaceName.test(name)) ? names : undefined;
 }
 
 /**

@@ -5,6 +5,9 @@
  */
 import { lstat } from 'node:fs/promises';
 import {
+  type DataSourceKind,
+  type ExpandOptions,
+  type ExpandResult,
   InfeasibleError,
   type OperationContext,
   type Provisioner,
@@ -32,11 +35,15 @@ import {
   VolumeRoot,
 } from '@kube-provisioner/safe-fs';
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
+import type { ArchiveMetrics } from './archive-metrics.ts';
 import { type ClassParameters, type NfsDialect, parseClassParameters } from './class-parameters.ts';
+import { CloneJobs } from './clone-jobs.ts';
+import type { CloneSourceAccess } from './clone-source.ts';
 import { annArchiveRetention, annOnDelete } from './delete-policy.ts';
 import { explainNfsError, isHeldOpenFile } from './nfs-error-advice.ts';
 import { buildPersistentVolume } from './persistent-volume.ts';
 import { isStaleRecord, type OwnerLookup, releasedStaleDataMessage } from './stale-record.ts';
+import { takeBack, takeBackSource } from './take-back-request.ts';
 import { volumeDeletePolicy } from './volume-delete-policy.ts';
 
 /** Reads StorageClasses (`storageclasses` `get`); a `ResourceClient<V1StorageClass>` fits. */
@@ -72,6 +79,13 @@ export interface NfsProvisionerOptions {
   readonly archiveRetentionMs?: number | undefined;
   /** Where notes about volumes and claims are recorded as Events (a controller `EventRecorder` fits). */
   readonly events?: VolumeEventSink | undefined;
+  /**
+   * Reads clone sources and sets their cloning-protection finalizer. With it the provisioner clones
+   * claims whose `dataSource` is a PersistentVolumeClaim; without it such claims are refused.
+   */
+  readonly clones?: CloneSourceAccess | undefined;
+  /** Counts what archive retention keeps and removes; none without it. */
+  readonly archiveMetrics?: ArchiveMetrics | undefined;
   /**
    * Reads claims and PVs, to tell a stale ownership record (its claim and PV are gone) from a live
    * one. Without it every recorded directory of another claim is refused.
@@ -138,6 +152,10 @@ export class NfsProvisioner implements Provisioner {
   readonly #events: VolumeEventSink | undefined;
   readonly #owners: OwnerLookup | undefined;
   readonly #archiveRetentionMs: number | undefined;
+  readonly #clones: CloneJobs | undefined;
+  readonly #archiveMetrics: ArchiveMetrics | undefined;
+  /** PersistentVolumeClaim (a clone) when {@link NfsProvisionerOptions.clones} is given, else none. */
+  readonly dataSources: readonly DataSourceKind[];
 
   /** @throws Error when the server or provisioner name is empty, or a path is not absolute. */
   constructor(options: NfsProvisionerOptions) {
@@ -153,6 +171,11 @@ export class NfsProvisioner implements Provisioner {
     this.#archiveRetentionMs = options.archiveRetentionMs;
     this.#events = options.events;
     this.#owners = options.owners;
+    this.#archiveMetrics = options.archiveMetrics;
+    const { clones } = options;
+    this.#clones =
+      clones === undefined ? undefined : new CloneJobs(this.#root, clones, this.#provisionerName);
+    this.dataSources = clones === undefined ? [] : [{ apiGroup: '', kind: 'PersistentVolumeClaim' }];
   }
 
   async provision(options: ProvisionOptions, context: OperationContext): Promise<ProvisionResult> {
@@ -163,18 +186,34 @@ export class NfsProvisioner implements Provisioner {
         throw new InfeasibleError('claim Selector is not supported');
       }
       const relative = this.#volumePath(parameters, pvc, pvName);
+      const owner = {
+        claimUid: pvc.metadata?.uid ?? '',
+        namespace: pvc.metadata?.namespace ?? '',
+        claimName: pvc.metadata?.name ?? '',
+        pvName,
+        provisioner: this.#provisionerName,
+      };
+      const { dataSource } = options;
+      if (dataSource !== undefined && this.#clones !== undefined) {
+        const volume = { owner, mode: directoryMode, parentMode, specialFiles: parameters.cloneSpecialFiles };
+        const request = { pvc, pvName, path: relative, dataSource, volume, pathOf: this.#pathOf.bind(this) };
+        const step = await this.#clones.step(request, context);
+        if (!step.ended) return { error: new Error(step.message), state: 'Background' };
+        return { pv: this.#persistentVolume(options, parameters, relative) };
+      }
+      const fromPvName = takeBackSource(pvc, pvName);
+      if (fromPvName !== undefined) {
+        const request = { owner, fromPvName, fromNamespaces: parameters.takeBackFromNamespaces, pvc };
+        const modes = { mode: directoryMode, parentMode };
+        await takeBack(this.#root, relative, { ...request, ...modes }, context, this.#events);
+        return { pv: this.#persistentVolume(options, parameters, relative) };
+      }
       if (parameters.adoptExisting) await this.#refuseHostingVolumes(relative, context);
       context.signal.throwIfAborted();
       const outcome = await this.#createVolume(
         relative,
         {
-          owner: {
-            claimUid: pvc.metadata?.uid ?? '',
-            namespace: pvc.metadata?.namespace ?? '',
-            claimName: pvc.metadata?.name ?? '',
-            pvName,
-            provisioner: this.#provisionerName,
-          },
+          owner,
           mode: directoryMode,
           parentMode,
           adopt: parameters.adoptExisting,
@@ -198,18 +237,7 @@ export class NfsProvisioner implements Provisioner {
         );
       }
       context.logger.info({ path: relative, outcome }, 'volume directory ready');
-      const path = joinBasePath(this.#exportPath, relative);
-      return {
-        pv: buildPersistentVolume({
-          pvName,
-          pvc,
-          storageClass,
-          server: this.#server,
-          path,
-          onDelete: parameters.onDelete,
-          archiveRetention: parameters.archiveRetention,
-        }),
-      };
+      return { pv: this.#persistentVolume(options, parameters, relative) };
     } catch (err) {
       // Bad paths and permission refusals slow the retries down; ownership and symlink refusals
       // stay plain errors with an event. A permission refusal's event says how to fix it.
@@ -278,6 +306,22 @@ export class NfsProvisioner implements Provisioner {
     }
   }
 
+  #persistentVolume(
+    { pvName, pvc, storageClass }: ProvisionOptions,
+    parameters: ClassParameters,
+    relative: RelativeVolumePath,
+  ): V1PersistentVolume {
+    return buildPersistentVolume({
+      pvName,
+      pvc,
+      storageClass,
+      server: this.#server,
+      path: joinBasePath(this.#exportPath, relative),
+      onDelete: parameters.onDelete,
+      archiveRetention: parameters.archiveRetention,
+    });
+  }
+
   /**
    * A refusal with its cause and what to change: an NFS mount's (root_squash, a file held open,
    * a read-only or full export), else a permission refusal's identity and ways out. Any other error
@@ -288,11 +332,25 @@ export class NfsProvisioner implements Provisioner {
   }
 
   /**
+   * Grows a volume: bookkeeping only. An NFS client cannot limit a directory of a remote export, so
+   * nothing changes on the export; the controller records the new capacity on the PV and the claim,
+   * as csi-driver-nfs does.
+   */
+  async expand(options: ExpandOptions): Promise<ExpandResult> {
+    return { capacity: options.capacity };
+  }
+
+  /**
    * Removes the archives whose retention has passed (`archiveRetention`, `--archive-retention`), as
    * the leader, one fenced delete each; an archive without an ownership record is never removed.
    */
   async maintain(context: OperationContext): Promise<void> {
     const report = await this.#root.removeExpiredArchives({ beforeEachWrite: () => context.assertLeader() });
+    this.#archiveMetrics?.swept({
+      kept: report.kept,
+      removed: report.removed.length,
+      failed: report.failed.length,
+    });
     for (const path of report.removed) context.logger.info({ path }, 'expired archive removed');
     for (const { path, error } of report.failed) {
       context.logger.warn(

@@ -9,6 +9,8 @@ import { resources } from '@kube-provisioner/controller';
 import { runProvisioner } from '@kube-provisioner/controller/cli';
 import { createEventRecorder } from '@kube-provisioner/controller/events';
 import { checkWritableDirectory } from '@kube-provisioner/safe-fs';
+import { Registry } from 'prom-client';
+import { ArchiveMetrics } from './archive-metrics.ts';
 import type { NfsDialect } from './class-parameters.ts';
 import { type NfsCliOptions, parseCliOptions, usage } from './cli-options.ts';
 import { NfsProvisioner } from './nfs-provisioner.ts';
@@ -36,50 +38,60 @@ export function runNfsProvisionerCli(cli: NfsCli): Promise<void> {
     parse: parseCliOptions,
     // An unmounted or vanished export can neither create nor delete anything: refuse to start…
     preflight: (options) => checkMountRoot(options.mountRoot),
-    setup: (options, api, logger) => ({
-      controller: {
-        provisionerName: options.provisionerName,
-        provisioner: new NfsProvisioner({
+    setup: (options, api, logger) => {
+      const registry = new Registry();
+      return {
+        controller: {
+          provisionerName: options.provisionerName,
+          provisioner: new NfsProvisioner({
+            dialect: cli.dialect,
+            server: options.server,
+            exportPath: options.exportPath,
+            mountRoot: options.mountRoot,
+            provisionerName: options.provisionerName,
+            classes: api.resource(resources.storageClasses),
+            deleteUnrecordedNested: options.deleteUnrecordedNested,
+            archiveRetentionMs: options.archiveRetentionMs,
+            archiveMetrics: new ArchiveMetrics(registry),
+            owners: {
+              claims: api.resource(resources.persistentVolumeClaims),
+              volumes: api.resource(resources.persistentVolumes),
+            },
+            clones: {
+              claims: api.resource(resources.persistentVolumeClaims),
+              volumes: api.resource(resources.persistentVolumes),
+            },
+            // Best effort, like every Event: its timers do not hold the process at exit.
+            events: createEventRecorder({
+              events: api.resource(resources.events),
+              component: options.provisionerName,
+              logger,
+            }),
+          }),
+          metricsRegistry: registry,
+          leaderElection: options.leaderElection && {
+            leaseDurationMs: options.leaseDurationMs,
+            renewDeadlineMs: options.renewDeadlineMs,
+            retryPeriodMs: options.retryPeriodMs,
+            releaseOnShutdown: true,
+          },
+        },
+        healthPort: options.metricsPort,
+        // …and stop being ready when it goes away later, or cannot take new volumes (not writable by
+        // this user: a non-root image on a root-owned export, or root_squash).
+        readinessChecks: {
+          'mount-root': async () => {
+            await checkMountRoot(options.mountRoot);
+            await checkWritableDirectory(options.mountRoot);
+          },
+        },
+        logFields: {
           dialect: cli.dialect,
           server: options.server,
-          exportPath: options.exportPath,
+          path: options.exportPath,
           mountRoot: options.mountRoot,
-          provisionerName: options.provisionerName,
-          classes: api.resource(resources.storageClasses),
-          deleteUnrecordedNested: options.deleteUnrecordedNested,
-          archiveRetentionMs: options.archiveRetentionMs,
-          owners: {
-            claims: api.resource(resources.persistentVolumeClaims),
-            volumes: api.resource(resources.persistentVolumes),
-          },
-          // Best effort, like every Event: its timers do not hold the process at exit.
-          events: createEventRecorder({
-            events: api.resource(resources.events),
-            component: options.provisionerName,
-            logger,
-          }),
-        }),
-        leaderElection: options.leaderElection,
-        leaseDurationMs: options.leaseDurationMs,
-        renewDeadlineMs: options.renewDeadlineMs,
-        retryPeriodMs: options.retryPeriodMs,
-        releaseLeaseOnShutdown: true,
-      },
-      healthPort: options.metricsPort,
-      // …and stop being ready when it goes away later, or cannot take new volumes (not writable by
-      // this user: a non-root image on a root-owned export, or root_squash).
-      readinessChecks: {
-        'mount-root': async () => {
-          await checkMountRoot(options.mountRoot);
-          await checkWritableDirectory(options.mountRoot);
         },
-      },
-      logFields: {
-        dialect: cli.dialect,
-        server: options.server,
-        path: options.exportPath,
-        mountRoot: options.mountRoot,
-      },
-    }),
+      };
+    },
   });
 }

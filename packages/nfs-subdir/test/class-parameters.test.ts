@@ -20,6 +20,8 @@ describe('parseClassParameters', () => {
       pathPattern: undefined,
       adoptExisting: false,
       adoptAmbiguousNamespacePrefix: false,
+      takeBackFromNamespaces: [],
+      cloneSpecialFiles: 'refuse',
     });
     expect(parseClassParameters('nfs-client', {}).onDelete).toBe('archive');
   });
@@ -59,7 +61,7 @@ describe('parseClassParameters', () => {
     ],
     [
       { pathPatern: 'x' },
-      'unknown parameter "pathPatern": accepted parameters: onDelete, archiveOnDelete, pathPattern, adoptExisting, adoptAmbiguousNamespacePrefix, archiveRetention',
+      'unknown parameter "pathPatern": accepted parameters: onDelete, archiveOnDelete, pathPattern, adoptExisting, adoptAmbiguousNamespacePrefix, archiveRetention, takeBackFromNamespaces, cloneSpecialFiles',
     ],
     [
       { adoptExisting: 'yes' },
@@ -77,10 +79,10 @@ describe('parseClassParameters', () => {
     expect(message).toContain('unknown parameter "foo"');
   });
 
-  it('nfs-client accepts archiveOnDelete and archiveRetention only', () => {
+  it('nfs-client accepts archiveOnDelete, archiveRetention, takeBackFromNamespaces and cloneSpecialFiles only', () => {
     for (const key of ['onDelete', 'pathPattern', 'adoptExisting']) {
       expect(problem(() => parseClassParameters('nfs-client', { [key]: 'delete' }))).toBe(
-        `invalid StorageClass parameters: unknown parameter "${key}": accepted parameters: archiveOnDelete, archiveRetention`,
+        `invalid StorageClass parameters: unknown parameter "${key}": accepted parameters: archiveOnDelete, archiveRetention, takeBackFromNamespaces, cloneSpecialFiles`,
       );
     }
   });

@@ -13,10 +13,11 @@ import {
   deleteClaimAndVolume,
   type NfsProvisionerUnderTest,
   reachVolumeOverNfs,
+  waitFor,
   workspaceBinCommand,
 } from '@kube-provisioner/testenv';
 import { nfsToolsAvailable, useNfsProvisioners, useTestEnv } from '@kube-provisioner/testenv/testing';
-import type { V1PersistentVolume } from '@kubernetes/client-node';
+import { CoreV1Api, StorageV1Api, type V1PersistentVolume } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 const env = useTestEnv();
@@ -141,6 +142,47 @@ describe.skipIf(!nfsToolsAvailable())('nfs-subdir-provisioner against nfs-ganesh
     expect(await readFile(join(main.server.exportDir, 'data', 'probe.txt'), 'utf8')).toBe(
       `probe for ${decoy.metadata?.name}\n`,
     );
+  });
+
+  it('records a resize on the PV and the claim, keeping the data, and refuses to shrink', async () => {
+    const namespace = await env.namespace('subdir');
+    const className = await storageClass(main, { onDelete: 'delete' });
+    const classes = env.kubeConfig.makeApiClient(StorageV1Api);
+    const created = await classes.readStorageClass({ name: className });
+    await classes.replaceStorageClass({ name: className, body: { ...created, allowVolumeExpansion: true } });
+    const pv = await boundVolume(namespace, 'data', className);
+    const relative = await reachOverNfs(main, pv);
+    const core = env.kubeConfig.makeApiClient(CoreV1Api);
+    const request = async (storage: string) => {
+      const claim = await core.readNamespacedPersistentVolumeClaim({ namespace, name: 'data' });
+      await core.replaceNamespacedPersistentVolumeClaim({
+        namespace,
+        name: 'data',
+        body: { ...claim, spec: { ...claim.spec, resources: { requests: { storage } } } },
+      });
+    };
+
+    await request('3Gi');
+
+    const name = pv.metadata?.name ?? '';
+    await waitFor(
+      async () => {
+        const [volume, claim] = await Promise.all([
+          core.readPersistentVolume({ name }),
+          core.readNamespacedPersistentVolumeClaim({ namespace, name: 'data' }),
+        ]);
+        return volume.spec?.capacity?.storage === '3Gi' && claim.status?.capacity?.storage === '3Gi'
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 60_000, description: 'the PV and the claim to hold 3Gi' },
+    );
+    expect(await readFile(join(main.server.exportDir, relative, 'probe.txt'), 'utf8')).toBe(
+      `probe for ${name}\n`,
+    );
+    // The API server refuses a request below the claim's capacity itself.
+    await expect(request('1Gi')).rejects.toThrow(/must be greater than or equal|can not be less than/u);
+    await deleteClaim(pv);
   });
 
   it.each([

@@ -8,7 +8,9 @@ import { silentLogger } from '@kube-provisioner/controller/logging';
 import { FakeKubeApi } from '@kube-provisioner/controller/testing';
 import { annStorageProvisioner } from '@kube-provisioner/controller/wire-names';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { Registry } from 'prom-client';
 import { describe, expect, it, vi } from 'vitest';
+import { ArchiveMetrics, archiveMetricNames } from '../src/archive-metrics.ts';
 import { annOnDelete } from '../src/delete-policy.ts';
 import { NfsProvisioner } from '../src/nfs-provisioner.ts';
 import { claim, provisionerName, server, storageClass, temporaryRoot } from './fixtures.ts';
@@ -17,6 +19,7 @@ async function withController(
   mountRoot: string,
   test: (api: FakeKubeApi) => Promise<void>,
   maintenanceIntervalMs?: number,
+  archiveMetrics?: ArchiveMetrics,
 ): Promise<void> {
   const api = new FakeKubeApi();
   const controller = new ProvisionController({
@@ -30,6 +33,7 @@ async function withController(
       mountRoot,
       provisionerName,
       classes: api.resource(resources.storageClasses),
+      archiveMetrics,
     }),
     leaderElection: false,
     logger: silentLogger,
@@ -111,13 +115,14 @@ describe('under ProvisionController', () => {
     });
   });
 
-  it('removes an archive once its archiveRetention has passed, as the leader sweeps', async () => {
+  it('removes an archive once its archiveRetention has passed, as the leader sweeps, and counts it', async () => {
     await using root = await temporaryRoot();
+    const registry = new Registry();
     await withController(
       root.path,
       async (api) => {
         api.seed(resources.storageClasses, {
-          ...storageClass({ onDelete: 'archive', archiveRetention: '1s' }),
+          ...storageClass({ onDelete: 'archive', archiveRetention: '2s' }),
           apiVersion: 'storage.k8s.io/v1',
           kind: 'StorageClass',
         });
@@ -132,10 +137,17 @@ describe('under ProvisionController', () => {
         const archive = `archived-team-a-db-${pv?.metadata?.name}`;
         expect(await readdir(root.path)).toContain(archive);
 
-        await eventually(() => expect(existsSync(join(root.path, archive))).toBe(false));
-        expect(await readdir(root.path)).toEqual([]);
+        // The sweep removes the archive's directory, then its record: wait for both.
+        await eventually(async () => expect(await readdir(root.path)).toEqual([]));
+        await eventually(async () => {
+          const metrics = await registry.metrics();
+          expect(metrics).toContain(`${archiveMetricNames.removed}{result="removed"} 1`);
+          expect(metrics).toContain(`${archiveMetricNames.removed}{result="failed"} 0`);
+          expect(metrics).toMatch(new RegExp(`^${archiveMetricNames.kept} 0$`, 'mu'));
+        });
       },
       50,
+      new ArchiveMetrics(registry),
     );
   });
 

@@ -59,6 +59,15 @@ export class DirectoryHandle {
     return this.path === '.' ? text : `${this.path}/${text}`;
   }
 
+  /**
+   * `/proc/self/fd/<fd>/<name>` (the directory itself without `name`), for the calls the table lacks
+   * (`readlink`, `symlink`, `copyFile`): like the table's, they must look up only the final name and
+   * not follow it.
+   */
+  procPath(name?: EntryName): FsPath {
+    return this.#at(name);
+  }
+
   #at(name?: EntryName): FsPath {
     const self = `/proc/self/fd/${this.#handle.fd}`;
     if (name === undefined) return self;
@@ -118,7 +127,7 @@ export class DirectoryHandle {
     return this.#call('fstat', undefined, () => this.#fs.fstat(this.#handle));
   }
 
-  mkdir(name: string, mode: number): Promise<void> {
+  mkdir(name: EntryName, mode: number): Promise<void> {
     return this.#call('mkdir', name, () => this.#fs.mkdir(this.#at(name), mode));
   }
 
@@ -135,13 +144,29 @@ export class DirectoryHandle {
     return this.#call('rename', from, () => this.#fs.rename(this.#at(from), this.#at(to)));
   }
 
+  /**
+   * Renames `from` in this directory to `to` in directory `target` (same file system): `rename(2)`
+   * replaces an empty directory `to`, and fails with `ENOTEMPTY` rather than replace one with data.
+   */
+  renameInto(from: string, target: DirectoryHandle, to: string): Promise<void> {
+    return this.#call('rename', from, () => this.#fs.rename(this.#at(from), target.#at(to)));
+  }
+
+  /**
+   * Hard-links `from` (a path below this directory, of directories nobody else can change) as `to`
+   * in directory `target`; fails with `EEXIST` rather than replace.
+   */
+  linkInto(from: Buffer, target: DirectoryHandle, to: EntryName): Promise<void> {
+    return this.#call('link', from, () => this.#fs.link(this.#at(from), target.#at(to)));
+  }
+
   /** Hard-links `from` as `to`, both in this directory; fails with `EEXIST` rather than replace. */
   link(from: string, to: string): Promise<void> {
     return this.#call('link', to, () => this.#fs.link(this.#at(from), this.#at(to)));
   }
 
   /** Opens file `name` without following a symlink. */
-  openFile(name: string, flags: number, mode?: number): Promise<FsFile> {
+  openFile(name: EntryName, flags: number, mode?: number): Promise<FsFile> {
     return this.#call('open', name, () => this.#fs.open(this.#at(name), flags | constants.O_NOFOLLOW, mode));
   }
 
@@ -149,7 +174,7 @@ export class DirectoryHandle {
    * Opens existing file `name` without following a symlink; `undefined` when absent, without
    * building an error for that common answer.
    */
-  async openExistingFile(name: string, flags: number): Promise<FsFile | undefined> {
+  async openExistingFile(name: EntryName, flags: number): Promise<FsFile | undefined> {
     try {
       return await this.#fs.open(this.#at(name), flags | constants.O_NOFOLLOW);
     } catch (err) {

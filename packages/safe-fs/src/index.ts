@@ -12,14 +12,20 @@ export type { OwnershipRecord, VolumeOwner } from './ownership-record.ts';
 export type { ClaimMetadata, PathPatternValues } from './path-pattern.ts';
 export { renderPathPattern, resolveVolumePath } from './path-pattern.ts';
 export { checkWritableDirectory, explainPermissionError, permissionFix } from './permission-advice.ts';
+export type { RecordedVolume } from './recorded-volume-search.ts';
 export type { RelativeVolumePath } from './relative-volume-path.ts';
 export { parseRelativeVolumePath } from './relative-volume-path.ts';
 export type { SweepReport } from './temporary-files.ts';
+export type { UsageScanOptions, VolumeUsage } from './usage-scan.ts';
+export { scanVolumeUsage } from './usage-scan.ts';
 /** Version of this package, read from its manifest. */
 export { version } from './version.ts';
 export type {
   ArchiveVolumeOptions,
   ArchiveVolumeResult,
+  CloneVolumeOptions,
+  CopyProgress,
+  CopyTreeOptions,
   CreateVolumeOptions,
   CreateVolumeOutcome,
   DeleteVolumeOutcome,
@@ -27,6 +33,10 @@ export type {
   ExpiredArchivesReport,
   ReleaseVolumeOutcome,
   RemoveVolumeOptions,
+  SpecialFilePolicy,
+  TakeBackOptions,
+  TakeBackOutcome,
+  TakeBackResult,
   VolumeRootOptions,
 } from './volume-root.ts';
 export { VolumeRoot } from './volume-root.ts';

@@ -44,11 +44,31 @@ export function volumeMarkerName(leaf: string): string {
 }
 
 /**
+ * The volume directory named by record file `name`: its leaf; `hashed` for a hashed record name
+ * (the record itself names its leaf); `undefined` when `name` is no volume's record.
+ */
+export function recordLeaf(name: string): string | 'hashed' | undefined {
+  if (name.startsWith(`${reservedToken}.sha256-`) && name.endsWith('.json')) return 'hashed';
+  if (!name.startsWith('.') || !name.endsWith(volumeMarkerSuffix)) return undefined;
+  const leaf = name.slice(1, -volumeMarkerSuffix.length);
+  return leaf !== '' && volumeMarkerName(leaf) === name ? leaf : undefined;
+}
+
+/**
  * Name of the lock, beside volume `leaf`, held while a released record is replaced by an adopting
  * claim's: it holds that claim's record, so a crashed attempt is recognised by its own retry.
  */
 export function adoptionLockName(leaf: string): string {
   return hasHashedRecordName(leaf) ? hashedName(leaf, 'lock') : `.${leaf}${adoptionLockSuffix}`;
+}
+
+/**
+ * Name of the directory, beside volume `leaf`, into which a clone copies before it becomes the
+ * volume: reserved, so nothing half-copied is ever taken for a volume, and a killed copy's leftover
+ * is recognised by the retry.
+ */
+export function cloneTemporaryName(leaf: string): string {
+  return hasHashedRecordName(leaf) ? hashedName(leaf, 'copy') : `.${leaf}${reservedToken}.copy`;
 }
 
 /** Prefix of every not-yet-published record: recognisable, so leftovers of a crash can be swept. */

@@ -18,6 +18,11 @@ export interface VolumeOwner {
   readonly pvName: string;
   /** The provisioner name (`PROVISIONER_NAME`) that created it. */
   readonly provisioner: string;
+  /**
+   * The file-system quota project of the volume's tree, where its size is enforced. Recorded before
+   * the directory is made a project, so a project ID on the root without a record is a leftover.
+   */
+  readonly projectId?: number | undefined;
 }
 
 /** A stored ownership record. */
@@ -48,13 +53,28 @@ export interface OwnershipRecord extends VolumeOwner {
    * absent: kept until removed by hand.
    */
   readonly expiresAt?: string | undefined;
+  /**
+   * The PV whose archived or retained data this volume took back ({@link VolumeRoot.takeBackVolume}).
+   * On the old directory's record it says the data is being moved to the claim the record now names.
+   */
+  readonly takenFrom?: string | undefined;
 }
 
 // O_NONBLOCK on open: a FIFO planted under the record name must not hang the provisioner.
 const maxRecordBytes = 64 * 1024;
 const ownerFields = ['claimUid', 'namespace', 'claimName', 'pvName', 'provisioner', 'createdAt'] as const;
-const optionalFields = ['releasedAt', 'volume', 'removingAt', 'archivedAt', 'expiresAt'] as const;
-const recordFields: readonly string[] = [...ownerFields, ...optionalFields];
+const optionalFields = [
+  'releasedAt',
+  'volume',
+  'removingAt',
+  'archivedAt',
+  'expiresAt',
+  'takenFrom',
+] as const;
+// Project IDs are 32-bit; 0 is "no project" and 2^32-1 is reserved by the kernel.
+const numberFields = ['projectId'] as const;
+const maxProjectId = 0xffff_fffe;
+const recordFields: readonly string[] = [...ownerFields, ...optionalFields, ...numberFields];
 
 function unreadable(dir: DirectoryHandle, name: string, detail: string): SafeFsError {
   return new SafeFsError({
@@ -106,6 +126,15 @@ export async function readOwnershipRecord(
     const value = record[field];
     if (value !== undefined && typeof value !== 'string') {
       throw unreadable(dir, name, `has a "${field}" field that is not a string`);
+    }
+  }
+  for (const field of numberFields) {
+    const value = record[field];
+    if (
+      value !== undefined &&
+      !(Number.isInteger(value) && Number(value) > 0 && Number(value) <= maxProjectId)
+    ) {
+      throw unreadable(dir, name, `has a "${field}" field that is not an integer from 1 to ${maxProjectId}`);
     }
   }
   if (hasHashedRecordName(leaf) && record.volume !== leaf) {

@@ -5,6 +5,8 @@
  */
 
 import { normalizeBasePath } from './base-path.ts';
+import { type CloneVolumeOptions, cloneVolume } from './clone-volume.ts';
+import type { CopyProgress } from './copy-tree.ts';
 import { type CreateVolumeOptions, type CreateVolumeOutcome, createVolume } from './create-volume.ts';
 import type { DirectoryHandle } from './directory-handle.ts';
 import {
@@ -15,6 +17,7 @@ import {
 import { type FsOps, nodeFsOps } from './fs-ops.ts';
 import { type OwnershipRecord, readOwnershipRecord } from './ownership-record.ts';
 import { withParents } from './parent-chain.ts';
+import { findRecordedVolumes, type RecordedVolume } from './recorded-volume-search.ts';
 import type { RelativeVolumePath } from './relative-volume-path.ts';
 import {
   type ArchiveVolumeOptions,
@@ -27,9 +30,12 @@ import {
   releaseVolume,
 } from './remove-volume.ts';
 import { sweepTree } from './sweep-tree.ts';
+import { type TakeBackOptions, type TakeBackResult, takeBackVolume } from './take-back.ts';
 import { defaultTemporaryFileGraceMs, type SweepReport, sweepTemporaryFiles } from './temporary-files.ts';
 import type { VolumeContext } from './volume-context.ts';
 
+export type { CloneVolumeOptions } from './clone-volume.ts';
+export type { CopyProgress, CopyTreeOptions, SpecialFilePolicy } from './copy-tree.ts';
 export type { CreateVolumeOptions, CreateVolumeOutcome } from './create-volume.ts';
 export type { ExpiredArchivesOptions, ExpiredArchivesReport } from './expired-archives.ts';
 export type {
@@ -39,6 +45,7 @@ export type {
   ReleaseVolumeOutcome,
   RemoveVolumeOptions,
 } from './remove-volume.ts';
+export type { TakeBackOptions, TakeBackOutcome, TakeBackResult } from './take-back.ts';
 export type { SweepReport } from './temporary-files.ts';
 
 /** Injection points of a {@link VolumeRoot}. */
@@ -122,6 +129,53 @@ export class VolumeRoot {
    */
   removeExpiredArchives(options: ExpiredArchivesOptions = {}): Promise<ExpiredArchivesReport> {
     return removeExpiredArchives(this.#context, options);
+  }
+
+  /**
+   * The volumes recorded below the base whose record passes `wanted` (default: all), live, retained
+   * or archived, each with its record; its directory may be gone (moved away, or being made). Only
+   * records are read: volumes are never entered, and other directories only when this package made
+   * them as parents or while their depth is below `maxDepth` (default 0).
+   */
+  recordedVolumes(
+    wanted: (record: OwnershipRecord) => boolean = () => true,
+    maxDepth = 0,
+  ): Promise<RecordedVolume[]> {
+    return findRecordedVolumes(this.#context, wanted, maxDepth);
+  }
+
+  /**
+   * Creates volume `path` for `options.owner` with the data of an archived or retained volume of PV
+   * `options.fromPvName`, found by its record anywhere below the base: the old directory is renamed
+   * into place (no copy) and its record rewritten to the claim, in steps an interrupted call's retry
+   * finishes (see `take-back.ts`). Only data of the claim's namespace is taken, unless
+   * {@link TakeBackOptions.fromNamespaces} says otherwise; a second claim asking for the same data
+   * is refused.
+   *
+   * @throws {@link SafeFsError}: `ownership` when the data is not found, still in use, of another
+   * namespace, about to expire or already taken; as {@link VolumeRoot.createVolume} otherwise.
+   */
+  takeBackVolume(path: RelativeVolumePath, options: TakeBackOptions): Promise<TakeBackResult> {
+    return takeBackVolume(this.#context, path, options);
+  }
+
+  /**
+   * Creates volume `path` for `options.owner` holding a copy of the live volume `source` of PV
+   * `options.sourcePvName` (a clone): copied into a reserved temporary directory without following
+   * any link (modes, owners and hard links kept; FIFOs, sockets and devices skipped or refused as
+   * `options.specialFiles` says), which becomes the volume only once complete. A call after a kill
+   * or failure removes the leftover and starts over; an aborted call removes its temporary directory
+   * and leaves the empty volume, for the caller to delete.
+   *
+   * @throws {@link SafeFsError}: `ownership` when `source` is not that PV's live volume or `path`
+   * is not free for the claim; `io`/`permission` when an entry cannot be copied.
+   */
+  cloneVolume(
+    source: RelativeVolumePath,
+    path: RelativeVolumePath,
+    options: CloneVolumeOptions,
+  ): Promise<CopyProgress> {
+    return cloneVolume(this.#context, source, path, options);
   }
 
   /**

@@ -13,10 +13,13 @@ export interface ControlPlanePorts {
 
 /**
  * Controllers a storage test needs. Node lifecycle and taint eviction are left out on purpose: fake
- * Nodes have no kubelet heartbeat, so those would mark them unreachable and evict their pods.
+ * Nodes have no kubelet heartbeat, so those would mark them unreachable and evict their pods. The
+ * expander is in so that resize tests see what a cluster writes next to an external resizer (its
+ * `ExternalExpanding` event).
  */
 export const controllerManagerControllers: readonly string[] = [
   'persistentvolume-binder-controller',
+  'persistentvolume-expander-controller',
   'persistentvolumeclaim-protection-controller',
   'persistentvolume-protection-controller',
   'serviceaccount-controller',

@@ -44,6 +44,7 @@ describe('component command lines', () => {
     const controllers = specs['kube-controller-manager'].args.find((a) => a.startsWith('--controllers='));
     expect(controllers).toBe(`--controllers=${controllerManagerControllers.join(',')}`);
     expect(controllers).toContain('persistentvolume-binder-controller');
+    expect(controllers).toContain('persistentvolume-expander-controller');
     expect(controllers).toContain('persistentvolumeclaim-protection-controller');
     expect(controllers).toContain('persistentvolume-protection-controller');
     expect(controllers).not.toMatch(/node-lifecycle|taint-eviction/);

@@ -5,10 +5,12 @@
  *
  * @packageDocumentation
  */
+
+export type { PvSaveStrategy } from '../controller/pv-save.ts';
 export type { Environment, FlagSpec, FlagSpecs, ParsedArgv } from './flags.ts';
 export { isUsageError, ParsedFlags, parseFlags, UsageError, usageText } from './flags.ts';
 export { goBooleanSpellings, parseGoBoolean, parseGoDuration } from './go-syntax.ts';
-export type { ProvisionerCliOptions, ProvisionerFlagName, PvSaveStrategy } from './provisioner-flags.ts';
+export type { ProvisionerCliOptions, ProvisionerFlagName } from './provisioner-flags.ts';
 export { provisionerFlags, readProvisionerFlags } from './provisioner-flags.ts';
 export type { PolicyRule, RoleManifest } from './rbac.ts';
 export {
@@ -17,6 +19,7 @@ export {
   renderRole,
   renderRules,
   volumeAttributesClassRules,
+  volumeExpansionRules,
 } from './rbac.ts';
 export type {
   CliApi,

@@ -5,6 +5,7 @@
  */
 import { defaultRateLimit, type RateLimit } from '../client/request-limiter.ts';
 import { defaults } from '../controller/options.ts';
+import { type PvSaveStrategy, pvSaveDefaults, pvSaveStrategies } from '../controller/pv-save.ts';
 import { type FlagSpecs, type ParsedFlags, UsageError } from './flags.ts';
 
 /** Names of {@link provisionerFlags}. */
@@ -17,17 +18,6 @@ export type ProvisionerFlagName =
   | 'threadiness'
   | 'pv-save-strategy'
   | 'v';
-
-/**
- * How a provisioned PV is saved (see the controller README, "Saving PVs"). `queue`: one attempt inline, then retried in the
- * background until it succeeds, never deleting the volume; the claim worker is free at once.
- * `blocking`: the Go library's default, up to 5 attempts 10 s apart holding the worker, then the
- * volume is deleted again. The queue is safe for provisioners whose provision is idempotent (a
- * re-run for the same claim finds its volume again), since a save lost on exit is provisioned anew.
- */
-export type PvSaveStrategy = 'queue' | 'blocking';
-
-const pvSaveStrategies: readonly PvSaveStrategy[] = ['queue', 'blocking'];
 
 /** The shared flags, each with an environment fallback. */
 export const provisionerFlags: FlagSpecs<ProvisionerFlagName> = {
@@ -57,7 +47,7 @@ export const provisionerFlags: FlagSpecs<ProvisionerFlagName> = {
   },
   'pv-save-strategy': {
     env: 'PV_SAVE_STRATEGY',
-    default: 'queue',
+    default: pvSaveDefaults.strategy,
     description:
       'queue: retry failed PV saves in the background, freeing the worker; blocking: retry 5 times 10 s apart in the worker, then delete the volume',
   },
@@ -80,7 +70,7 @@ export interface ProvisionerCliOptions {
   readonly kubeApiRateLimit: RateLimit;
   /** `ProvisionControllerOptions.threadiness`. */
   readonly threadiness: number;
-  /** Selects the controller's PV store; see {@link PvSaveStrategy}. */
+  /** `ProvisionControllerOptions.pvSave.strategy`. */
   readonly pvSaveStrategy: PvSaveStrategy;
   /** klog-style verbosity. */
   readonly verbosity: number;

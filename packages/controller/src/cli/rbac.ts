@@ -38,6 +38,16 @@ export const volumeAttributesClassRules: readonly PolicyRule[] = [
 ];
 
 /**
+ * Cluster-wide rule for a provisioner that implements `expand`: the controller records a resize in
+ * the claim's status (`allocatedResources`, `allocatedResourceStatuses`, `capacity`, conditions). The
+ * PV's capacity is written with the `patch` on `persistentvolumes` that {@link controllerClusterRules}
+ * grants already.
+ */
+export const volumeExpansionRules: readonly PolicyRule[] = [
+  { apiGroups: [''], resources: ['persistentvolumeclaims/status'], verbs: ['patch'] },
+];
+
+/**
  * Rules in the election namespace. `watch` lets a standby replica see a released or expired Lease at
  * once; without it the elector logs a 403 and falls back to polling every retry period.
  */

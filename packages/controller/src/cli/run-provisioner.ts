@@ -4,20 +4,21 @@
  * one place that sets one:
  * - 0 after a graceful stop (in-flight work finished, Lease released) `--help` or `--version`;
  * - 1 on an unexpected error, or when the controller rejects with a lost Lease (only with
- *   `onLeaseLost: 'reject'`; by default the controller campaigns again and the process lives on);
+ *   `leaderElection: { onLost: 'reject' }`; by default the controller campaigns again and the
+ *   process lives on);
  * - 2 for bad configuration (flags, environment, preflight checks, credentials, controller options),
  *   with the reason on stderr.
  */
-import { KubeConfig } from '@kubernetes/client-node';
 import { createKubeApi } from '../client/kube-api.ts';
 import type { RateLimit } from '../client/request-limiter.ts';
 import type { KubeApi } from '../client/resource-client.ts';
 import { isLeaderElectionLostError } from '../controller/leader-election-lost-error.ts';
 import { isConfigurationError, type ProvisionControllerOptions } from '../controller/options.ts';
+import type { LeaderElectionOptions } from '../controller/process-options.ts';
+import type { GoPvSaveOptions } from '../controller/pv-save.ts';
 import { type Check, HealthServer } from '../http/health-server.ts';
 import { ProvisionController } from '../provision-controller.ts';
 import { createLogger, type LogFields, type Logger, levelForVerbosity } from '../util/logger.ts';
-import { defaultControllerRateLimiter } from '../workqueue/rate-limiters.ts';
 import { errorChainText, errorDetails } from './error-details.ts';
 import { type Environment, isUsageError } from './flags.ts';
 import type { ProvisionerCliOptions } from './provisioner-flags.ts';
@@ -29,8 +30,8 @@ export type CliApi = KubeApi & {
 };
 
 /**
- * Controller options a program chooses; the CLI supplies the rest from the shared flags, the PV store
- * (`createProvisionedPVLimiter`) included.
+ * Controller options a program chooses; the CLI supplies the rest from the shared flags, the PV save
+ * (`pvSave`, from `--pv-save-strategy`) included.
  */
 export type ProgramControllerOptions = Omit<
   ProvisionControllerOptions,
@@ -39,7 +40,8 @@ export type ProgramControllerOptions = Omit<
   | 'threadiness'
   | 'leaderElectionNamespace'
   | 'claimLabelSelector'
-  | 'createProvisionedPVLimiter'
+  | 'pvSave'
+  | keyof GoPvSaveOptions
 >;
 
 /** What a program runs, built once the API is connected. */
@@ -184,14 +186,9 @@ async function serve<Options extends ProvisionerCliOptions>(
     api,
     logger,
     threadiness: options.threadiness,
-    ...(options.leaderElectionNamespace === undefined
-      ? {}
-      : { leaderElectionNamespace: options.leaderElectionNamespace }),
+    leaderElection: inNamespace(setup.controller.leaderElection, options.leaderElectionNamespace),
     ...(options.claimLabelSelector === undefined ? {} : { claimLabelSelector: options.claimLabelSelector }),
-    // client-go's default controller limiter: 5 ms doubling to 1000 s per PV, 10 qps overall.
-    ...(options.pvSaveStrategy === 'queue'
-      ? { createProvisionedPVLimiter: defaultControllerRateLimiter(setup.controller.clock) }
-      : {}),
+    pvSave: { strategy: options.pvSaveStrategy },
   });
   const health =
     setup.healthPort === 0
@@ -244,10 +241,7 @@ function effectiveOptions(options: ProvisionerCliOptions): Record<string, unknow
 
 /** Credentials from a kubeconfig file, or in-cluster. */
 function connectKubeApi(kubeconfig: string | undefined, rateLimit: RateLimit): CliApi {
-  const kubeConfig = new KubeConfig();
-  if (kubeconfig === undefined) kubeConfig.loadFromCluster();
-  else kubeConfig.loadFromFile(kubeconfig);
-  return createKubeApi(kubeConfig, { rateLimit });
+  return createKubeApi(kubeconfig === undefined ? 'in-cluster' : { kubeconfig }, { rateLimit });
 }
 
 function processHost(): CliHost {
@@ -268,4 +262,13 @@ function processHost(): CliHost {
       process.exitCode = code;
     },
   };
+}
+
+/** The program's leader election (default on) with the Lease in `namespace` when the flags name one. */
+function inNamespace(
+  election: boolean | LeaderElectionOptions = true,
+  namespace: string | undefined,
+): boolean | LeaderElectionOptions {
+  if (namespace === undefined || election === false) return election;
+  return { ...(election === true ? {} : election), namespace };
 }

@@ -15,7 +15,7 @@ export {
   isNotFound,
   isTooManyRequests,
 } from './api-error.ts';
-export type { KubeApiClient, KubeApiOptions } from './kube-api.ts';
+export type { ClusterSource, KubeApiClient, KubeApiOptions } from './kube-api.ts';
 export { createKubeApi } from './kube-api.ts';
 export type { RateLimit } from './request-limiter.ts';
 export { defaultRateLimit } from './request-limiter.ts';
@@ -27,6 +27,7 @@ export type {
   ListOptions,
   NamespaceOption,
   ObjectList,
+  PatchOptions,
   PatchType,
   ResourceClient,
   ResourceDescriptor,

@@ -1,7 +1,7 @@
 /**
- * The real {@link KubeApi}: typed CRUD, list and watch over `@kubernetes/client-node`'s `KubeConfig`
- * (auth, TLS, in-cluster config), decoded by the model codec, so list, get and watch all hand out
- * client-node's model shapes with `Date` timestamps.
+ * The real {@link KubeApi}: typed CRUD, list and watch with the credentials of a kubeconfig or of
+ * the pod's service account, decoded by the model codec, so list, get and watch all hand out
+ * `@kubernetes/client-node`'s model shapes with `Date` timestamps.
  *
  * Watches are streamed here rather than through client-node's `Watch`: that class cuts every stream
  * after 30 s without traffic, swallows undecodable lines and callback throws, and reports HTTP errors
@@ -11,7 +11,10 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { type Clock, realClock } from '../util/clock.ts';
 import { ClusterConnection } from './cluster-connection.ts';
+import { type ClusterCredentials, kubeConfigCredentials } from './cluster-credentials.ts';
+import { defaultCredentials, kubeconfigFileCredentials } from './default-credentials.ts';
 import { isIdleTimeout } from './exchange.ts';
+import { inClusterCredentials } from './in-cluster-credentials.ts';
 import { readLines } from './line-stream.ts';
 import { readListBody } from './list-body.ts';
 import { decodeObject, decodeStatus, withTypeMeta } from './model-codec.ts';
@@ -24,6 +27,7 @@ import type {
   ListOptions,
   NamespaceOption,
   ObjectList,
+  PatchOptions,
   PatchType,
   ResourceClient,
   ResourceDescriptor,
@@ -80,8 +84,29 @@ interface ClientSettings extends TransportSettings {
   readonly watchInactivityTimeoutMs: number | undefined;
 }
 
-/** Creates a {@link KubeApiClient} for the current context of `kubeConfig`. */
-export function createKubeApi(kubeConfig: KubeConfig, options: KubeApiOptions = {}): KubeApiClient {
+/**
+ * Where a client's cluster and credentials come from:
+ * - a `KubeConfig`: its current context (every form client-node supports: files, exec and auth
+ *   plugins, proxies);
+ * - `'default'`: what kubectl uses, read on first use: the files of `KUBECONFIG`, else
+ *   `~/.kube/config`, else the pod's service account;
+ * - `'in-cluster'`: the pod's service account (`KUBERNETES_SERVICE_HOST`/`_PORT`, the token re-read as
+ *   it rotates, the cluster CA);
+ * - `{ kubeconfig }`: the current context of that kubeconfig file (kubectl's `--kubeconfig`).
+ *
+ * `'in-cluster'`, and `'default'` in a pod, never load client-node at run time, which saves about
+ * 0.8 s of start-up and 85 MiB.
+ */
+export type ClusterSource = KubeConfig | 'default' | 'in-cluster' | { readonly kubeconfig: string };
+
+/**
+ * Creates a {@link KubeApiClient} for `source` (default `'default'`). A source that cannot be read
+ * (no kubeconfig, no service account) fails the client's requests with the reason, never this call.
+ */
+export function createKubeApi(
+  source: ClusterSource = 'default',
+  options: KubeApiOptions = {},
+): KubeApiClient {
   const clock = options.clock ?? realClock;
   const settings: ClientSettings = {
     clock,
@@ -90,8 +115,18 @@ export function createKubeApi(kubeConfig: KubeConfig, options: KubeApiOptions = 
     userAgent: options.userAgent ?? 'kube-provisioner',
     watchInactivityTimeoutMs: options.watchInactivityTimeoutMs,
   };
-  const connection = new ClusterConnection(kubeConfig, () => clock.now());
+  const connection = new ClusterConnection(
+    () => credentialsOf(source),
+    () => clock.now(),
+  );
   return makeClient(settings, connection, options.rateLimit ?? defaultRateLimit);
+}
+
+async function credentialsOf(source: ClusterSource): Promise<ClusterCredentials> {
+  if (source === 'default') return defaultCredentials();
+  if (source === 'in-cluster') return inClusterCredentials();
+  if ('kubeconfig' in source) return kubeconfigFileCredentials([source.kubeconfig]);
+  return kubeConfigCredentials(source);
 }
 
 function makeClient(
@@ -159,13 +194,9 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
     return this.#decode(await this.#call('PUT', path, options, this.#encode(object)));
   }
 
-  async patch(
-    name: string,
-    patch: unknown,
-    type: PatchType,
-    options: CallOptions & NamespaceOption = {},
-  ): Promise<T> {
-    const path = this.#itemPath(name, options.namespace);
+  async patch(name: string, patch: unknown, type: PatchType, options: PatchOptions = {}): Promise<T> {
+    const item = this.#itemPath(name, options.namespace);
+    const path = options.subresource === undefined ? item : `${item}/${options.subresource}`;
     const body = { text: JSON.stringify(patch), contentType: contentTypes[type] };
     return this.#decode(await this.#call('PATCH', path, options, body));
   }

@@ -169,6 +169,12 @@ export type WatchEvent<T> =
 /** Patch content types. */
 export type PatchType = 'merge' | 'strategic' | 'json';
 
+/** Options of {@link ResourceClient.patch}. */
+export interface PatchOptions extends CallOptions, NamespaceOption {
+  /** Patch the object's `status` subresource (which needs its own RBAC verb) instead of the object. */
+  subresource?: 'status';
+}
+
 /** Options of {@link ResourceClient.delete}. */
 export interface DeleteOptions extends CallOptions, NamespaceOption {
   preconditions?: { uid?: string; resourceVersion?: string };
@@ -199,7 +205,7 @@ export interface ResourceClient<T extends KubeObject> {
   /** PUT; the object's `metadata.resourceVersion` is the optimistic-concurrency precondition. */
   update(object: T, options?: CallOptions & NamespaceOption): Promise<T>;
   /** Applies `patch` to the named object with the given patch content type; resolves with the result. */
-  patch(name: string, patch: unknown, type: PatchType, options?: CallOptions & NamespaceOption): Promise<T>;
+  patch(name: string, patch: unknown, type: PatchType, options?: PatchOptions): Promise<T>;
   /** Deletes the named object, subject to `options.preconditions` when given. */
   delete(name: string, options?: DeleteOptions): Promise<void>;
 }

@@ -1,6 +1,7 @@
 /**
- * The blocking PV store (Go's `backoffStore`, the default): retry the create a few times while holding
- * the claim worker; if every attempt fails, delete the asset so the next `provision` starts clean.
+ * The blocking PV store (Go's `backoffStore` and default; `pvSave: { strategy: 'blocking' }`): retry
+ * the create a few times while holding the claim worker; if every attempt fails, delete the asset so
+ * the next `provision` starts clean.
  * A save interrupted by the controller's hard stop is not cleaned up.
  */
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
@@ -14,7 +15,7 @@ import type { Logger } from '../util/logger.ts';
 import { claimKey } from './claim-fields.ts';
 import { withDeadline } from './deadline.ts';
 import { frozenClone } from './deep-freeze.ts';
-import type { SaveBackoff } from './options.ts';
+import type { SaveBackoff } from './pv-save.ts';
 import type { RecordEvent } from './record-event.ts';
 import { toError } from './to-error.ts';
 import type { VolumeStore } from './volume-store.ts';

@@ -33,6 +33,7 @@ import {
   requestedProvisioner,
   selectedNodeName,
 } from './claim-fields.ts';
+import type { ClaimResize } from './claim-resize.ts';
 import type { ControllerMetrics } from './controller-metrics.ts';
 import { frozenClone } from './deep-freeze.ts';
 import type { ProvisionControllerEvents } from './lifecycle-events.ts';
@@ -67,6 +68,8 @@ export interface ClaimSyncConfig {
   /** Removes the GA selected-node annotation from the claim on the API server. */
   readonly reschedule: (claim: Readonly<V1PersistentVolumeClaim>, signal: AbortSignal) => Promise<void>;
   readonly slowRetry: SlowRetrySet;
+  /** The resize path of bound claims; absent when the provisioner cannot `expand`. */
+  readonly resize?: ClaimResize;
   readonly recordEvent: RecordEvent;
   readonly store: VolumeStore;
   readonly metrics: ControllerMetrics;
@@ -115,7 +118,13 @@ export class ClaimSync {
     const claim = this.#config.claimsByUid(uid)[0] ?? this.inProgress.get(uid);
     if (claim === undefined) {
       this.#rescheduled.delete(uid);
+      this.#config.resize?.forget(uid);
       context.logger.info(`claim "${uid}" in work queue no longer exists`);
+      return;
+    }
+    // A bound claim is never provisioned (see shouldProvision); it may ask for a larger volume.
+    if (claim.spec?.volumeName && this.#config.resize !== undefined) {
+      await this.#config.resize.sync(claim, context);
       return;
     }
     await this.sync(claim, context);

@@ -19,7 +19,7 @@ import { withOwnRateLimit } from './queue-limiters.ts';
 /** What the elector needs from the controller. */
 export interface ControllerElectorConfig {
   readonly options: ResolvedOptions;
-  /** The Lease name in `options.leaderElectionNamespace`. */
+  /** The Lease name in `options.leaderElection.namespace`. */
   readonly name: string;
   readonly identity: string;
   readonly callbacks: LeaderCallbacks;
@@ -33,20 +33,21 @@ export interface ControllerElectorConfig {
 /** @throws ConfigurationError when the leader election timings break client-go's rules. */
 export function createControllerElector(config: ControllerElectorConfig): LeaderElector {
   const { options, events } = config;
+  const election = options.leaderElection;
   let elector: LeaderElector;
   try {
     elector = new LeaderElector({
       lock: {
         // Renewals must never wait behind the controller's own PV traffic.
         leases: withOwnRateLimit(options.api, defaultRateLimit).resource(resources.leases),
-        namespace: options.leaderElectionNamespace,
+        namespace: election.namespace,
         name: config.name,
         identity: config.identity,
       },
-      leaseDurationMs: options.leaseDurationMs,
-      renewDeadlineMs: options.renewDeadlineMs,
-      retryPeriodMs: options.retryPeriodMs,
-      releaseOnCancel: options.releaseLeaseOnShutdown,
+      leaseDurationMs: election.leaseDurationMs,
+      renewDeadlineMs: election.renewDeadlineMs,
+      retryPeriodMs: election.retryPeriodMs,
+      releaseOnCancel: election.releaseOnShutdown,
       callbacks: config.callbacks,
       recorder: config.recorder,
       clock: config.clock,

@@ -6,7 +6,7 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import { ConfigurationError } from './options.ts';
 
 /** Prometheus default buckets (`prometheus.DefBuckets`), in seconds. */
-const defaultBuckets: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+export const defaultBuckets: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 type ClaimLabel = 'class' | 'source';
 type VolumeLabel = 'class';
@@ -78,7 +78,7 @@ export function createControllerMetrics(registry: Registry, subsystem = 'control
 }
 
 /** The collector `name` already on `registry`, if any; it must be a `type`. */
-function reuse<T>(
+export function reuse<T>(
   registry: Registry,
   name: string,
   type: abstract new (...args: never[]) => T,

@@ -9,7 +9,7 @@ import type { ProvisionController } from '../provision-controller.ts';
 import type { ProvisioningState } from '../provisioner.ts';
 
 /**
- * Payload of `provisioned`: the PV for `claim` was saved (with `createProvisionedPVLimiter`, handed
+ * Payload of `provisioned`: the PV for `claim` was saved (with the `queue` PV save strategy, handed
  * to the background save queue) after the leadership check that follows `provision` passed.
  */
 export interface ProvisionedEvent {

@@ -8,4 +8,11 @@ export type { BackoffOptions } from '../util/backoff.ts';
 export { Backoff } from '../util/backoff.ts';
 export type { Clock } from '../util/clock.ts';
 export { realClock } from '../util/clock.ts';
-export type { LeaseLossPolicy, RescheduleMode, SaveBackoff } from './options.ts';
+export type { RescheduleMode } from './options.ts';
+export type {
+  FlatProcessOptions,
+  LeaderElectionOptions,
+  LeaseLossPolicy,
+  MetricsServerOptions,
+} from './process-options.ts';
+export type { GoPvSaveOptions, PvSaveOptions, PvSaveStrategy, SaveBackoff } from './pv-save.ts';

@@ -11,12 +11,21 @@ import type { KubeApi } from '../client/resource-client.ts';
 import type { SharedInformer } from '../informer/shared-informer.ts';
 import { indexByUid, uidIndex } from '../informer/store.ts';
 import type { Provisioner } from '../provisioner.ts';
-import type { BackoffOptions } from '../util/backoff.ts';
 import { hasBrand, markBranded } from '../util/brand.ts';
-import type { Clock } from '../util/clock.ts';
+import { type Clock, realClock } from '../util/clock.ts';
 import type { Logger } from '../util/logger.ts';
 import type { RateLimiter } from '../workqueue/rate-limiters.ts';
 import { defaultVolumeName } from './claim-fields.ts';
+import { Checker } from './option-checker.ts';
+import {
+  type FlatProcessOptions,
+  foldAliases,
+  type LeaderElectionOptions,
+  leaderElectionAliases,
+  type MetricsServerOptions,
+  metricsServerAliases,
+} from './process-options.ts';
+import { type GoPvSaveOptions, type PvSaveOptions, type ResolvedPvSave, resolvePvSave } from './pv-save.ts';
 
 const configurationErrorBrand: unique symbol = Symbol.for('@kube-provisioner/controller/ConfigurationError');
 
@@ -37,15 +46,6 @@ export function isConfigurationError(err: unknown): err is ConfigurationError {
   return hasBrand(err, configurationErrorBrand);
 }
 
-/** Backoff of the blocking PV save (Go `CreateProvisionedPVBackoff`): `steps` attempts, delays in ms. */
-export interface SaveBackoff extends Pick<BackoffOptions, 'initial' | 'factor' | 'jitter' | 'cap'> {
-  /** Number of create attempts, at least 1. */
-  readonly steps: number;
-}
-
-/** What `run()` does when the Lease is lost: campaign again (default), or reject. */
-export type LeaseLossPolicy = 'campaign' | 'reject';
-
 /**
  * How a reschedule removes the selected-node annotation: JSON merge patch (default), or Go's full PUT
  * of the claim read afresh, started over on a conflict (v13.1.0).
@@ -53,7 +53,7 @@ export type LeaseLossPolicy = 'campaign' | 'reject';
 export type RescheduleMode = 'merge-patch' | 'update';
 
 /** Options of {@link ProvisionController}. Durations are milliseconds. */
-export interface ProvisionControllerOptions {
+export interface ProvisionControllerOptions extends GoPvSaveOptions, FlatProcessOptions {
   /** API access. */
   readonly api: KubeApi;
   /** The name claims and classes ask for, e.g. `example.com/hostpath`. */
@@ -90,50 +90,14 @@ export interface ProvisionControllerOptions {
   /** Manage the PV finalizer `external-provisioner.volume.kubernetes.io/finalizer`. Default false. */
   readonly addFinalizer?: boolean;
 
-  /** Deprecated (Go): attempts of the blocking PV save. Default 5. */
-  readonly createProvisionedPVRetryCount?: number;
-  /** Deprecated (Go): pause between those attempts. Default 10 s. */
-  readonly createProvisionedPVIntervalMs?: number;
-  /** Deprecated (Go): custom backoff of the blocking PV save. */
-  readonly createProvisionedPVBackoff?: SaveBackoff;
-  /** Selects the queue store: failed saves are retried forever with this limiter, in the background. */
-  readonly createProvisionedPVLimiter?: RateLimiter;
-  /** Workers of the queue store. Default 4. */
-  readonly saveQueueWorkers?: number;
-
-  /** Built-in Lease leader election. Default true. */
-  readonly leaderElection?: boolean;
-  /** Namespace of the Lease. Default env `POD_NAMESPACE`, else the service-account namespace, else `default`. */
-  readonly leaderElectionNamespace?: string;
-  /** Default 15 s. */
-  readonly leaseDurationMs?: number;
-  /** Default 10 s. */
-  readonly renewDeadlineMs?: number;
-  /** Default 2 s. */
-  readonly retryPeriodMs?: number;
-  /** Give up the Lease on graceful stop. Default true. */
-  readonly releaseLeaseOnShutdown?: boolean;
   /**
-   * What happens when the Lease is lost or its fence lapses (no renewal for `renewDeadlineMs`, e.g.
-   * through an API outage or a frozen process). Either way every operation in flight is aborted at
-   * once and nothing more is done as leader. `'campaign'` (default): `run()` goes on, campaigns
-   * again and leads again only after acquiring the Lease afresh, so an outage never ends the
-   * process. `'reject'`: `run()` rejects with a `LeaderElectionLostError`, as Go's library exits.
+   * How the PV that `provision` returned is saved (the CLIs' `--pv-save-strategy`). Default
+   * `{ strategy: 'queue' }`. The Go option names (`createProvisionedPV…`) are deprecated aliases.
    */
-  readonly onLeaseLost?: LeaseLossPolicy;
+  readonly pvSave?: PvSaveOptions;
 
   /** Where the collectors are registered. Default: a private registry, see `ProvisionController.registry`. */
   readonly metricsRegistry?: Registry;
-  /**
-   * Port of the built-in server; 0 = none. Default 0. When set, `run()` serves the registry on
-   * `metricsPath` and the probes on `/healthz` and `/readyz` on every replica, leader or not, from
-   * its start until it settles; a port that cannot be bound rejects `run()`.
-   */
-  readonly metricsPort?: number;
-  /** Listen address of the built-in server. Default `0.0.0.0`. */
-  readonly metricsAddress?: string;
-  /** Default `/metrics`; `/healthz` and `/readyz` are taken by the probes. */
-  readonly metricsPath?: string;
 
   /**
    * Caller-owned claim informer; the caller starts it. It must carry the `uid` index, or accept it
@@ -172,59 +136,50 @@ export interface ProvisionControllerOptions {
   readonly clock?: Clock;
   /** Structured logger. Default: JSON lines on stderr at `info`. */
   readonly logger?: Logger;
+
+  // Process concerns, one group each (controller-runtime's manager options).
+  /** Built-in Lease leader election: `false` turns it off, an object sets its Lease. Default on. */
+  readonly leaderElection?: boolean | LeaderElectionOptions;
+  /** The built-in server of `/metrics`, `/healthz` and `/readyz`. Default none. */
+  readonly metricsServer?: MetricsServerOptions;
 }
 
-/** The blocking PV save's schedule, resolved from the three deprecated options. */
-export type SaveStrategy =
-  | { readonly kind: 'blocking'; readonly backoff: SaveBackoff }
-  | { readonly kind: 'queue'; readonly limiter: RateLimiter };
+/** Options with no default: unset stays `undefined`. */
+type WithoutDefault =
+  | 'rateLimiter'
+  | 'metricsRegistry'
+  | 'claimsInformer'
+  | 'volumesInformer'
+  | 'classesInformer'
+  | 'claimLabelSelector'
+  | 'claimFieldSelector'
+  | 'clock'
+  | 'logger';
 
-/** Options after defaults and validation; frozen. */
-export interface ResolvedOptions {
-  readonly api: KubeApi;
-  readonly provisionerName: string;
-  readonly provisioner: Provisioner;
-  readonly knownNames: ReadonlySet<string>;
-  readonly volumeName: (claim: Readonly<V1PersistentVolumeClaim>) => string;
-  readonly resyncPeriodMs: number;
-  readonly threadiness: number;
-  readonly rateLimiter: (() => RateLimiter) | undefined;
-  readonly exponentialBackOffOnError: boolean;
-  readonly failedProvisionThreshold: number;
-  readonly failedDeleteThreshold: number;
-  readonly provisionTimeoutMs: number;
-  readonly deletionTimeoutMs: number;
-  readonly retryIntervalMaxMs: number;
-  readonly maintenanceIntervalMs: number;
-  readonly addFinalizer: boolean;
-  readonly save: SaveStrategy;
-  readonly saveQueueWorkers: number;
-  readonly leaderElection: boolean;
-  readonly leaderElectionNamespace: string;
-  readonly leaseDurationMs: number;
-  readonly renewDeadlineMs: number;
-  readonly retryPeriodMs: number;
-  readonly releaseLeaseOnShutdown: boolean;
-  readonly onLeaseLost: LeaseLossPolicy;
-  readonly metricsRegistry: Registry | undefined;
-  readonly metricsPort: number;
-  readonly metricsAddress: string;
-  readonly metricsPath: string;
-  readonly claimsInformer: SharedInformer<V1PersistentVolumeClaim> | undefined;
-  readonly volumesInformer: SharedInformer<V1PersistentVolume> | undefined;
-  readonly classesInformer: SharedInformer<V1StorageClass> | undefined;
-  readonly claimLabelSelector: string | undefined;
-  readonly claimFieldSelector: string | undefined;
-  readonly verifyExistingPV: boolean;
-  readonly pvDeletePrecondition: boolean;
-  readonly rescheduleMode: RescheduleMode;
-  readonly separateQueueLimiters: boolean;
-  readonly apiRequestTimeoutMs: number;
-  readonly eventRateLimit: RateLimit;
-  readonly shutdownTimeoutMs: number;
-  readonly clock: Clock | undefined;
-  readonly logger: Logger | undefined;
-}
+/** Options resolved into a field of another name or type. */
+type Reshaped =
+  | 'additionalProvisionerNames'
+  | 'pvSave'
+  | 'leaderElection'
+  | 'metricsServer'
+  | keyof GoPvSaveOptions
+  | keyof FlatProcessOptions;
+
+/**
+ * Options after defaults and validation; frozen. Derived from {@link ProvisionControllerOptions}, so a
+ * new option is declared once and resolved once, in {@link resolveOptions}.
+ */
+export type ResolvedOptions = Readonly<
+  Required<Omit<ProvisionControllerOptions, WithoutDefault | Reshaped>> & {
+    [Key in WithoutDefault]: ProvisionControllerOptions[Key];
+  } & {
+    /** `provisionerName` and `additionalProvisionerNames`. */
+    knownNames: ReadonlySet<string>;
+    pvSave: ResolvedPvSave;
+    leaderElection: Readonly<Required<LeaderElectionOptions>> & { readonly enabled: boolean };
+    metricsServer: Readonly<Required<MetricsServerOptions>>;
+  }
+>;
 
 const second = 1000;
 const minute = 60 * second;
@@ -236,9 +191,6 @@ export const defaults: {
   readonly failedThreshold: number;
   readonly retryIntervalMaxMs: number;
   readonly maintenanceIntervalMs: number;
-  readonly saveRetryCount: number;
-  readonly saveIntervalMs: number;
-  readonly saveQueueWorkers: number;
   readonly leaseDurationMs: number;
   readonly renewDeadlineMs: number;
   readonly retryPeriodMs: number;
@@ -251,9 +203,6 @@ export const defaults: {
   failedThreshold: 15,
   retryIntervalMaxMs: 5 * minute,
   maintenanceIntervalMs: 10 * minute,
-  saveRetryCount: 5,
-  saveIntervalMs: 10 * second,
-  saveQueueWorkers: 4,
   leaseDurationMs: 15 * second,
   renewDeadlineMs: 10 * second,
   retryPeriodMs: 2 * second,
@@ -287,18 +236,112 @@ export function resolveOptions(options: ProvisionControllerOptions): ResolvedOpt
   if (typeof options !== 'object' || options === null)
     throw new ConfigurationError(['options must be an object']);
   const problems: string[] = [];
-  const check = new Checker(options as unknown as Record<string, unknown>, problems);
+  const check = new Checker(options, problems);
   if (typeof options.api?.resource !== 'function') problems.push('api must be a KubeApi');
   if (typeof options.provisionerName !== 'string' || options.provisionerName === '') {
     problems.push('provisionerName must be a non-empty string');
   }
+  checkProvisioner(options.provisioner, problems);
+  const additional = options.additionalProvisionerNames ?? [];
+  if (!Array.isArray(additional) || !additional.every((name) => typeof name === 'string' && name !== '')) {
+    problems.push('additionalProvisionerNames must be an array of non-empty strings');
+  }
+  check.fn('volumeName');
+  check.fn('rateLimiter');
+  const resolved: ResolvedOptions = {
+    api: options.api,
+    provisionerName: options.provisionerName,
+    provisioner: options.provisioner,
+    knownNames: new Set([options.provisionerName, ...(Array.isArray(additional) ? additional : [])]),
+    volumeName: options.volumeName ?? defaultVolumeName,
+    resyncPeriodMs: check.duration('resyncPeriodMs', defaults.resyncPeriodMs),
+    threadiness: check.integer('threadiness', defaults.threadiness, 1),
+    rateLimiter: options.rateLimiter,
+    exponentialBackOffOnError: check.boolean('exponentialBackOffOnError', true),
+    failedProvisionThreshold: check.integer('failedProvisionThreshold', defaults.failedThreshold, 0),
+    failedDeleteThreshold: check.integer('failedDeleteThreshold', defaults.failedThreshold, 0),
+    provisionTimeoutMs: check.duration('provisionTimeoutMs', 0),
+    deletionTimeoutMs: check.duration('deletionTimeoutMs', 0),
+    retryIntervalMaxMs: check.duration('retryIntervalMaxMs', defaults.retryIntervalMaxMs),
+    maintenanceIntervalMs: check.duration('maintenanceIntervalMs', defaults.maintenanceIntervalMs),
+    addFinalizer: check.boolean('addFinalizer', false),
+    pvSave: resolvePvSave(options, options.clock ?? realClock, problems),
+    leaderElection: resolveLeaderElection(options, problems),
+    metricsRegistry: options.metricsRegistry,
+    metricsServer: resolveMetricsServer(options, problems),
+    claimsInformer: options.claimsInformer,
+    volumesInformer: options.volumesInformer,
+    classesInformer: options.classesInformer,
+    claimLabelSelector: check.string('claimLabelSelector'),
+    claimFieldSelector: check.string('claimFieldSelector'),
+    verifyExistingPV: check.boolean('verifyExistingPV', true),
+    pvDeletePrecondition: check.boolean('pvDeletePrecondition', true),
+    rescheduleMode: check.oneOf('rescheduleMode', ['merge-patch', 'update'], 'merge-patch'),
+    separateQueueLimiters: check.boolean('separateQueueLimiters', true),
+    apiRequestTimeoutMs: check.duration('apiRequestTimeoutMs', defaults.apiRequestTimeoutMs),
+    eventRateLimit: check.rateLimit('eventRateLimit', defaults.eventRateLimit),
+    shutdownTimeoutMs: check.duration('shutdownTimeoutMs', defaults.shutdownTimeoutMs),
+    clock: options.clock,
+    logger: options.logger,
+  };
+
+  if (!(resolved.retryIntervalMaxMs > 0)) problems.push('retryIntervalMaxMs must be > 0');
+  if (!(resolved.maintenanceIntervalMs > 0)) problems.push('maintenanceIntervalMs must be > 0');
+
+  if (problems.length > 0) throw new ConfigurationError(problems);
+  return Object.freeze(resolved);
+}
+
+/** The `leaderElection` group, its flat aliases folded in. */
+function resolveLeaderElection(
+  options: ProvisionControllerOptions,
+  problems: string[],
+): ResolvedOptions['leaderElection'] {
+  const { leaderElection } = options;
   if (
-    typeof options.provisioner?.provision !== 'function' ||
-    typeof options.provisioner.delete !== 'function'
+    leaderElection !== undefined &&
+    typeof leaderElection !== 'boolean' &&
+    (typeof leaderElection !== 'object' || leaderElection === null)
   ) {
+    problems.push('leaderElection must be a boolean or an object');
+  }
+  const { values, names } = foldAliases(options, 'leaderElection', leaderElectionAliases, problems);
+  const check = new Checker(values, problems, (key) => names[key] ?? key);
+  return {
+    enabled: leaderElection !== false,
+    namespace: check.string('namespace') || inClusterNamespace(),
+    leaseDurationMs: check.duration('leaseDurationMs', defaults.leaseDurationMs),
+    renewDeadlineMs: check.duration('renewDeadlineMs', defaults.renewDeadlineMs),
+    retryPeriodMs: check.duration('retryPeriodMs', defaults.retryPeriodMs),
+    releaseOnShutdown: check.boolean('releaseOnShutdown', true),
+    onLost: check.oneOf('onLost', ['campaign', 'reject'], 'campaign'),
+  };
+}
+
+/** The `metricsServer` group, its flat aliases folded in. */
+function resolveMetricsServer(
+  options: ProvisionControllerOptions,
+  problems: string[],
+): ResolvedOptions['metricsServer'] {
+  const { values, names } = foldAliases(options, 'metricsServer', metricsServerAliases, problems);
+  const check = new Checker(values, problems, (key) => names[key] ?? key);
+  const path = check.string('path') ?? '/metrics';
+  if (!path.startsWith('/')) problems.push(`${names.path} must start with "/", got ${JSON.stringify(path)}`);
+  if (probePaths.includes(path)) {
+    problems.push(`${names.path} must not be ${probePaths.join(' or ')}: the probes are served there`);
+  }
+  return {
+    port: check.integer('port', 0, 0, 65_535),
+    address: check.string('address') ?? '0.0.0.0',
+    path,
+  };
+}
+
+function checkProvisioner(provisioner: Provisioner | undefined, problems: string[]): void {
+  if (typeof provisioner?.provision !== 'function' || typeof provisioner.delete !== 'function') {
     problems.push('provisioner must implement provision and delete');
   }
-  const dataSources: unknown = options.provisioner?.dataSources;
+  const dataSources: unknown = provisioner?.dataSources;
   if (
     dataSources !== undefined &&
     !(
@@ -315,93 +358,6 @@ export function resolveOptions(options: ProvisionControllerOptions): ResolvedOpt
   ) {
     problems.push("provisioner.dataSources must be an array of { apiGroup, kind } (apiGroup '' for core)");
   }
-  const additional = options.additionalProvisionerNames ?? [];
-  if (!Array.isArray(additional) || !additional.every((name) => typeof name === 'string' && name !== '')) {
-    problems.push('additionalProvisionerNames must be an array of non-empty strings');
-  }
-  check.fn('volumeName');
-  check.fn('rateLimiter');
-  check.limiter('createProvisionedPVLimiter');
-  check.oneOf('rescheduleMode', ['merge-patch', 'update']);
-  check.oneOf('onLeaseLost', ['campaign', 'reject']);
-  for (const key of [
-    'exponentialBackOffOnError',
-    'addFinalizer',
-    'leaderElection',
-    'releaseLeaseOnShutdown',
-    'verifyExistingPV',
-    'pvDeletePrecondition',
-    'separateQueueLimiters',
-  ] as const) {
-    check.boolean(key);
-  }
-  for (const key of [
-    'leaderElectionNamespace',
-    'metricsAddress',
-    'metricsPath',
-    'claimLabelSelector',
-    'claimFieldSelector',
-  ] as const) {
-    check.string(key);
-  }
-  if (options.metricsPath !== undefined && !options.metricsPath.startsWith('/')) {
-    problems.push(`metricsPath must start with "/", got ${JSON.stringify(options.metricsPath)}`);
-  }
-  if (probePaths.includes(options.metricsPath ?? '')) {
-    problems.push(`metricsPath must not be ${probePaths.join(' or ')}: the probes are served there`);
-  }
-
-  const resolved: ResolvedOptions = {
-    api: options.api,
-    provisionerName: options.provisionerName,
-    provisioner: options.provisioner,
-    knownNames: new Set([options.provisionerName, ...(Array.isArray(additional) ? additional : [])]),
-    volumeName: options.volumeName ?? defaultVolumeName,
-    resyncPeriodMs: check.duration('resyncPeriodMs', defaults.resyncPeriodMs),
-    threadiness: check.integer('threadiness', defaults.threadiness, 1),
-    rateLimiter: options.rateLimiter,
-    exponentialBackOffOnError: options.exponentialBackOffOnError ?? true,
-    failedProvisionThreshold: check.integer('failedProvisionThreshold', defaults.failedThreshold, 0),
-    failedDeleteThreshold: check.integer('failedDeleteThreshold', defaults.failedThreshold, 0),
-    provisionTimeoutMs: check.duration('provisionTimeoutMs', 0),
-    deletionTimeoutMs: check.duration('deletionTimeoutMs', 0),
-    retryIntervalMaxMs: check.duration('retryIntervalMaxMs', defaults.retryIntervalMaxMs),
-    maintenanceIntervalMs: check.duration('maintenanceIntervalMs', defaults.maintenanceIntervalMs),
-    addFinalizer: options.addFinalizer ?? false,
-    save: resolveSaveStrategy(options, check, problems),
-    saveQueueWorkers: check.integer('saveQueueWorkers', defaults.saveQueueWorkers, 1),
-    leaderElection: options.leaderElection ?? true,
-    leaderElectionNamespace: options.leaderElectionNamespace || inClusterNamespace(),
-    leaseDurationMs: check.duration('leaseDurationMs', defaults.leaseDurationMs),
-    renewDeadlineMs: check.duration('renewDeadlineMs', defaults.renewDeadlineMs),
-    retryPeriodMs: check.duration('retryPeriodMs', defaults.retryPeriodMs),
-    releaseLeaseOnShutdown: options.releaseLeaseOnShutdown ?? true,
-    onLeaseLost: options.onLeaseLost ?? 'campaign',
-    metricsRegistry: options.metricsRegistry,
-    metricsPort: check.integer('metricsPort', 0, 0, 65_535),
-    metricsAddress: options.metricsAddress ?? '0.0.0.0',
-    metricsPath: options.metricsPath ?? '/metrics',
-    claimsInformer: options.claimsInformer,
-    volumesInformer: options.volumesInformer,
-    classesInformer: options.classesInformer,
-    claimLabelSelector: options.claimLabelSelector,
-    claimFieldSelector: options.claimFieldSelector,
-    verifyExistingPV: options.verifyExistingPV ?? true,
-    pvDeletePrecondition: options.pvDeletePrecondition ?? true,
-    rescheduleMode: options.rescheduleMode ?? 'merge-patch',
-    separateQueueLimiters: options.separateQueueLimiters ?? true,
-    apiRequestTimeoutMs: check.duration('apiRequestTimeoutMs', defaults.apiRequestTimeoutMs),
-    eventRateLimit: check.rateLimit('eventRateLimit', defaults.eventRateLimit),
-    shutdownTimeoutMs: check.duration('shutdownTimeoutMs', defaults.shutdownTimeoutMs),
-    clock: options.clock,
-    logger: options.logger,
-  };
-
-  if (!(resolved.retryIntervalMaxMs > 0)) problems.push('retryIntervalMaxMs must be > 0');
-  if (!(resolved.maintenanceIntervalMs > 0)) problems.push('maintenanceIntervalMs must be > 0');
-
-  if (problems.length > 0) throw new ConfigurationError(problems);
-  return Object.freeze(resolved);
 }
 
 /**
@@ -423,126 +379,5 @@ export function ensureUidIndex(informer: SharedInformer<V1PersistentVolumeClaim>
     throw new ConfigurationError([
       `claimsInformer has no "${uidIndex}" index and cannot take one: ${String(err)}`,
     ]);
-  }
-}
-
-/** The three mutually exclusive save option groups. */
-function resolveSaveStrategy(
-  options: ProvisionControllerOptions,
-  check: Checker,
-  problems: string[],
-): SaveStrategy {
-  const groups = [
-    options.createProvisionedPVRetryCount !== undefined || options.createProvisionedPVIntervalMs !== undefined
-      ? 'createProvisionedPVRetryCount/createProvisionedPVIntervalMs'
-      : undefined,
-    options.createProvisionedPVBackoff !== undefined ? 'createProvisionedPVBackoff' : undefined,
-    options.createProvisionedPVLimiter !== undefined ? 'createProvisionedPVLimiter' : undefined,
-  ].filter((group) => group !== undefined);
-  if (groups.length > 1) problems.push(`${groups.join(', ')} cannot be used together`);
-
-  if (options.createProvisionedPVLimiter !== undefined) {
-    return { kind: 'queue', limiter: options.createProvisionedPVLimiter };
-  }
-  const custom = options.createProvisionedPVBackoff;
-  if (custom !== undefined) {
-    const valid =
-      typeof custom === 'object' &&
-      Number.isInteger(custom.steps) &&
-      custom.steps >= 1 &&
-      custom.initial >= 0 &&
-      (custom.factor ?? 1) >= 1 &&
-      (custom.jitter ?? 0) >= 0 &&
-      (custom.cap ?? 0) >= 0;
-    if (!valid)
-      problems.push(
-        'createProvisionedPVBackoff needs integer steps >= 1, initial >= 0, factor >= 1, jitter >= 0',
-      );
-    return { kind: 'blocking', backoff: { factor: 1, ...custom } };
-  }
-  return {
-    kind: 'blocking',
-    backoff: {
-      steps: check.integer('createProvisionedPVRetryCount', defaults.saveRetryCount, 1),
-      initial: check.duration('createProvisionedPVIntervalMs', defaults.saveIntervalMs),
-      factor: 1,
-    },
-  };
-}
-
-/** Type and range checks that record a problem and fall back to the default. */
-class Checker {
-  readonly #options: Record<string, unknown>;
-  readonly #problems: string[];
-
-  constructor(options: Record<string, unknown>, problems: string[]) {
-    this.#options = options;
-    this.#problems = problems;
-  }
-
-  duration(key: string, fallback: number): number {
-    const value = this.#options[key];
-    if (value === undefined) return fallback;
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-      this.#problems.push(`${key} must be a finite number of milliseconds >= 0, got ${String(value)}`);
-      return fallback;
-    }
-    return value;
-  }
-
-  integer(key: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
-    const value = this.#options[key];
-    if (value === undefined) return fallback;
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-      this.#problems.push(`${key} must be an integer in [${min}, ${max}], got ${String(value)}`);
-      return fallback;
-    }
-    return value;
-  }
-
-  boolean(key: string): void {
-    const value = this.#options[key];
-    if (value !== undefined && typeof value !== 'boolean') this.#problems.push(`${key} must be a boolean`);
-  }
-
-  string(key: string): void {
-    const value = this.#options[key];
-    if (value !== undefined && typeof value !== 'string') this.#problems.push(`${key} must be a string`);
-  }
-
-  fn(key: string): void {
-    const value = this.#options[key];
-    if (value !== undefined && typeof value !== 'function') this.#problems.push(`${key} must be a function`);
-  }
-
-  rateLimit(key: string, fallback: RateLimit): RateLimit {
-    const value = this.#options[key] as Partial<RateLimit> | undefined;
-    if (value === undefined) return fallback;
-    const { qps, burst } = value ?? {};
-    // The same bounds as the token bucket's: it would throw later, at the first event.
-    const valid =
-      typeof qps === 'number' &&
-      qps > 0 &&
-      typeof burst === 'number' &&
-      (burst >= 1 || qps === Number.POSITIVE_INFINITY);
-    if (!valid) {
-      this.#problems.push(`${key} needs qps > 0 and burst >= 1, got ${JSON.stringify(value)}`);
-      return fallback;
-    }
-    return { qps, burst };
-  }
-
-  limiter(key: string): void {
-    const value = this.#options[key] as Partial<RateLimiter> | undefined;
-    if (value !== undefined && (typeof value?.when !== 'function' || typeof value.forget !== 'function')) {
-      this.#problems.push(`${key} must be a RateLimiter`);
-    }
-  }
-
-  oneOf(key: string, allowed: readonly string[]): void {
-    const value = this.#options[key];
-    if (value !== undefined && !allowed.includes(value as string)) {
-      this.#problems.push(`${key} must be one of ${allowed.join(', ')}, got ${String(value)}`);
-    }
   }
 }

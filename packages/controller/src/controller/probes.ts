@@ -12,7 +12,10 @@ const maxTolerableExpiredLeaseMs = 20_000;
 /** What the checks read. */
 export interface ControllerProbeSources {
   readonly elector: LeaderElector | undefined;
-  readonly options: Pick<ResolvedOptions, 'renewDeadlineMs' | 'leaseDurationMs' | 'retryPeriodMs'>;
+  readonly options: Pick<
+    ResolvedOptions['leaderElection'],
+    'renewDeadlineMs' | 'leaseDurationMs' | 'retryPeriodMs'
+  >;
   readonly phase: () => 'new' | 'running' | 'stopped';
   readonly informers: Readonly<Record<string, { hasSynced(): boolean }>>;
 }

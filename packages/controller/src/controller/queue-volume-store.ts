@@ -1,5 +1,5 @@
 /**
- * The queue PV store (Go's `queueStore`, chosen by `createProvisionedPVLimiter`): one inline create;
+ * The queue PV store (Go's `queueStore`, the default `pvSave` strategy): one inline create;
  * on failure the PV is kept in memory and retried in the background forever, and the claim counts as
  * provisioned at once; a retry writes only while this replica leads. The asset is never deleted.
  * Unsaved PVs are lost on exit. A PV name taken by another claim (`verifyExistingPV`) is never

@@ -10,7 +10,6 @@
  * expires. Every attempt still reads the Lease and applies the same rules; the watch only decides
  * *when* to try. Without `watch` permission on Leases the candidate just polls.
  */
-import { V1MicroTime } from '@kubernetes/client-node';
 import type { Gauge } from 'prom-client';
 import { isConflict, isForbidden, isNotFound } from '../client/api-error.ts';
 import type { EventRecorder } from '../events/event-recorder.ts';
@@ -28,6 +27,7 @@ import type { LeaderElectorEvents } from './leader-events.ts';
 import { LeaseDenials } from './lease-denial.ts';
 import { LeaseFence } from './lease-fence.ts';
 import { type LeaderElectionRecord, LeaseLock, type ObservedLeaseRecord } from './lease-lock.ts';
+import { MicroTime } from './micro-time.ts';
 
 export type { LeaderCallbacks, LeaderElectorOptions } from './leader-elector-options.ts';
 
@@ -358,8 +358,8 @@ export class LeaderElector extends LifecycleEvents<LeaderElectorEvents> {
     const fresh: LeaderElectionRecord = {
       holderIdentity: this.#lock.identity,
       leaseDurationSeconds: Math.trunc(this.#leaseDurationMs / 1000),
-      acquireTime: new V1MicroTime(wallNow),
-      renewTime: new V1MicroTime(wallNow),
+      acquireTime: new MicroTime(wallNow),
+      renewTime: new MicroTime(wallNow),
       leaseTransitions: 0,
     };
 
@@ -442,8 +442,8 @@ export class LeaderElector extends LifecycleEvents<LeaderElectorEvents> {
       const released: LeaderElectionRecord = {
         holderIdentity: '',
         leaseDurationSeconds: 1,
-        acquireTime: new V1MicroTime(now),
-        renewTime: new V1MicroTime(now),
+        acquireTime: new MicroTime(now),
+        renewTime: new MicroTime(now),
         leaseTransitions: current.record.leaseTransitions,
       };
       await this.#lock.update(released, { signal: deadline.signal });

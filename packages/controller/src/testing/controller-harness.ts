@@ -14,10 +14,9 @@ import type { ProvisionControllerOptions } from '../controller/options.ts';
 import { ProvisionController } from '../provision-controller.ts';
 import type { OperationContext, Provisioner, ProvisionOptions, ProvisionResult } from '../provisioner.ts';
 import { silentLogger } from '../util/logger.ts';
-import { volumeFor } from './controller-objects.ts';
 import { FakeKubeApi } from './fake-api.ts';
 import { ManualClock } from './manual-clock.ts';
-import { fixtureProvisionerName } from './provision-fixtures.ts';
+import { fixtureProvisionerName, volumeFor } from './provision-fixtures.ts';
 
 /** A provisioner that records its calls; what each call does is replaceable. */
 export class RecordingProvisioner implements Provisioner {

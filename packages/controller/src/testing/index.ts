@@ -9,15 +9,6 @@
 
 export type { HarnessOptions, ManualHarness, SeedObject } from './controller-harness.ts';
 export { Harness, manualHarness, RecordingProvisioner } from './controller-harness.ts';
-export type { NewVolumeExtra } from './controller-objects.ts';
-export {
-  dynamicallyProvisioned,
-  newClaim,
-  newStorageClass,
-  newVolume,
-  newVolumeAttributesClass,
-  volumeFor,
-} from './controller-objects.ts';
 export type {
   Action,
   FakeKubeApiOptions,
@@ -33,10 +24,9 @@ export { findOverlaps, overlapWindows } from './leadership-overlap.ts';
 export { ManualClock } from './manual-clock.ts';
 export type { OutcomeCounts } from './metric-samples.ts';
 export { deleteCounts, metricValue, processedItems, provisionCounts } from './metric-samples.ts';
-export type { ClaimFixtureInit, ClassFixtureInit, ReleaseFixtureInit } from './provision-fixtures.ts';
+export type { ClaimFixtureInit, ReleaseFixtureInit, StorageClassFixtureInit } from './provision-fixtures.ts';
 export {
   claimFixture,
-  classFixture,
   finishedFailure,
   fixtureClassName,
   fixtureProvisionerName,
@@ -45,6 +35,7 @@ export {
   provisionOptionsFor,
   releasedVolumeFixture,
   storageClassFixture,
+  volumeFor,
 } from './provision-fixtures.ts';
 export type { StatusReason } from './status-error.ts';
 export { failureStatus, statusError } from './status-error.ts';

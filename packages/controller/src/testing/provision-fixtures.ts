@@ -26,7 +26,7 @@ export interface ClaimFixtureInit {
   readonly accessModes?: readonly string[] | undefined;
   /** Requested size. Default `1Gi`. */
   readonly storage?: string | undefined;
-  /** `spec.storageClassName`. Default `fixture`, the name of {@link classFixture}'s class. */
+  /** `spec.storageClassName`. Default `fixture`, the name of {@link storageClassFixture}'s class. */
   readonly storageClassName?: string | undefined;
   /**
    * Written to the `volume.kubernetes.io/storage-provisioner` annotation, as the PV controller does for
@@ -70,25 +70,8 @@ export function claimFixture(init: ClaimFixtureInit = {}): V1PersistentVolumeCla
   };
 }
 
-/** A StorageClass named `name` of `provisioner`; `extra` sets any other field (reclaim policy, mount options…). */
-export function storageClassFixture(
-  name: string,
-  provisioner: string,
-  parameters?: Readonly<Record<string, string>>,
-  extra: Partial<V1StorageClass> = {},
-): V1StorageClass {
-  return {
-    apiVersion: 'storage.k8s.io/v1',
-    kind: 'StorageClass',
-    metadata: { name, uid: 'class-uid' },
-    provisioner,
-    ...(parameters === undefined ? {} : { parameters: { ...parameters } }),
-    ...extra,
-  };
-}
-
-/** Fields of {@link classFixture}; each has a default. */
-export interface ClassFixtureInit extends Partial<Omit<V1StorageClass, 'metadata' | 'provisioner'>> {
+/** Fields of {@link storageClassFixture}; each has a default, and any other StorageClass field can be set. */
+export interface StorageClassFixtureInit extends Partial<Omit<V1StorageClass, 'metadata' | 'provisioner'>> {
   /** Default `fixture`, the class {@link claimFixture} asks for. */
   readonly name?: string | undefined;
   /** Default `example.com/fixture`, the harness's provisioner. */
@@ -96,14 +79,36 @@ export interface ClassFixtureInit extends Partial<Omit<V1StorageClass, 'metadata
 }
 
 /** The StorageClass {@link claimFixture}'s claims ask for, of the harness's provisioner by default. */
-export function classFixture(init: ClassFixtureInit = {}): V1StorageClass {
-  const { name, provisioner, parameters, ...extra } = init;
-  return storageClassFixture(
-    name ?? fixtureClassName,
-    provisioner ?? fixtureProvisionerName,
-    parameters,
-    extra,
-  );
+export function storageClassFixture(init?: StorageClassFixtureInit): V1StorageClass;
+/**
+ * A StorageClass named `name` of `provisioner`; `extra` sets any other field.
+ *
+ * @deprecated Pass one {@link StorageClassFixtureInit} object: `{ name, provisioner, parameters, … }`.
+ */
+export function storageClassFixture(
+  name: string,
+  provisioner: string,
+  parameters?: Readonly<Record<string, string>>,
+  extra?: Partial<V1StorageClass>,
+): V1StorageClass;
+export function storageClassFixture(
+  init: StorageClassFixtureInit | string = {},
+  provisionerArg?: string,
+  parametersArg?: Readonly<Record<string, string>>,
+  extraArg: Partial<V1StorageClass> = {},
+): V1StorageClass {
+  const { name, provisioner, parameters, ...extra } =
+    typeof init === 'string'
+      ? { ...extraArg, name: init, provisioner: provisionerArg, parameters: parametersArg }
+      : init;
+  return {
+    apiVersion: 'storage.k8s.io/v1',
+    kind: 'StorageClass',
+    metadata: { name: name ?? fixtureClassName, uid: 'class-uid' },
+    provisioner: provisioner ?? fixtureProvisionerName,
+    ...(parameters === undefined ? {} : { parameters: { ...parameters } }),
+    ...extra,
+  };
 }
 
 /** The options the controller passes for `pvc`: PV name `pvc-<uid>`, selected node from its annotation. */
@@ -147,6 +152,21 @@ export function finishedFailure(result: ProvisionResult, infeasible: boolean): E
     );
   }
   return result.error;
+}
+
+/** The PV a well-behaved provisioner returns for `options`: a hostPath volume under `/tmp`. */
+export function volumeFor(options: ProvisionOptions): V1PersistentVolume {
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolume',
+    metadata: { name: options.pvName },
+    spec: {
+      persistentVolumeReclaimPolicy: options.storageClass.reclaimPolicy ?? 'Delete',
+      accessModes: [...(options.pvc.spec?.accessModes ?? [])],
+      capacity: { storage: options.pvc.spec?.resources?.requests?.storage ?? '1Gi' },
+      hostPath: { path: `/tmp/${options.pvName}` },
+    },
+  };
 }
 
 /** What the API server adds to a PV saved by the controller and released by its claim. */

@@ -48,8 +48,8 @@ const inlineVersions: Plugin = {
  * itself: their entry modules have top-level side effects (generated classes extending imported
  * ones; CommonJS `require`s), so everything they reach would be kept and loaded, tens of MiB of RSS.
  * Their entries therefore resolve to just the modules used:
- * - `@kubernetes/client-node`: `KubeConfig`, the request types and `V1MicroTime`; and for
- *   `KubeConfig`'s module, the two names it takes from the generated index (not the ~900 API and
+ * - `@kubernetes/client-node`: `KubeConfig` and the request types (loaded only for a kubeconfig file;
+ *   a provisioner in its pod never evaluates them); and for `KubeConfig`'s module, the two names it takes from the generated index (not the ~900 API and
  *   model classes behind it);
  * - `undici`: the two dispatchers and their request API. client-node's generated HTTP library also imports undici's
  *   `fetch`, which nothing the provisioners run calls (the controller sends through its own
@@ -64,7 +64,6 @@ const dependencySubsets: Plugin = {
       'client-node': [
         "export { KubeConfig } from '@kubernetes/client-node/dist/config.js';",
         "export { HttpMethod, RequestContext } from '@kubernetes/client-node/dist/gen/http/http.js';",
-        "export { V1MicroTime } from '@kubernetes/client-node/dist/types.js';",
       ],
       'client-node-generated-index': [
         "export { createConfiguration } from './configuration.js';",

@@ -1,6 +1,6 @@
 /**
- * Claims, classes and volumes as the API server holds them, built positionally for controller tests
- * that need many of them, and the PV a well-behaved provisioner returns.
+ * Claims, classes and volumes as the API server holds them, built positionally for this package's
+ * controller tests, which need many of them. The public kit (`/testing`) builds them from objects.
  */
 import type {
   V1PersistentVolume,
@@ -8,8 +8,7 @@ import type {
   V1StorageClass,
   V1VolumeAttributesClass,
 } from '@kubernetes/client-node';
-import type { ProvisionOptions } from '../provisioner.ts';
-import { annDynamicallyProvisioned, annStorageProvisioner } from '../wire-names.ts';
+import { annDynamicallyProvisioned, annStorageProvisioner } from '../../src/wire-names.ts';
 
 /** A StorageClass of `provisioner` with reclaim policy `Delete`; `extra` overrides any field. */
 export function newStorageClass(
@@ -117,19 +116,4 @@ export function newVolume(
 /** The `pv.kubernetes.io/provisioned-by` annotation naming `by`. */
 export function dynamicallyProvisioned(by: string): Record<string, string> {
   return { [annDynamicallyProvisioned]: by };
-}
-
-/** The PV a well-behaved provisioner returns for `options`: a hostPath volume under `/tmp`. */
-export function volumeFor(options: ProvisionOptions): V1PersistentVolume {
-  return {
-    apiVersion: 'v1',
-    kind: 'PersistentVolume',
-    metadata: { name: options.pvName },
-    spec: {
-      persistentVolumeReclaimPolicy: options.storageClass.reclaimPolicy ?? 'Delete',
-      accessModes: [...(options.pvc.spec?.accessModes ?? [])],
-      capacity: { storage: options.pvc.spec?.resources?.requests?.storage ?? '1Gi' },
-      hostPath: { path: `/tmp/${options.pvName}` },
-    },
-  };
 }

@@ -1,0 +1,156 @@
+/**
+ * Enforced volume sizes: each volume of a class with `enforceSize` is its own quota project, with a
+ * project ID unique on the root and a block limit from its capacity. The ID is recorded in the
+ * volume's ownership record before the directory is made a project, so the records on the root are
+ * the truth about which IDs are taken (see `docs/decisions.md`, "Project IDs of enforced volumes").
+ */
+import { readFile, realpath } from 'node:fs/promises';
+import { InfeasibleError, type OperationContext } from '@kube-provisioner/controller';
+import type { RelativeVolumePath, VolumeRoot } from '@kube-provisioner/safe-fs';
+import type { ClassParameters } from './class-parameters.ts';
+import { checkQuotaMount, type QuotaMount } from './quota-mount.ts';
+import { type ProjectLimits, type ProjectQuotas, xfsQuota } from './xfs-quota.ts';
+
+/** How the provisioner reaches project quotas: the quota tool and the mount table. */
+export interface ProjectQuotaAccess {
+  /** The quota tool for a mount. Default: `xfs_quota` ({@link xfsQuota}). */
+  readonly tool?: ((mount: QuotaMount) => ProjectQuotas) | undefined;
+  /** Reads the text of `/proc/self/mountinfo`; tests inject mounts here. */
+  readonly readMountInfo?: (() => Promise<string>) | undefined;
+}
+
+/** The byte limits of a volume of `capacityBytes` under the class's graces. */
+export function projectLimits(
+  capacityBytes: number,
+  parameters: Pick<ClassParameters, 'hardLimitGracePercent' | 'softLimitGracePercent'>,
+): ProjectLimits {
+  const above = (percent: number): number => Math.ceil((capacityBytes * (100 + percent)) / 100);
+  const soft = parameters.softLimitGracePercent;
+  return {
+    hardBytes: above(parameters.hardLimitGracePercent),
+    softBytes: soft === undefined ? 0 : above(soft),
+  };
+}
+
+/** Project IDs and quota tools of one root. */
+export class SizeEnforcement {
+  readonly #root: VolumeRoot;
+  readonly #quotas: (mount: QuotaMount) => ProjectQuotas;
+  readonly #readMountInfo: () => Promise<string>;
+  /** The allocation in progress: allocations run one at a time, each until its record is written. */
+  #allocating: Promise<unknown> = Promise.resolve();
+
+  constructor(root: VolumeRoot, options: ProjectQuotaAccess = {}) {
+    this.#root = root;
+    this.#quotas = options.tool ?? xfsQuota;
+    this.#readMountInfo = options.readMountInfo ?? (() => readFile('/proc/self/mountinfo', 'utf8'));
+  }
+
+  /**
+   * The quota tool of the root's mount.
+   *
+   * @throws InfeasibleError naming what the root's file system lacks.
+   */
+  async quotas(): Promise<ProjectQuotas> {
+    const check = checkQuotaMount(await realpath(this.#root.base), await this.#readMountInfo());
+    if (!check.enforced)
+      throw new InfeasibleError(`parameter "enforceSize" cannot be honoured: ${check.reason}`);
+    return this.#quotas(check.mount);
+  }
+
+  /**
+   * Runs `record(id)` with a project ID no record on the root holds and no project on the mount
+   * uses; `record` must write the ID into the volume's record before it resolves. Calls run one at a
+   * time, so two creates never see the same free ID; between instances the leadership fence (shared
+   * mode) or the one instance per node (per-node mode) keeps them apart.
+   */
+  withNewProjectId<T>(
+    quotas: ProjectQuotas,
+    signal: AbortSignal,
+    record: (id: number) => Promise<T>,
+  ): Promise<T> {
+    const run = this.#allocating.then(async () => record(await this.#freeProjectId(quotas, signal)));
+    this.#allocating = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Makes volume `relative` (at `path`) a project with `limits`; a retry keeps the ID first recorded. */
+  async enforce(
+    relative: RelativeVolumePath,
+    path: string,
+    quotas: ProjectQuotas,
+    limits: ProjectLimits,
+    context: OperationContext,
+  ): Promise<void> {
+    const projectId = (await this.#root.readOwner(relative))?.projectId;
+    if (projectId === undefined) throw new Error(`the record of ${relative} holds no project ID`);
+    context.assertLeader();
+    await quotas.assign(path, projectId, context.signal);
+    context.assertLeader();
+    await quotas.limit(projectId, limits, context.signal);
+    context.assertLeader();
+    context.logger.info({ path: relative, projectId, limits }, 'volume size enforced');
+  }
+
+  /**
+   * Sets new limits on volume `relative` of PV `pvName` when it is recorded with a project; a
+   * volume without one is left alone.
+   *
+   * @throws InfeasibleError when the root cannot enforce sizes any more.
+   */
+  async raiseLimit(
+    relative: RelativeVolumePath,
+    pvName: string,
+    limits: ProjectLimits,
+    context: OperationContext,
+  ): Promise<void> {
+    const projectId = await this.#recordedProject(relative, pvName);
+    if (projectId === undefined) return;
+    const quotas = await this.quotas();
+    context.assertLeader();
+    await quotas.limit(projectId, limits, context.signal);
+    context.assertLeader();
+    context.logger.info({ path: relative, projectId, limits }, 'volume limit raised');
+  }
+
+  /**
+   * Removes the limit of volume `relative` of PV `pvName` when it is recorded with a project. Called
+   * before its directory goes: a crash in between leaves the record, and the retry removes it again.
+   */
+  async removeLimit(relative: RelativeVolumePath, pvName: string, context: OperationContext): Promise<void> {
+    // A record that is unreadable or names another PV makes the directory removal refuse, loudly.
+    const projectId = await this.#recordedProject(relative, pvName).catch(() => undefined);
+    if (projectId === undefined) return;
+    const quotas = await this.quotas();
+    context.assertLeader();
+    await quotas.limit(projectId, { softBytes: 0, hardBytes: 0 }, context.signal);
+    context.logger.info({ path: relative, projectId }, 'volume limit removed');
+  }
+
+  /** The project ID in the record of `relative`, which must name PV `pvName`. */
+  async #recordedProject(relative: RelativeVolumePath, pvName: string): Promise<number | undefined> {
+    const record = await this.#root.readOwner(relative);
+    if (record?.projectId === undefined) return undefined;
+    // A forged PV path must not reach another volume's limit.
+    if (record.pvName !== pvName) throw new Error(`the record of ${relative} names PV ${record.pvName}`);
+    return record.projectId;
+  }
+
+  /** One above the highest ID held by a record (live, retained or archived) or used on the mount. */
+  async #freeProjectId(quotas: ProjectQuotas, signal: AbortSignal): Promise<number> {
+    const [recorded, used] = await Promise.all([
+      this.#root.recordedVolumes((record) => record.projectId !== undefined),
+      quotas.report(signal),
+    ]);
+    let highest = 0;
+    for (const { record } of recorded) highest = Math.max(highest, record.projectId ?? 0);
+    for (const id of used.keys()) highest = Math.max(highest, id);
+    const next = highest + 1;
+    if (next > maxProjectId)
+      throw new Error('no project ID is left above the highest one in use on the root');
+    return next;
+  }
+}
+
+// Project IDs are 32-bit, and 2^32-1 is reserved.
+const maxProjectId = 0xffff_fffe;

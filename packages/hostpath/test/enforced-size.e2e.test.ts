@@ -1,0 +1,259 @@
+/**
+ * End-to-end on a real kernel with project quotas (the test guest): the bundled
+ * `kube-hostpath-provisioner` runs inside the guest, under the shipped RBAC against the real control
+ * plane, on a root of XFS or ext4 mounted with `prjquota`. A claim of a class with `enforceSize` gets a
+ * volume a non-root workload cannot write past, whose usage is read from quota accounting; a resize
+ * raises the limit; deleting the claim removes it. A root without `prjquota` refuses such a class with one event naming the mount option.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  applyManifests,
+  bindClaim,
+  bundleProgram,
+  createQuotaFileSystem,
+  deleteClaimAndVolume,
+  type Guest,
+  type GuestProgram,
+  guestUser,
+  waitFor,
+} from '@kube-provisioner/testenv';
+import { guestAvailable, uniqueName, useGuest, useTestEnv } from '@kube-provisioner/testenv/testing';
+import { CoreV1Api, type KubernetesObject, loadAllYaml, StorageV1Api } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { volumeStatsMetrics } from '../src/index.ts';
+
+const env = useTestEnv();
+const guest = useGuest();
+const core = env.kubeConfig.makeApiClient(CoreV1Api);
+const storage = env.kubeConfig.makeApiClient(StorageV1Api);
+const packageDir = join(import.meta.dirname, '..');
+const systemNamespace = 'kube-provisioner-hostpath';
+const writer = { uid: guestUser.uid, gid: guestUser.gid };
+const timeoutMs = 90_000;
+const programs: GuestProgram[] = [];
+let program = '';
+let kubeconfig = '';
+
+beforeAll(async () => {
+  if (!guestAvailable()) return;
+  const vm = await guest();
+  const rbac = await readFile(join(packageDir, 'deploy', 'rbac.yaml'), 'utf8');
+  await applyManifests(env.kubeConfig, loadAllYaml(rbac) as KubernetesObject[]);
+  const account = await env.serviceAccountKubeconfig({
+    namespace: systemNamespace,
+    name: 'hostpath-provisioner',
+  });
+  const outfile = join(vm.shareDir, 'bin', 'kube-hostpath-provisioner.mjs');
+  await bundleProgram({ entry: join(packageDir, 'src', 'cli.ts'), outfile });
+  program = vm.guestPath(outfile);
+  kubeconfig = await vm.kubeconfig(account.kubeconfigPath);
+}, 300_000);
+
+afterAll(async () => {
+  const problems: string[] = [];
+  for (const running of programs) {
+    const code = await running.stop();
+    if (code !== 0) problems.push(`exited with ${code}:\n${running.output()}`);
+    if (/forbidden|"statusCode":403/iu.test(running.output()))
+      problems.push(`was denied:\n${running.output()}`);
+  }
+  if (problems.length > 0) throw new Error(problems.join('\n'));
+});
+
+let healthPort = 18_080;
+
+/**
+ * Starts the provisioner in the guest on `root`, measuring usage every second at one file-system call
+ * a second: a walk of more than a second's files never finishes. Resolves with its provisioner name
+ * and its metrics port inside the guest.
+ */
+async function startProvisioner(vm: Guest, root: string): Promise<{ provisionerName: string; port: number }> {
+  const provisionerName = `e2e.kube-provisioner.io/${uniqueName('enforced')}`;
+  const port = healthPort++;
+  await vm.sh('mkdir -p "$1"', { args: [root] });
+  const running = await vm.spawn(
+    [
+      'node',
+      program,
+      '--mode=shared',
+      `--provisioner-name=${provisionerName}`,
+      `--root=${root}`,
+      '--usage-interval=1s',
+      '--usage-scan-rate=1',
+    ],
+    { env: { KUBECONFIG: kubeconfig, POD_NAMESPACE: systemNamespace, HEALTH_PORT: String(port) } },
+  );
+  programs.push(running);
+  return { provisionerName, port };
+}
+
+/** The value of `metric` for PV `pvName` on the guest program's `/metrics`; `undefined` when absent. */
+async function scrape(vm: Guest, port: number, metric: string, pvName: string): Promise<number | undefined> {
+  const text = await vm.sh('node -e "fetch(process.argv[1]).then((r) => r.text()).then(console.log)" "$1"', {
+    args: [`http://127.0.0.1:${port}/metrics`],
+  });
+  const line = text
+    .split('\n')
+    .find((l) => l.startsWith(`${metric}{`) && l.includes(`persistentvolume="${pvName}"`));
+  return line === undefined ? undefined : Number(line.split(' ').at(-1));
+}
+
+async function enforcedClass(provisionerName: string): Promise<string> {
+  const name = uniqueName('enforced');
+  await storage.createStorageClass({
+    body: {
+      metadata: { name },
+      provisioner: provisionerName,
+      parameters: { enforceSize: 'true' },
+      reclaimPolicy: 'Delete',
+      volumeBindingMode: 'Immediate',
+      allowVolumeExpansion: true,
+    },
+  });
+  return name;
+}
+
+/** Appends `mib` MiB to `file` as the workload user; resolves with dd's exit status and message. */
+async function append(
+  vm: Guest,
+  file: string,
+  mib: number,
+): Promise<{ status: number | null; stderr: string }> {
+  const script = 'dd if=/dev/zero bs=1M count="$2" conv=fsync status=none >> "$1"';
+  return vm.run(['sh', '-c', script, 'sh', file, String(mib)], { user: writer });
+}
+
+/** Each project's used and hard-limit KiB on the mount, as its quota report says. */
+async function projects(
+  vm: Guest,
+  type: 'xfs' | 'ext4',
+  mountPoint: string,
+): Promise<Map<number, { usedKiB: number; hardKiB: number }>> {
+  const foreign = type === 'ext4' ? '-f ' : '';
+  const report = await vm.sh(`xfs_quota ${foreign}-x -c "report -p -n -N -b" "$1"`, { args: [mountPoint] });
+  const found = new Map<number, { usedKiB: number; hardKiB: number }>();
+  for (const line of report.split('\n')) {
+    const [id, used, , hard] = line.trim().split(/\s+/u);
+    if (id?.startsWith('#')) found.set(Number(id.slice(1)), { usedKiB: Number(used), hardKiB: Number(hard) });
+  }
+  return found;
+}
+
+/** The hard block limit, in KiB, of every project with one on the mount. */
+async function hardLimits(vm: Guest, type: 'xfs' | 'ext4', mountPoint: string): Promise<Map<number, number>> {
+  const limits = new Map<number, number>();
+  for (const [id, { hardKiB }] of await projects(vm, type, mountPoint))
+    if (hardKiB > 0) limits.set(id, hardKiB);
+  return limits;
+}
+
+describe.skipIf(!guestAvailable())('enforced sizes on a root with project quotas', () => {
+  it.each([
+    ['xfs', /No space left on device/u],
+    ['ext4', /Disk quota exceeded/u],
+  ] as const)(
+    'on %s: the workload is stopped at the request, a resize raises the limit, a delete removes it',
+    {
+      timeout: 4 * timeoutMs,
+    },
+    async (type, refusal) => {
+      const vm = await guest();
+      const fileSystem = await createQuotaFileSystem(vm, { type });
+      try {
+        const { provisionerName, port } = await startProvisioner(vm, `${fileSystem.mountPoint}/volumes`);
+        const namespace = await env.namespace(`enforced-${type}`);
+        const storageClassName = await enforcedClass(provisionerName);
+        const pv = await bindClaim(env.kubeConfig, {
+          namespace,
+          name: 'data',
+          storageClassName,
+          storage: '8Mi',
+        });
+        const file = `${pv.spec?.hostPath?.path}/data`;
+        expect([...(await hardLimits(vm, type, fileSystem.mountPoint)).values()]).toEqual([8 * 1024]);
+
+        // 200 files first (a full XFS project takes no more inodes): at one call a second no walk could
+        // count them within the interval.
+        await vm.sh('cd "$1" && for i in $(seq 1 200); do : > "f$i"; done', {
+          args: [pv.spec?.hostPath?.path ?? ''],
+          user: writer,
+        });
+        const past = await append(vm, file, 12);
+        expect(past.status).not.toBe(0);
+        expect(past.stderr).toMatch(refusal);
+
+        const pvName = pv.metadata?.name ?? '';
+        const inodes = await waitFor(
+          async () =>
+            (await scrape(vm, port, volumeStatsMetrics.inodesUsed, pvName)) === 202 ? 202 : undefined,
+          { timeoutMs, description: 'the usage from quota accounting' },
+        );
+        expect(inodes).toBe(202);
+        const used = await scrape(vm, port, volumeStatsMetrics.usedBytes, pvName);
+        expect(used).toBe(((await projects(vm, type, fileSystem.mountPoint)).get(1)?.usedKiB ?? 0) * 1024);
+
+        await core.patchNamespacedPersistentVolumeClaim({
+          namespace,
+          name: 'data',
+          body: [{ op: 'replace', path: '/spec/resources/requests/storage', value: '24Mi' }],
+        });
+        await waitFor(
+          async () => (await hardLimits(vm, type, fileSystem.mountPoint)).get(1) === 24 * 1024 || undefined,
+          { timeoutMs, description: 'the limit to be raised' },
+        );
+        await waitFor(
+          async () =>
+            (await core.readNamespacedPersistentVolumeClaim({ namespace, name: 'data' })).status?.capacity
+              ?.storage === '24Mi' || undefined,
+          { timeoutMs, description: 'the claim to show 24Mi' },
+        );
+        expect((await append(vm, file, 12)).status).toBe(0);
+        const beyond = await append(vm, file, 12);
+        expect(beyond.stderr).toMatch(refusal);
+
+        await deleteClaimAndVolume(env.kubeConfig, pv);
+        expect(await hardLimits(vm, type, fileSystem.mountPoint)).toEqual(new Map());
+      } finally {
+        await vm.sh('rm -rf "$1"/volumes', { args: [fileSystem.mountPoint] });
+        await fileSystem.remove();
+      }
+    },
+  );
+
+  it('refuses a class asking for enforcement on a root without prjquota, with one event naming it', {
+    timeout: 2 * timeoutMs,
+  }, async () => {
+    const vm = await guest();
+    const { provisionerName } = await startProvisioner(vm, '/var/tmp/unenforced');
+    const namespace = await env.namespace('unenforced');
+    const storageClassName = await enforcedClass(provisionerName);
+    await core.createNamespacedPersistentVolumeClaim({
+      namespace,
+      body: {
+        metadata: { name: 'data' },
+        spec: {
+          storageClassName,
+          accessModes: ['ReadWriteOnce'],
+          resources: { requests: { storage: '8Mi' } },
+        },
+      },
+    });
+    const failures = async () =>
+      (await core.listNamespacedEvent({ namespace })).items.filter(
+        (event) => event.reason === 'ProvisioningFailed',
+      );
+    const [event] = await waitFor(async () => ((await failures()).length > 0 ? failures() : undefined), {
+      timeoutMs,
+      description: 'the ProvisioningFailed event',
+    });
+    expect(await failures()).toHaveLength(1);
+    expect(event?.count ?? 1).toBe(1);
+    expect(event?.message).toMatch(
+      /without the mount option "prjquota": mount it with -o prjquota|has no project quotas/u,
+    );
+    const claim = await core.readNamespacedPersistentVolumeClaim({ namespace, name: 'data' });
+    expect(claim.status?.phase).toBe('Pending');
+    expect(await vm.sh('ls -A /var/tmp/unenforced')).toBe('');
+  });
+});

@@ -1,0 +1,157 @@
+/**
+ * End-to-end: the `kube-hostpath-provisioner` binary under the shipped RBAC publishes the usage of the
+ * volumes it provisioned on `/metrics`, warns once on a claim whose volume outgrows its request, and
+ * drops a volume's series once the volume is deleted.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  applyManifests,
+  freePorts,
+  type RunningProgram,
+  startProgram,
+  waitFor,
+  workspaceBinCommand,
+} from '@kube-provisioner/testenv';
+import { uniqueName, useTestEnv } from '@kube-provisioner/testenv/testing';
+import { CoreV1Api, type KubernetesObject, loadAllYaml, StorageV1Api } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { usageExceededReason, volumeStatsMetrics } from '../src/index.ts';
+
+const env = useTestEnv();
+const core = env.kubeConfig.makeApiClient(CoreV1Api);
+const storage = env.kubeConfig.makeApiClient(StorageV1Api);
+const packageDir = join(import.meta.dirname, '..');
+const systemNamespace = 'kube-provisioner-hostpath';
+const timeoutMs = 90_000;
+const cleanups: (() => Promise<void>)[] = [];
+
+/** The value of `metric` for PV `pvName` on the instance's `/metrics`; `undefined` when absent. */
+async function scrape(port: number, metric: string, pvName: string): Promise<number | undefined> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const line = text
+    .split('\n')
+    .find((l) => l.startsWith(`${metric}{`) && l.includes(`persistentvolume="${pvName}"`));
+  return line === undefined ? undefined : Number(line.split(' ').at(-1));
+}
+
+beforeAll(async () => {
+  const rbac = await readFile(join(packageDir, 'deploy', 'rbac.yaml'), 'utf8');
+  await applyManifests(env.kubeConfig, loadAllYaml(rbac) as KubernetesObject[]);
+});
+
+afterAll(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+describe('volume usage', () => {
+  it('reports used bytes on /metrics, warns once on the claim when it outgrows its request, and forgets a deleted volume', async () => {
+    const provisionerName = `e2e.kube-provisioner.io/${uniqueName('usage')}`;
+    const className = uniqueName('hostpath-usage');
+    const namespace = await env.namespace('hostpath-usage');
+    const account = await env.serviceAccountKubeconfig({
+      namespace: systemNamespace,
+      name: 'hostpath-provisioner',
+    });
+    const root = await mkdtemp(join(tmpdir(), 'hostpath-usage-'));
+    const [port = 0] = await freePorts(1);
+    const cli = workspaceBinCommand(packageDir, 'kube-hostpath-provisioner');
+    const program: RunningProgram = await startProgram({
+      command: cli.command,
+      args: [
+        ...cli.args,
+        '--mode=shared',
+        `--provisioner-name=${provisionerName}`,
+        `--root=${root}`,
+        '--usage-interval=1s',
+      ],
+      env: {
+        PATH: process.env.PATH ?? '',
+        KUBECONFIG: account.kubeconfigPath,
+        HEALTH_PORT: String(port),
+        POD_NAMESPACE: systemNamespace,
+      },
+    });
+    cleanups.push(async () => {
+      await program.stop();
+      await rm(root, { recursive: true, force: true });
+    });
+    await storage.createStorageClass({
+      body: { metadata: { name: className }, provisioner: provisionerName, volumeBindingMode: 'Immediate' },
+    });
+    cleanups.push(async () => {
+      await storage.deleteStorageClass({ name: className });
+    });
+    await core.createNamespacedPersistentVolumeClaim({
+      namespace,
+      body: {
+        metadata: { name: 'data' },
+        spec: {
+          storageClassName: className,
+          accessModes: ['ReadWriteOnce'],
+          resources: { requests: { storage: '1Mi' } },
+        },
+      },
+    });
+    const pv = await waitFor(
+      async () => {
+        const claim = await core.readNamespacedPersistentVolumeClaim({ namespace, name: 'data' });
+        const name = claim.spec?.volumeName;
+        return claim.status?.phase === 'Bound' && name ? core.readPersistentVolume({ name }) : undefined;
+      },
+      { timeoutMs, description: 'the claim to be bound' },
+    );
+    const pvName = pv.metadata?.name ?? '';
+    expect(
+      await waitFor(() => scrape(port, volumeStatsMetrics.requestedBytes, pvName), {
+        timeoutMs,
+        description: 'the requested size',
+      }),
+    ).toBe(2 ** 20);
+
+    await writeFile(join(pv.spec?.hostPath?.path ?? '', 'big'), Buffer.alloc(2 * 2 ** 20, 1));
+
+    const used = await waitFor(
+      async () => {
+        const bytes = await scrape(port, volumeStatsMetrics.usedBytes, pvName);
+        return bytes !== undefined && bytes >= 2 * 2 ** 20 ? bytes : undefined;
+      },
+      { timeoutMs, description: 'the usage of the written file' },
+    );
+    expect(used).toBeGreaterThanOrEqual(2 * 2 ** 20);
+    const warned = async () =>
+      (await core.listNamespacedEvent({ namespace })).items.filter(
+        (event) => event.reason === usageExceededReason,
+      );
+    const [event] = await waitFor(async () => ((await warned()).length > 0 ? warned() : undefined), {
+      timeoutMs,
+      description: 'the Warning event on the claim',
+    });
+    expect(event).toMatchObject({
+      type: 'Warning',
+      involvedObject: { kind: 'PersistentVolumeClaim', name: 'data' },
+    });
+    // Three more measurements of the same usage: still the one event, seen once.
+    const measuredAt = (await scrape(port, volumeStatsMetrics.measuredTimestamp, pvName)) ?? 0;
+    await waitFor(
+      async () =>
+        ((await scrape(port, volumeStatsMetrics.measuredTimestamp, pvName)) ?? 0) >= measuredAt + 3 ||
+        undefined,
+      { timeoutMs, description: 'three more measurements' },
+    );
+    const events = await warned();
+    expect(events).toHaveLength(1);
+    expect(events[0]?.count ?? 1).toBe(1);
+
+    await core.deleteNamespacedPersistentVolumeClaim({ namespace, name: 'data' });
+    await waitFor(
+      async () => (await scrape(port, volumeStatsMetrics.usedBytes, pvName)) === undefined || undefined,
+      {
+        timeoutMs,
+        description: 'the series of the deleted volume to go',
+      },
+    );
+    expect(program.output()).not.toMatch(/forbidden|"statusCode":403/i);
+  });
+});

@@ -1,0 +1,130 @@
+/**
+ * Cloning a volume: the new volume is created as any other (record, then an empty directory), the
+ * source's tree is copied into a reserved temporary directory beside it, and that directory is
+ * renamed over the empty volume only once complete. A kill leaves the empty volume and a temporary
+ * directory no one takes for a volume; the retry removes the leftover and copies again.
+ */
+
+import { ownershipError } from './adoption.ts';
+import { type CopyProgress, type CopyTreeOptions, copyTree } from './copy-tree.ts';
+import { type CreateVolumeOptions, createVolume } from './create-volume.ts';
+import { type DirectoryHandle, isMissing, nonDirectoryError } from './directory-handle.ts';
+import { errnoCode } from './errors.ts';
+import { cloneTemporaryName } from './marker-names.ts';
+import { readOwnershipRecord } from './ownership-record.ts';
+import { type ParentChain, withParents } from './parent-chain.ts';
+import type { RelativeVolumePath } from './relative-volume-path.ts';
+import { emptyDirectory } from './remove-tree.ts';
+import type { VolumeContext } from './volume-context.ts';
+import { refuseParentAsVolume } from './volume-like.ts';
+import { guardedContext } from './write-guard.ts';
+
+/** A new volume, created with a copy of the live volume of PV `sourcePvName`. */
+export interface CloneVolumeOptions
+  extends Omit<CreateVolumeOptions, 'adopt' | 'namespaceScopedPath' | 'adoptAmbiguousNamespacePrefix'>,
+    Omit<CopyTreeOptions, 'beforeEachWrite'> {
+  /** The source volume's PV: its record must name it. */
+  readonly sourcePvName: string;
+}
+
+/** Runs `fn` in the parent of `path`; a missing parent means the volume is gone. */
+async function inParent<T>(
+  context: VolumeContext,
+  path: RelativeVolumePath,
+  fn: (parents: ParentChain) => Promise<T>,
+): Promise<T> {
+  const missing = Symbol('missing');
+  const result = await withParents<T | typeof missing>(
+    context,
+    path,
+    { ifMissing: missing, refuseNested: true },
+    fn,
+  );
+  if (result === missing) throw ownershipError(path, 'does not exist');
+  return result;
+}
+
+/** Removes the reserved temporary directory `name` of `dir` with all it holds, if it is there. */
+async function removeLeftover(dir: DirectoryHandle, name: string): Promise<void> {
+  const stats = await dir.lstat(name);
+  if (stats === undefined) return;
+  if (!stats.isDirectory()) throw nonDirectoryError(dir.pathOf(name), stats);
+  const leftover = await dir.openDirectory(name);
+  if (leftover !== undefined) {
+    try {
+      await emptyDirectory(leftover);
+    } finally {
+      await leftover.close();
+    }
+  }
+  await dir.rmdir(name).catch((err: unknown) => {
+    if (!isMissing(err)) throw err;
+  });
+}
+
+/** Runs `fn` on the live volume `path` of PV `pvName`, refusing anything else. */
+function withSourceVolume<T>(
+  context: VolumeContext,
+  path: RelativeVolumePath,
+  pvName: string,
+  fn: (volume: DirectoryHandle) => Promise<T>,
+): Promise<T> {
+  return inParent(context, path, async ({ dir, leaf }) => {
+    const record = await readOwnershipRecord(dir, leaf);
+    if (record?.pvName !== pvName || record.releasedAt !== undefined || record.archivedAt !== undefined) {
+      throw ownershipError(path, `is not the volume of ${pvName}; refusing to copy it`);
+    }
+    const volume = await dir.openDirectory(leaf);
+    if (volume === undefined) throw ownershipError(path, 'is recorded, but its directory is gone');
+    try {
+      await refuseParentAsVolume(volume);
+      return await fn(volume);
+    } finally {
+      await volume.close();
+    }
+  });
+}
+
+/**
+ * Creates volume `path` holding a copy of volume `source` (see `copy-tree.ts` for what is copied);
+ * returns how much was copied. Run again after a kill or a failure, it starts over.
+ *
+ * @throws {@link SafeFsError}: `ownership` when `source` is not the live volume of
+ * `options.sourcePvName`, or `path` is not free for `options.owner`; what the copy throws.
+ */
+export async function cloneVolume(
+  unguarded: VolumeContext,
+  source: RelativeVolumePath,
+  path: RelativeVolumePath,
+  options: CloneVolumeOptions,
+): Promise<CopyProgress> {
+  if (source === path) throw new RangeError('a volume cannot be cloned into itself');
+  const context = guardedContext(unguarded, options.beforeEachWrite);
+  await createVolume(context, path, options);
+  return inParent(context, path, async ({ dir, leaf }) => {
+    const temporary = cloneTemporaryName(leaf);
+    await removeLeftover(dir, temporary);
+    await dir.mkdir(temporary, 0o700);
+    try {
+      const into = await dir.openDirectory(temporary);
+      if (into === undefined) throw ownershipError(dir.pathOf(temporary), 'vanished while being filled');
+      let progress: CopyProgress;
+      try {
+        progress = await withSourceVolume(context, source, options.sourcePvName, (volume) =>
+          copyTree(volume, into, options),
+        );
+      } finally {
+        await into.close();
+      }
+      // Over the empty volume made above: rename(2) never replaces a directory that holds data.
+      await dir.rename(temporary, leaf).catch((err: unknown) => {
+        if (errnoCode(err) !== 'ENOTEMPTY' && errnoCode(err) !== 'EEXIST') throw err;
+        throw ownershipError(dir.pathOf(leaf), 'already holds data; the copy is not put over it');
+      });
+      return progress;
+    } catch (err) {
+      await removeLeftover(dir, temporary).catch(() => undefined);
+      throw err;
+    }
+  });
+}

@@ -1,0 +1,261 @@
+/**
+ * How much one volume directory holds, measured by walking it the way `du -x` would, but without
+ * ever leaving it: no link is followed (every lookup is `lstat`, every directory is opened with
+ * `O_NOFOLLOW` through its parent's descriptor), a directory on another file system (a mount inside
+ * the volume) is not entered, and a file with several hard links is counted once. FIFOs, sockets and
+ * devices are only `lstat`ed, never opened. Entries the walk may not read are counted, not fatal, so
+ * a workload cannot hide data from the measure or stop it by making a directory unreadable.
+ *
+ * The walk holds at most {@link maxOpenLevels} descriptors however deep the tree: a closed level is
+ * reopened through `..` of its child and checked to be the same directory, as removal does.
+ */
+
+import { normalizeBasePath } from './base-path.ts';
+import { type DirectoryHandle, type EntryName, type Identity, sameIdentity } from './directory-handle.ts';
+import { errnoCode, isSafeFsError, SafeFsError } from './errors.ts';
+import { type FsOps, nodeFsOps } from './fs-ops.ts';
+import { withParents } from './parent-chain.ts';
+import type { RelativeVolumePath } from './relative-volume-path.ts';
+import { maxOpenLevels } from './remove-tree.ts';
+
+/** Options of {@link scanVolumeUsage}. */
+export interface UsageScanOptions {
+  /** System calls; defaults to {@link nodeFsOps}. */
+  readonly fs?: FsOps | undefined;
+  /** Stops the walk: it rejects with the signal's reason before its next system call. */
+  readonly signal?: AbortSignal | undefined;
+  /**
+   * The I/O budget: awaited before each system call the walk makes inside the volume (one
+   * `readdir`, `lstat` or `open`), so a rate limiter here bounds the load a scan puts on the disk or
+   * the export. Without it the walk runs at full speed.
+   */
+  readonly pace?: (() => Promise<void>) | undefined;
+}
+
+/** What a volume directory holds, as {@link scanVolumeUsage} measured it. */
+export interface VolumeUsage {
+  /**
+   * Bytes allocated on disk (`st_blocks` × 512, summed over distinct inodes), as `du` and project
+   * quotas count them: a sparse file counts what it allocates, not its apparent size.
+   */
+  readonly bytes: number;
+  /** Distinct inodes, the volume directory itself included, as an inode quota counts them. */
+  readonly inodes: number;
+  /**
+   * Entries the walk was refused (`EACCES`/`EPERM`): a directory it could not list or open, or an
+   * entry it could not `lstat`. What lies below them is not counted.
+   */
+  readonly unreadable: number;
+  /** Directories not entered because another file system is mounted there. */
+  readonly otherFileSystems: number;
+  /** System calls made inside the volume, each paced by {@link UsageScanOptions.pace}. */
+  readonly operations: number;
+}
+
+interface Level {
+  /** Open while it is one of the deepest levels; `undefined` once closed to bound descriptors. */
+  handle: DirectoryHandle | undefined;
+  readonly identity: Identity;
+  readonly pending: EntryName[];
+}
+
+const refusedCodes: ReadonlySet<string> = new Set(['EACCES', 'EPERM']);
+
+function isRefused(err: unknown): boolean {
+  return refusedCodes.has(errnoCode(err) ?? '');
+}
+
+/** Counts as the walk goes; one per scan. */
+class Tally {
+  bytes = 0;
+  inodes = 0;
+  unreadable = 0;
+  otherFileSystems = 0;
+  operations = 0;
+  // Only inodes with several links are remembered: memory grows with hard links, not with files.
+  readonly #linked = new Set<string>();
+  readonly #signal: AbortSignal | undefined;
+  readonly #pace: (() => Promise<void>) | undefined;
+
+  constructor(options: UsageScanOptions) {
+    this.#signal = options.signal;
+    this.#pace = options.pace;
+  }
+
+  /** Waits for the budget, then counts one system call. */
+  async step(): Promise<void> {
+    this.#signal?.throwIfAborted();
+    await this.#pace?.();
+    this.#signal?.throwIfAborted();
+    this.operations++;
+  }
+
+  /** Counts `stats` unless its inode was counted already (another hard link to it). */
+  add(stats: { dev: number; ino: number; nlink: number; blocks: number; isDirectory(): boolean }): void {
+    if (stats.nlink > 1 && !stats.isDirectory()) {
+      const key = `${stats.dev}:${stats.ino}`;
+      if (this.#linked.has(key)) return;
+      this.#linked.add(key);
+    }
+    this.bytes += stats.blocks * 512;
+    this.inodes++;
+  }
+
+  result(): VolumeUsage {
+    const { bytes, inodes, unreadable, otherFileSystems, operations } = this;
+    return { bytes, inodes, unreadable, otherFileSystems, operations };
+  }
+}
+
+/**
+ * Measures volume directory `path` under `base`; `undefined` when it (or a parent) does not exist.
+ * Only reads. A directory swapped for a link during the walk is not followed; one moved away while
+ * its descriptor was closed ends the walk with an error rather than measuring somewhere else.
+ *
+ * @throws {@link SafeFsError}: `symlink` or `not-a-directory` when the volume or a parent is not a
+ * real directory, `io` when the tree moved during the walk or a system call failed otherwise; the
+ * signal's reason when aborted.
+ */
+export function scanVolumeUsage(
+  base: string,
+  path: RelativeVolumePath,
+  options: UsageScanOptions = {},
+): Promise<VolumeUsage | undefined> {
+  const context = {
+    fs: options.fs ?? nodeFsOps,
+    base: normalizeBasePath(base),
+    now: Date.now,
+    touch: async () => {},
+  };
+  return withParents(
+    context,
+    path,
+    { ifMissing: undefined, refuseNested: false, readOnly: true },
+    async (chain) => {
+      const volume = await chain.dir.openDirectory(chain.leaf);
+      if (volume === undefined) return undefined;
+      try {
+        return await walk(volume, new Tally(options));
+      } finally {
+        await volume.close();
+      }
+    },
+  );
+}
+
+async function walk(top: DirectoryHandle, tally: Tally): Promise<VolumeUsage> {
+  const topStats = await top.stat();
+  tally.add(topStats);
+  const levels: Level[] = [{ handle: top, identity: topStats, pending: await list(top, tally) }];
+  let opened = 0;
+  try {
+    for (;;) {
+      const level = levels[levels.length - 1] as Level;
+      const name = level.pending.pop();
+      if (name === undefined) {
+        if (levels.length === 1) break;
+        if (await finishLevel(levels)) opened++;
+        opened--;
+        continue;
+      }
+      const child = await visit(open(level), name, topStats.dev, tally);
+      if (child === undefined) continue;
+      levels.push({ handle: child, identity: await child.stat(), pending: await list(child, tally) });
+      opened++;
+      // Keep the deepest levels open; the shallower ones are reopened on the way back up.
+      const victim =
+        opened > maxOpenLevels ? levels.find((l, i) => i > 0 && l.handle !== undefined) : undefined;
+      if (victim !== undefined) {
+        await victim.handle?.close();
+        victim.handle = undefined;
+        opened--;
+      }
+    }
+  } finally {
+    for (const level of levels.slice(1)) await level.handle?.close();
+  }
+  return tally.result();
+}
+
+function open(level: Level): DirectoryHandle {
+  if (level.handle === undefined) throw new Error('level is not open');
+  return level.handle;
+}
+
+/** The names in `dir`; none when it may not be listed (counted). */
+async function list(dir: DirectoryHandle, tally: Tally): Promise<EntryName[]> {
+  await tally.step();
+  try {
+    return await dir.readdir();
+  } catch (err) {
+    if (!isRefused(err)) throw err;
+    tally.unreadable++;
+    return [];
+  }
+}
+
+/** Counts entry `name` of `dir`; returns it opened when it is a directory to walk into. */
+async function visit(
+  dir: DirectoryHandle,
+  name: EntryName,
+  dev: number,
+  tally: Tally,
+): Promise<DirectoryHandle | undefined> {
+  await tally.step();
+  let stats: Awaited<ReturnType<DirectoryHandle['lstat']>>;
+  try {
+    stats = await dir.lstat(name);
+  } catch (err) {
+    if (!isRefused(err)) throw err;
+    tally.unreadable++;
+    return undefined;
+  }
+  if (stats === undefined) return undefined;
+  if (stats.dev !== dev) {
+    tally.otherFileSystems++;
+    return undefined;
+  }
+  tally.add(stats);
+  if (!stats.isDirectory()) return undefined;
+  await tally.step();
+  try {
+    return await dir.openDirectory(name);
+  } catch (err) {
+    // Swapped for a link or a file since the lstat: counted as what it was, not followed.
+    if (isSafeFsError(err) && (err.kind === 'symlink' || err.kind === 'not-a-directory')) return undefined;
+    if (!isRefused(err)) throw err;
+    tally.unreadable++;
+    return undefined;
+  }
+}
+
+/**
+ * The deepest level is done: close it, reopening its parent through `..` first when the parent's
+ * descriptor was closed (returns whether it was).
+ */
+async function finishLevel(levels: Level[]): Promise<boolean> {
+  const level = levels.pop() as Level;
+  const parent = levels[levels.length - 1] as Level;
+  const child = open(level);
+  const reopen = parent.handle === undefined;
+  try {
+    if (reopen) parent.handle = await reopenParent(parent, child);
+  } finally {
+    await child.close();
+  }
+  return reopen;
+}
+
+async function reopenParent(parent: Level, child: DirectoryHandle): Promise<DirectoryHandle> {
+  const reopened = await child.openDirectory('..');
+  if (reopened !== undefined) {
+    if (sameIdentity(await reopened.stat(), parent.identity)) return reopened;
+    await reopened.close();
+  }
+  throw new SafeFsError({
+    kind: 'io',
+    path: child.path,
+    operation: 'measure usage',
+    detail: 'was moved while being measured; will measure again',
+  });
+}

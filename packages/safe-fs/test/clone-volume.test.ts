@@ -1,0 +1,94 @@
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { type CloneVolumeOptions, cloneVolume } from '../src/clone-volume.ts';
+import { nodeFsOps, parseRelativeVolumePath, VolumeRoot } from '../src/index.ts';
+import type { VolumeContext } from '../src/volume-context.ts';
+import { ownerOf, rejection, useTempDirs } from './fixtures.ts';
+
+const tempDir = useTempDirs();
+const path = parseRelativeVolumePath;
+
+function contextOf(base: string): VolumeContext {
+  return { fs: nodeFsOps, base, now: Date.now, touch: async () => undefined };
+}
+
+/** A base with volume `ns1/src` of PV `pvc-src` holding `files` files in a few directories. */
+async function sourceVolume(files: number): Promise<string> {
+  const base = await tempDir();
+  await new VolumeRoot(base).createVolume(path('ns1/src'), {
+    owner: ownerOf('ns1', 'src', 'src'),
+    mode: 0o777,
+  });
+  for (let index = 0; index < files; index++) {
+    const dir = join(base, 'ns1/src', `d${index % 5}`);
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, `f${index}`), `content ${index}`);
+  }
+  return base;
+}
+
+function request(extra: Partial<CloneVolumeOptions> = {}): CloneVolumeOptions {
+  return { owner: ownerOf('ns1', 'copy', 'copy'), mode: 0o777, sourcePvName: 'pvc-src', ...extra };
+}
+
+describe('cloneVolume', () => {
+  it('creates the volume with a copy of the source, leaving no temporary directory', async () => {
+    const base = await sourceVolume(20);
+
+    const progress = await cloneVolume(contextOf(base), path('ns1/src'), path('ns1/copy'), request());
+
+    expect(progress).toMatchObject({ entries: 25, skipped: 0 });
+    expect(await readFile(join(base, 'ns1/copy/d3/f13'), 'utf8')).toBe('content 13');
+    expect((await new VolumeRoot(base).readOwner(path('ns1/copy')))?.claimUid).toBe('copy');
+    expect((await readdir(join(base, 'ns1'))).filter((name) => name.endsWith('.copy'))).toEqual([]);
+  });
+
+  it('after a kill anywhere, the retry removes the leftover and copies again, exactly', async () => {
+    let leftovers = 0;
+    for (const stopAt of [3, 8, 15, 30, 60]) {
+      const base = await sourceVolume(20);
+      let writes = 0;
+      const stop = () => {
+        if (writes++ >= stopAt) throw new Error('killed');
+      };
+      const killed = await rejection(
+        cloneVolume(contextOf(base), path('ns1/src'), path('ns1/copy'), request({ beforeEachWrite: stop })),
+      );
+      expect(killed.message).toBe('killed');
+      // Like a kill, the stopped call could not clean up after itself.
+      if ((await readdir(join(base, 'ns1'))).some((name) => name.endsWith('.copy'))) leftovers++;
+
+      await cloneVolume(contextOf(base), path('ns1/src'), path('ns1/copy'), request());
+
+      expect((await readdir(join(base, 'ns1/copy'), { recursive: true })).length).toBe(25);
+      expect((await readdir(join(base, 'ns1'))).filter((name) => name.endsWith('.copy'))).toEqual([]);
+    }
+    expect(leftovers).toBeGreaterThan(2);
+  });
+
+  it('removes its temporary directory when aborted, leaving the empty volume to its caller', async () => {
+    const base = await sourceVolume(5);
+    const controller = new AbortController();
+    controller.abort(new Error('claim deleted'));
+
+    const error = await rejection(
+      cloneVolume(contextOf(base), path('ns1/src'), path('ns1/copy'), request({ signal: controller.signal })),
+    );
+
+    expect(error.message).toBe('claim deleted');
+    expect(await readdir(join(base, 'ns1/copy'))).toEqual([]);
+    expect((await readdir(join(base, 'ns1'))).filter((name) => name.endsWith('.copy'))).toEqual([]);
+  });
+
+  it('refuses a source not recorded for the source PV, copying nothing', async () => {
+    const base = await sourceVolume(1);
+
+    const error = await rejection(
+      cloneVolume(contextOf(base), path('ns1/src'), path('ns1/copy'), request({ sourcePvName: 'pvc-other' })),
+    );
+
+    expect(error.message).toContain('is not the volume of pvc-other');
+    expect(await readdir(join(base, 'ns1/copy'))).toEqual([]);
+  });
+});
