@@ -4,87 +4,27 @@
  * leaves such volumes to an external controller). Without enforced sizes the new size is bookkeeping:
  * the PV and the claim show it.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { applyManifests, startProgram, waitFor, workspaceBinCommand } from '@kube-provisioner/testenv';
-import { uniqueName, useTestEnv } from '@kube-provisioner/testenv/testing';
-import { CoreV1Api, type KubernetesObject, loadAllYaml, StorageV1Api } from '@kubernetes/client-node';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { waitFor } from '@kube-provisioner/testenv';
+import { useTestEnv } from '@kube-provisioner/testenv/testing';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { expect, it } from 'vitest';
+import { useSharedCli } from './shared-cli.ts';
 
 const env = useTestEnv();
 const core = env.kubeConfig.makeApiClient(CoreV1Api);
-const storage = env.kubeConfig.makeApiClient(StorageV1Api);
-const packageDir = join(import.meta.dirname, '..');
-const systemNamespace = 'kube-provisioner-hostpath';
+const startCli = useSharedCli(env);
 const timeoutMs = 90_000;
-const cleanups: (() => Promise<void>)[] = [];
-
-beforeAll(async () => {
-  const rbac = await readFile(join(packageDir, 'deploy', 'rbac.yaml'), 'utf8');
-  await applyManifests(env.kubeConfig, loadAllYaml(rbac) as KubernetesObject[]);
-});
-
-afterAll(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
 
 it('records the new size on the PV and the claim when a claim of an expandable class grows', {
   timeout: 2 * timeoutMs,
 }, async () => {
-  const provisionerName = `e2e.kube-provisioner.io/${uniqueName('expand')}`;
-  const className = uniqueName('hostpath-expand');
-  const namespace = await env.namespace('hostpath-expand');
-  const account = await env.serviceAccountKubeconfig({
-    namespace: systemNamespace,
-    name: 'hostpath-provisioner',
+  const { namespace, program, bindClaim } = await startCli({
+    prefix: 'expand',
+    storageClass: { allowVolumeExpansion: true },
+    timeoutMs,
   });
-  const root = await mkdtemp(join(tmpdir(), 'hostpath-expand-'));
-  const cli = workspaceBinCommand(packageDir, 'kube-hostpath-provisioner');
-  const program = await startProgram({
-    command: cli.command,
-    args: [...cli.args, '--mode=shared', `--provisioner-name=${provisionerName}`, `--root=${root}`],
-    env: {
-      PATH: process.env.PATH ?? '',
-      KUBECONFIG: account.kubeconfigPath,
-      HEALTH_PORT: '0',
-      POD_NAMESPACE: systemNamespace,
-    },
-  });
-  cleanups.push(async () => {
-    await program.stop();
-    await rm(root, { recursive: true, force: true });
-  });
-  await storage.createStorageClass({
-    body: {
-      metadata: { name: className },
-      provisioner: provisionerName,
-      volumeBindingMode: 'Immediate',
-      allowVolumeExpansion: true,
-    },
-  });
-  cleanups.push(async () => {
-    await storage.deleteStorageClass({ name: className });
-  });
-  await core.createNamespacedPersistentVolumeClaim({
-    namespace,
-    body: {
-      metadata: { name: 'data' },
-      spec: {
-        storageClassName: className,
-        accessModes: ['ReadWriteOnce'],
-        resources: { requests: { storage: '1Mi' } },
-      },
-    },
-  });
-  const bound = await waitFor(
-    async () => {
-      const claim = await core.readNamespacedPersistentVolumeClaim({ namespace, name: 'data' });
-      return claim.status?.phase === 'Bound' ? claim : undefined;
-    },
-    { timeoutMs, description: 'the claim to be bound' },
-  );
-  expect(bound.status?.capacity?.storage).toBe('1Mi');
+  const bound = await bindClaim('data', '1Mi');
+  expect(bound.spec?.capacity?.storage).toBe('1Mi');
 
   await core.patchNamespacedPersistentVolumeClaim({
     namespace,

@@ -3,29 +3,19 @@
  * volumes it provisioned on `/metrics`, warns once on a claim whose volume outgrows its request, and
  * drops a volume's series once the volume is deleted.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  applyManifests,
-  freePorts,
-  type RunningProgram,
-  startProgram,
-  waitFor,
-  workspaceBinCommand,
-} from '@kube-provisioner/testenv';
-import { uniqueName, useTestEnv } from '@kube-provisioner/testenv/testing';
-import { CoreV1Api, type KubernetesObject, loadAllYaml, StorageV1Api } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePorts, waitFor } from '@kube-provisioner/testenv';
+import { useTestEnv } from '@kube-provisioner/testenv/testing';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
 import { usageExceededReason, volumeStatsMetrics } from '../src/index.ts';
+import { useSharedCli } from './shared-cli.ts';
 
 const env = useTestEnv();
 const core = env.kubeConfig.makeApiClient(CoreV1Api);
-const storage = env.kubeConfig.makeApiClient(StorageV1Api);
-const packageDir = join(import.meta.dirname, '..');
-const systemNamespace = 'kube-provisioner-hostpath';
+const startCli = useSharedCli(env);
 const timeoutMs = 90_000;
-const cleanups: (() => Promise<void>)[] = [];
 
 /** The value of `metric` for PV `pvName` on the instance's `/metrics`; `undefined` when absent. */
 async function scrape(port: number, metric: string, pvName: string): Promise<number | undefined> {
@@ -36,72 +26,16 @@ async function scrape(port: number, metric: string, pvName: string): Promise<num
   return line === undefined ? undefined : Number(line.split(' ').at(-1));
 }
 
-beforeAll(async () => {
-  const rbac = await readFile(join(packageDir, 'deploy', 'rbac.yaml'), 'utf8');
-  await applyManifests(env.kubeConfig, loadAllYaml(rbac) as KubernetesObject[]);
-});
-
-afterAll(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-});
-
 describe('volume usage', () => {
   it('reports used bytes on /metrics, warns once on the claim when it outgrows its request, and forgets a deleted volume', async () => {
-    const provisionerName = `e2e.kube-provisioner.io/${uniqueName('usage')}`;
-    const className = uniqueName('hostpath-usage');
-    const namespace = await env.namespace('hostpath-usage');
-    const account = await env.serviceAccountKubeconfig({
-      namespace: systemNamespace,
-      name: 'hostpath-provisioner',
-    });
-    const root = await mkdtemp(join(tmpdir(), 'hostpath-usage-'));
     const [port = 0] = await freePorts(1);
-    const cli = workspaceBinCommand(packageDir, 'kube-hostpath-provisioner');
-    const program: RunningProgram = await startProgram({
-      command: cli.command,
-      args: [
-        ...cli.args,
-        '--mode=shared',
-        `--provisioner-name=${provisionerName}`,
-        `--root=${root}`,
-        '--usage-interval=1s',
-      ],
-      env: {
-        PATH: process.env.PATH ?? '',
-        KUBECONFIG: account.kubeconfigPath,
-        HEALTH_PORT: String(port),
-        POD_NAMESPACE: systemNamespace,
-      },
+    const { namespace, program, bindClaim } = await startCli({
+      prefix: 'usage',
+      args: ['--usage-interval=1s'],
+      healthPort: port,
+      timeoutMs,
     });
-    cleanups.push(async () => {
-      await program.stop();
-      await rm(root, { recursive: true, force: true });
-    });
-    await storage.createStorageClass({
-      body: { metadata: { name: className }, provisioner: provisionerName, volumeBindingMode: 'Immediate' },
-    });
-    cleanups.push(async () => {
-      await storage.deleteStorageClass({ name: className });
-    });
-    await core.createNamespacedPersistentVolumeClaim({
-      namespace,
-      body: {
-        metadata: { name: 'data' },
-        spec: {
-          storageClassName: className,
-          accessModes: ['ReadWriteOnce'],
-          resources: { requests: { storage: '1Mi' } },
-        },
-      },
-    });
-    const pv = await waitFor(
-      async () => {
-        const claim = await core.readNamespacedPersistentVolumeClaim({ namespace, name: 'data' });
-        const name = claim.spec?.volumeName;
-        return claim.status?.phase === 'Bound' && name ? core.readPersistentVolume({ name }) : undefined;
-      },
-      { timeoutMs, description: 'the claim to be bound' },
-    );
+    const pv = await bindClaim('data', '1Mi');
     const pvName = pv.metadata?.name ?? '';
     expect(
       await waitFor(() => scrape(port, volumeStatsMetrics.requestedBytes, pvName), {

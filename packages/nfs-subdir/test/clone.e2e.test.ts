@@ -4,56 +4,18 @@
  * plane and a real NFS server: a 10 000-file tree with a hard link and a link out of the volume
  * arrives identical, and the source's cloning-protection finalizer is gone afterwards.
  */
-import { createHash } from 'node:crypto';
-import { link, lstat, mkdir, readdir, readFile, readlink, symlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
-import { bindClaim, waitFor, workspaceBinCommand } from '@kube-provisioner/testenv';
-import { nfsToolsAvailable, useNfsProvisioners, useTestEnv } from '@kube-provisioner/testenv/testing';
+import { treeSnapshot } from '@kube-provisioner/safe-fs/testing';
+import { bindClaim, waitFor } from '@kube-provisioner/testenv';
+import { nfsToolsAvailable, useTestEnv } from '@kube-provisioner/testenv/testing';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { finalizerCloningProtection } from '../src/clone-source.ts';
+import { useExampleDeployment } from './example-deployment.ts';
 
 const env = useTestEnv();
-const packageDir = join(import.meta.dirname, '..');
-const provisioners = useNfsProvisioners(env, {
-  command: workspaceBinCommand(packageDir, 'nfs-subdir-provisioner'),
-  deployDir: join(packageDir, '..', '..', 'examples', 'nfs', 'deploy'),
-  prefix: 'nfs-clone',
-  expectedDenials: /Cannot watch the lease/u,
-});
-
-/** Relative paths below `dir`, sorted, entering only real directories (`readdir`'s `recursive` follows links). */
-async function entries(dir: string, prefix = ''): Promise<string[]> {
-  const found: string[] = [];
-  for (const entry of await readdir(join(dir, prefix), { withFileTypes: true })) {
-    const relative = prefix === '' ? entry.name : `${prefix}/${entry.name}`;
-    found.push(relative);
-    if (entry.isDirectory()) found.push(...(await entries(dir, relative)));
-  }
-  return found.sort();
-}
-
-/** Every entry below `dir` with its type, mode, owner and content (or link text, or inode group). */
-async function snapshot(dir: string): Promise<Record<string, string>> {
-  const result: Record<string, string> = {};
-  const inodes = new Map<number, string>();
-  for (const entry of await entries(dir)) {
-    const path = join(dir, entry);
-    const stats = await lstat(path);
-    const meta = `${(stats.mode & 0o7777).toString(8)} ${stats.uid}:${stats.gid}`;
-    if (stats.isSymbolicLink()) result[entry] = `link ${await readlink(path)} ${meta}`;
-    else if (stats.isDirectory()) result[entry] = `dir ${meta}`;
-    else {
-      const digest = createHash('sha256')
-        .update(await readFile(path))
-        .digest('hex');
-      const first = inodes.get(stats.ino) ?? entry;
-      inodes.set(stats.ino, first);
-      result[entry] = `file ${digest} ${meta} same-as ${first}`;
-    }
-  }
-  return result;
-}
+const provisioners = useExampleDeployment(env, 'nfs-clone');
 
 describe.skipIf(!nfsToolsAvailable())('cloning a claim with nfs-subdir-provisioner', () => {
   it('copies a 10 000-file tree exactly, in the background, and releases the source', async () => {
@@ -102,8 +64,8 @@ describe.skipIf(!nfsToolsAvailable())('cloning a claim with nfs-subdir-provision
       deployment.server.exportDir,
       posix.relative(deployment.server.exportPath, pv.spec?.nfs?.path ?? ''),
     );
-    expect(Object.keys(await snapshot(copyDir))).toHaveLength(10_102);
-    expect(await snapshot(copyDir)).toEqual(await snapshot(sourceDir));
+    expect(Object.keys(await treeSnapshot(copyDir))).toHaveLength(10_102);
+    expect(await treeSnapshot(copyDir)).toEqual(await treeSnapshot(sourceDir));
     // In the background: the claim's events show the copy starting (the Go library's ProvisioningInBackground).
     const fieldSelector = 'involvedObject.name=copy,reason=ProvisioningFailed';
     const { items } = await core.listNamespacedEvent({ namespace, fieldSelector });

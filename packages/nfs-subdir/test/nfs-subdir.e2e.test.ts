@@ -14,21 +14,14 @@ import {
   type NfsProvisionerUnderTest,
   reachVolumeOverNfs,
   waitFor,
-  workspaceBinCommand,
 } from '@kube-provisioner/testenv';
-import { nfsToolsAvailable, useNfsProvisioners, useTestEnv } from '@kube-provisioner/testenv/testing';
+import { nfsToolsAvailable, useTestEnv } from '@kube-provisioner/testenv/testing';
 import { CoreV1Api, StorageV1Api, type V1PersistentVolume } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { useExampleDeployment } from './example-deployment.ts';
 
 const env = useTestEnv();
-const packageDir = join(import.meta.dirname, '..');
-const provisioners = useNfsProvisioners(env, {
-  command: workspaceBinCommand(packageDir, 'nfs-subdir-provisioner'),
-  deployDir: join(packageDir, '..', '..', 'examples', 'nfs', 'deploy'),
-  prefix: 'nfs-subdir',
-  // The Lease watch is an optional speed-up the example Role deliberately does not grant.
-  expectedDenials: /Cannot watch the lease/u,
-});
+const provisioners = useExampleDeployment(env, 'nfs-subdir');
 const { storageClass, entries } = provisioners;
 
 type Deployment = NfsProvisionerUnderTest;

@@ -14,21 +14,15 @@ import {
   reachVolumeOverNfs,
   readNfsFile,
   waitFor,
-  workspaceBinCommand,
 } from '@kube-provisioner/testenv';
-import { nfsToolsAvailable, useNfsProvisioners, useTestEnv } from '@kube-provisioner/testenv/testing';
+import { nfsToolsAvailable, useTestEnv } from '@kube-provisioner/testenv/testing';
 import { CoreV1Api, type CoreV1Event } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { annTakeBackFrom } from '../src/take-back-request.ts';
+import { useExampleDeployment } from './example-deployment.ts';
 
 const env = useTestEnv();
-const packageDir = join(import.meta.dirname, '..');
-const provisioners = useNfsProvisioners(env, {
-  command: workspaceBinCommand(packageDir, 'nfs-subdir-provisioner'),
-  deployDir: join(packageDir, '..', '..', 'examples', 'nfs', 'deploy'),
-  prefix: 'nfs-takeback',
-  expectedDenials: /Cannot watch the lease/u,
-});
+const provisioners = useExampleDeployment(env, 'nfs-takeback');
 
 /** The first Event with `reason` about claim `name` of `namespace`, once there is one. */
 function eventAbout(namespace: string, name: string, reason: string): Promise<CoreV1Event> {

@@ -102,7 +102,18 @@ export async function takeBackVolume(
     checkSource(source, path, options, context.now());
     // Refused before the data is reserved, which only this claim's retries could finish.
     if (source.path !== path) await refuseOccupied(context, path, options);
-    await reserve(context, source, path, options);
+    try {
+      await reserve(context, source, path, options);
+    } catch (err) {
+      if (errnoCode(err) !== 'ENOENT') throw err;
+      // The source's directory went while this call reserved it: another claim took the data (and
+      // removed the emptied parents), or it was removed. Say which.
+      const now = await findVolumesOfPv(context, from, options.maxDepth ?? defaultMaxDepth);
+      if (now.some(({ record }) => record.takenFrom === from && record.claimUid !== owner.claimUid)) {
+        throw alreadyTaken(path, from);
+      }
+      throw notFound(path, from);
+    }
   }
   await createVolume(context, path, options);
   if (source.path !== path) {

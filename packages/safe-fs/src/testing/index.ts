@@ -1,6 +1,7 @@
 /**
  * Test support for provisioners built on `@kube-provisioner/safe-fs`: fast-check arbitraries of
- * hostile claim metadata and path patterns. Needs the optional peer dependency `fast-check`.
+ * hostile claim metadata and path patterns (they need the optional peer dependency `fast-check`), and
+ * a comparable snapshot of a directory tree.
  *
  * @packageDocumentation
  */
@@ -10,3 +11,4 @@ export {
   hostileClaimText,
   hostilePathPattern,
 } from './hostile-claim-text.ts';
+export { type TreeSnapshotOptions, treeSnapshot } from './tree-snapshot.ts';
