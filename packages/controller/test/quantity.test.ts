@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compareQuantities, quantityBytes } from '../src/controller/quantity.ts';
+import { compareQuantities, quantityBytes, storageBytes } from '../src/client/quantity.ts';
 
 describe('quantityBytes', () => {
   const cases: [string, bigint][] = [
@@ -40,5 +40,15 @@ describe('compareQuantities', () => {
   it('takes a missing quantity as zero', () => {
     expect(compareQuantities(undefined, '0')).toBe(0);
     expect(compareQuantities('1Mi', undefined)).toBe(1);
+  });
+});
+
+describe('storageBytes', () => {
+  it('reads sizes as bytes, rounding up, and answers undefined for what is no size', () => {
+    expect(storageBytes('1Gi')).toBe(2n ** 30n);
+    expect(storageBytes('1.5Ki')).toBe(1536n);
+    expect(storageBytes('0.1')).toBe(1n);
+    for (const text of [undefined, '', '-1Gi', '1Gb', 'Gi', '1 Gi x'])
+      expect(storageBytes(text)).toBeUndefined();
   });
 });

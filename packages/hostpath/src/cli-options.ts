@@ -9,14 +9,17 @@ import {
   parseFlags,
   provisionerFlags,
   readProvisionerFlags,
+  readUsageFlags,
+  type UsageCliOptions,
   UsageError,
+  usageFlags,
   usageText,
 } from '@kube-provisioner/controller/cli';
 import { defaultProvisionerName, type ProvisionerMode } from './hostpath-provisioner.ts';
 import { defaultNodeAffinityKey } from './persistent-volume.ts';
 
 /** Validated start-up configuration. */
-export interface CliOptions extends ProvisionerCliOptions {
+export interface CliOptions extends ProvisionerCliOptions, UsageCliOptions {
   readonly mode: ProvisionerMode;
   readonly provisionerName: string;
   readonly root: string;
@@ -30,10 +33,6 @@ export interface CliOptions extends ProvisionerCliOptions {
    * by hand (`kubectl delete pv`) still removes its directory instead of orphaning it on the node.
    */
   readonly addFinalizer: boolean;
-  /** How often the usage of the volumes is measured, in milliseconds. */
-  readonly usageIntervalMs: number;
-  /** System calls per second the usage scans may make together; 0 turns usage reporting off. */
-  readonly usageScanRate: number;
 }
 
 /** Name in messages and help. */
@@ -74,16 +73,8 @@ const flags = {
     description:
       'keep external-provisioner.volume.kubernetes.io/finalizer on PVs of reclaim policy Delete until their directory is gone (Go boolean)',
   },
-  'usage-interval': {
-    env: 'USAGE_INTERVAL',
-    default: '5m',
-    description: 'how often the usage of each volume is measured (Go duration)',
-  },
-  'usage-scan-rate': {
-    env: 'USAGE_SCAN_RATE',
-    default: '500',
-    description: 'file-system calls per second the usage scans may make; 0 = no usage metrics',
-  },
+  // A local disk: 500 calls a second are nothing beside the workloads' own.
+  ...usageFlags(500),
   ...provisionerFlags,
 } satisfies FlagSpecs;
 
@@ -118,8 +109,7 @@ export function parseCliOptions(argv: readonly string[], env: Environment): CliO
     nodeAffinityKey: parsed.string('node-affinity-key') ?? defaultNodeAffinityKey,
     healthPort: parsed.integer('health-port', 0, 65535),
     addFinalizer: parsed.goBoolean('add-finalizer'),
-    usageIntervalMs: parsed.goDuration('usage-interval'),
-    usageScanRate: parsed.integer('usage-scan-rate', 0, 1_000_000),
+    ...readUsageFlags(parsed),
     ...readProvisionerFlags(parsed),
   };
 }

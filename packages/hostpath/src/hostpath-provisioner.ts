@@ -15,6 +15,7 @@ import {
   provisionFailure,
 } from '@kube-provisioner/controller';
 import { isNotFound, type ResourceClient } from '@kube-provisioner/controller/client';
+import type { UsageMonitor, VolumeLister } from '@kube-provisioner/controller/usage';
 import { annAlphaSelectedNode, annSelectedNode } from '@kube-provisioner/controller/wire-names';
 import {
   explainPermissionError,
@@ -28,7 +29,7 @@ import {
 } from '@kube-provisioner/safe-fs';
 import type { V1Node, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { type ClassParameters, parseClassParameters, resolveVolumeType } from './class-parameters.ts';
-import { listOwnedVolumes, type VolumeLister } from './owned-volumes.ts';
+import { type HostPathVolume, listOwnedVolumes } from './owned-volumes.ts';
 import {
   buildPersistentVolume,
   defaultNodeAffinityKey,
@@ -37,7 +38,6 @@ import {
 } from './persistent-volume.ts';
 import { type ProjectQuotaAccess, projectLimits, SizeEnforcement } from './size-enforcement.ts';
 import { quantityBytes } from './storage-quantity.ts';
-import type { UsageMonitor } from './usage-monitor.ts';
 
 /** Deployment mode: one instance per node (DaemonSet), or one leader-elected instance for a shared root. */
 export type ProvisionerMode = 'per-node' | 'shared';
@@ -71,7 +71,9 @@ export interface HostPathProvisionerOptions {
    * Usage reporting: each `maintain` call measures the volumes this instance owns (read with
    * `volumes`) through `monitor`. Absent: no usage is measured.
    */
-  readonly usage?: { readonly monitor: UsageMonitor; readonly volumes: VolumeLister } | undefined;
+  readonly usage?:
+    | { readonly monitor: UsageMonitor<HostPathVolume>; readonly volumes: VolumeLister }
+    | undefined;
   /** Project quotas, for classes with `enforceSize`. Default: `xfs_quota` and `/proc/self/mountinfo`. */
   readonly projectQuotas?: ProjectQuotaAccess | undefined;
 }

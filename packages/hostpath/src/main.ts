@@ -7,12 +7,12 @@ import { stat } from 'node:fs/promises';
 import { type KubeApi, resources } from '@kube-provisioner/controller';
 import { runProvisioner } from '@kube-provisioner/controller/cli';
 import { createEventRecorder } from '@kube-provisioner/controller/events';
+import { UsageMonitor, warnOnClaim } from '@kube-provisioner/controller/usage';
 import { checkWritableDirectory, fsOpsForRoot } from '@kube-provisioner/safe-fs';
 import { Registry } from 'prom-client';
 import { type CliOptions, parseCliOptions, program, usage } from './cli-options.ts';
 import { HostPathProvisioner } from './hostpath-provisioner.ts';
 import { quotaMeasure } from './quota-usage.ts';
-import { UsageMonitor, warnOnClaim } from './usage-monitor.ts';
 import { version } from './version.ts';
 
 async function checkRoot(root: string): Promise<void> {
@@ -33,7 +33,6 @@ function usageReporting(options: CliOptions, api: KubeApi, registry: Registry) {
   });
   const monitor = new UsageMonitor({
     registry,
-    root: options.root,
     operationsPerSecond: options.usageScanRate,
     scanTimeoutMs: options.usageIntervalMs,
     onExceeded: warnOnClaim(recorder),

@@ -3,9 +3,10 @@
  * mount serves every enforced volume measured within a second; a volume without a project (or on a
  * root that no longer enforces) is walked as before.
  */
-import { type FsOps, VolumeRoot } from '@kube-provisioner/safe-fs';
+import type { MeasureVolume } from '@kube-provisioner/controller/usage';
+import { type FsOps, VolumeRoot, walkVolume } from '@kube-provisioner/safe-fs';
+import type { HostPathVolume } from './owned-volumes.ts';
 import { type ProjectQuotaAccess, SizeEnforcement } from './size-enforcement.ts';
-import { type MeasureVolume, walkVolume } from './usage-monitor.ts';
 import type { ProjectUsage } from './xfs-quota.ts';
 
 /** Options of {@link quotaMeasure}. */
@@ -24,7 +25,7 @@ export interface QuotaMeasureOptions {
 const reportMaxAgeMs = 1_000;
 
 /** A {@link MeasureVolume} reading enforced volumes from quota accounting and walking the others. */
-export function quotaMeasure(options: QuotaMeasureOptions): MeasureVolume {
+export function quotaMeasure(options: QuotaMeasureOptions): MeasureVolume<HostPathVolume> {
   const root = new VolumeRoot(options.root, { fs: options.fs });
   const sizes = new SizeEnforcement(root, options.projectQuotas);
   const walk = walkVolume(options.root, options.fs);

@@ -1,36 +1,11 @@
 /**
- * A Kubernetes resource quantity (`10Gi`, `500M`, `1.5Gi`, `1e9`) as bytes: what a PV's
- * `spec.capacity.storage` says, to compare a volume's usage with.
+ * A PV's or claim's storage size as a number of bytes, for quota limits and usage gauges (exact
+ * below 2^53 bytes, 8 PiB). Parsing is the controller's `storageBytes`.
  */
+import { storageBytes } from '@kube-provisioner/controller/client';
 
-const multipliers: Readonly<Record<string, number>> = {
-  '': 1,
-  k: 1e3,
-  M: 1e6,
-  G: 1e9,
-  T: 1e12,
-  P: 1e15,
-  E: 1e18,
-  Ki: 2 ** 10,
-  Mi: 2 ** 20,
-  Gi: 2 ** 30,
-  Ti: 2 ** 40,
-  Pi: 2 ** 50,
-  Ei: 2 ** 60,
-};
-
-const quantityPattern = /^(\d+(?:\.\d*)?|\.\d+)(?:([eE][+-]?\d+)|([kMGTPE]i?|Ki)?)$/u;
-
-/**
- * The bytes `quantity` stands for, rounded up as the API server rounds storage; `undefined` when it
- * is absent or not a non-negative quantity (milli and smaller suffixes make no sense for bytes).
- */
+/** The bytes `quantity` stands for, rounded up; `undefined` when absent, malformed or negative. */
 export function quantityBytes(quantity: string | undefined): number | undefined {
-  const match = quantity === undefined ? null : quantityPattern.exec(quantity.trim());
-  if (match === null) return undefined;
-  const [, number, exponent, suffix] = match;
-  const multiplier = exponent === undefined ? multipliers[suffix ?? ''] : 10 ** Number(exponent.slice(1));
-  if (multiplier === undefined) return undefined;
-  const bytes = Math.ceil(Number(number) * multiplier);
-  return Number.isFinite(bytes) ? bytes : undefined;
+  const bytes = storageBytes(quantity);
+  return bytes === undefined ? undefined : Number(bytes);
 }

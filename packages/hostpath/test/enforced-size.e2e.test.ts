@@ -7,6 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { volumeStatsMetrics } from '@kube-provisioner/controller/usage';
 import {
   applyManifests,
   bindClaim,
@@ -21,7 +22,6 @@ import {
 import { guestAvailable, uniqueName, useGuest, useTestEnv } from '@kube-provisioner/testenv/testing';
 import { CoreV1Api, type KubernetesObject, loadAllYaml, StorageV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { volumeStatsMetrics } from '../src/index.ts';
 
 const env = useTestEnv();
 const guest = useGuest();

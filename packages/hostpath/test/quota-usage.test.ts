@@ -3,14 +3,14 @@ import { join } from 'node:path';
 import { parseRelativeVolumePath } from '@kube-provisioner/safe-fs';
 import { describe, expect, it } from 'vitest';
 import { HostPathProvisioner } from '../src/hostpath-provisioner.ts';
+import type { HostPathVolume } from '../src/owned-volumes.ts';
 import { quotaMeasure } from '../src/quota-usage.ts';
-import type { MeasuredVolume } from '../src/usage-monitor.ts';
 import { FakeQuotas, prjquota } from './fake-quotas.ts';
 import { claim, context, provisioned, provisionOptions, storageClass, temporaryRoot } from './fixtures.ts';
 
 const scan = { signal: new AbortController().signal, pace: async () => {} };
 
-function measured(pvName: string): MeasuredVolume {
+function measured(pvName: string): HostPathVolume {
   return {
     namespace: 'team-a',
     claimName: 'data',

@@ -5,11 +5,11 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { usageExceededReason, volumeStatsMetrics } from '@kube-provisioner/controller/usage';
 import { freePorts, waitFor } from '@kube-provisioner/testenv';
 import { useTestEnv } from '@kube-provisioner/testenv/testing';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { usageExceededReason, volumeStatsMetrics } from '../src/index.ts';
 import { useSharedCli } from './shared-cli.ts';
 
 const env = useTestEnv();

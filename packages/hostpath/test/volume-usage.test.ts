@@ -2,20 +2,19 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { OperationContext } from '@kube-provisioner/controller';
 import { operationContext } from '@kube-provisioner/controller/testing';
-import { parseRelativeVolumePath } from '@kube-provisioner/safe-fs';
-import type { V1PersistentVolume } from '@kubernetes/client-node';
-import { Registry } from 'prom-client';
-import { describe, expect, it } from 'vitest';
 import {
-  HostPathProvisioner,
-  type MeasuredVolume,
   type MeasureVolume,
   UsageMonitor,
   usageExceededReason,
   type VolumeLister,
   volumeStatsMetrics,
   warnOnClaim,
-} from '../src/index.ts';
+} from '@kube-provisioner/controller/usage';
+import { parseRelativeVolumePath, walkVolume } from '@kube-provisioner/safe-fs';
+import type { V1PersistentVolume } from '@kubernetes/client-node';
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { HostPathProvisioner, type HostPathVolume } from '../src/index.ts';
 import { claim, context, provisioned, provisionOptions, released, temporaryRoot } from './fixtures.ts';
 
 /** The value of `metric` for PV `pvName`, as `/metrics` would serve it. */
@@ -42,7 +41,7 @@ function recorder(): {
   return { events, event: (object, _type, reason, message) => events.push({ object, reason, message }) };
 }
 
-function volume(pvName: string, requestedBytes: number | undefined): MeasuredVolume {
+function volume(pvName: string, requestedBytes: number | undefined): HostPathVolume {
   return {
     pvName,
     namespace: 'ns',
@@ -56,13 +55,12 @@ function volume(pvName: string, requestedBytes: number | undefined): MeasuredVol
 /** A monitor whose measurements are `sizes[pvName]` bytes, and the warnings it gave. */
 function fixedMonitor(
   sizes: Record<string, number>,
-  extra: { measure?: MeasureVolume; now?: () => number } = {},
+  extra: { measure?: MeasureVolume<HostPathVolume>; now?: () => number } = {},
 ) {
   const registry = new Registry();
   const events = recorder();
-  const monitor = new UsageMonitor({
+  const monitor = new UsageMonitor<HostPathVolume>({
     registry,
-    root: '/unused',
     operationsPerSecond: 1000,
     scanTimeoutMs: 60_000,
     onExceeded: warnOnClaim(events),
@@ -79,9 +77,9 @@ describe('hostpath volume usage', () => {
     const pvs: V1PersistentVolume[] = [];
     const registry = new Registry();
     const events = recorder();
-    const monitor = new UsageMonitor({
+    const monitor = new UsageMonitor<HostPathVolume>({
       registry,
-      root,
+      measure: walkVolume(root),
       operationsPerSecond: 10_000,
       scanTimeoutMs: 60_000,
       onExceeded: warnOnClaim(events),
@@ -216,9 +214,8 @@ describe('hostpath volume usage', () => {
 
   it('gives up a scan that outlasts its timeout, keeping the previous values', async () => {
     const registry = new Registry();
-    const monitor = new UsageMonitor({
+    const monitor = new UsageMonitor<HostPathVolume>({
       registry,
-      root: '/unused',
       operationsPerSecond: 1000,
       scanTimeoutMs: 50,
       onExceeded: () => {},
@@ -249,9 +246,8 @@ describe('hostpath volume usage', () => {
     const paced: number[] = [];
     const start = performance.now();
     const registry = new Registry();
-    const monitor = new UsageMonitor({
+    const monitor = new UsageMonitor<HostPathVolume>({
       registry,
-      root: '/unused',
       // Two calls per 100 ms slot.
       operationsPerSecond: 20,
       scanTimeoutMs: 60_000,

@@ -10,7 +10,10 @@ import {
   parseFlags,
   provisionerFlags,
   readProvisionerFlags,
+  readUsageFlags,
+  type UsageCliOptions,
   UsageError,
+  usageFlags,
   usageText,
 } from '@kube-provisioner/controller/cli';
 import { defaultMountRoot } from './nfs-provisioner.ts';
@@ -18,7 +21,7 @@ import { defaultMountRoot } from './nfs-provisioner.ts';
 export { UsageError } from '@kube-provisioner/controller/cli';
 
 /** Validated start-up configuration. */
-export interface NfsCliOptions extends ProvisionerCliOptions {
+export interface NfsCliOptions extends ProvisionerCliOptions, UsageCliOptions {
   readonly server: string;
   readonly exportPath: string;
   readonly provisionerName: string;
@@ -71,6 +74,8 @@ const flags = {
     description:
       'how long archives are kept when their class sets no archiveRetention (Go duration, e.g. 720h; default: forever)',
   },
+  // Every call is a round trip to the server: a tenth of hostpath's default rate.
+  ...usageFlags(50),
   ...provisionerFlags,
 } satisfies FlagSpecs;
 
@@ -105,6 +110,7 @@ export function parseCliOptions(argv: readonly string[], env: Environment): NfsC
     deleteUnrecordedNested: parsed.goBoolean('delete-unrecorded-nested'),
     archiveRetentionMs:
       parsed.string('archive-retention') === undefined ? undefined : parsed.goDuration('archive-retention'),
+    ...readUsageFlags(parsed),
     ...readProvisionerFlags(parsed),
   };
 }

@@ -4,7 +4,7 @@
  * deletion while it is copied by external-provisioner's cloning-protection finalizer.
  */
 import { type ClaimDataSource, InfeasibleError } from '@kube-provisioner/controller';
-import { isNotFound, type ResourceClient } from '@kube-provisioner/controller/client';
+import { isNotFound, type ResourceClient, storageBytes } from '@kube-provisioner/controller/client';
 import { annDynamicallyProvisioned } from '@kube-provisioner/controller/wire-names';
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 
@@ -24,22 +24,6 @@ export interface CloneSourceAccess {
 export interface CloneSource {
   readonly claim: V1PersistentVolumeClaim;
   readonly pv: V1PersistentVolume;
-}
-
-const binaryPowers: Readonly<Record<string, number>> = { Ki: 1, Mi: 2, Gi: 3, Ti: 4, Pi: 5, Ei: 6 };
-const decimalPowers: Readonly<Record<string, number>> = { '': 0, k: 1, M: 2, G: 3, T: 4, P: 5, E: 6 };
-
-/**
- * Whole-number storage quantities (`1Gi`, `500M`, `1073741824`) in bytes; `undefined` for any other
- * form, which the size check then refuses rather than guesses.
- */
-function storageBytes(quantity: string | undefined): bigint | undefined {
-  const match = /^(\d+)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/u.exec(quantity ?? '');
-  if (match === null) return undefined;
-  const [, digits = '', suffix = ''] = match;
-  const binary = binaryPowers[suffix];
-  const scale = binary === undefined ? 1000n ** BigInt(decimalPowers[suffix] ?? 0) : 1024n ** BigInt(binary);
-  return BigInt(digits) * scale;
 }
 
 /**

@@ -17,3 +17,5 @@ export type { OwnerLookup } from './stale-record.ts';
 export { annTakeBackFrom } from './take-back-request.ts';
 /** Version of this package, read from its manifest. */
 export { version } from './version.ts';
+export type { NfsVolume } from './volume-usage.ts';
+export { ownedNfsVolume } from './volume-usage.ts';

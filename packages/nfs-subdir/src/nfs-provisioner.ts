@@ -20,6 +20,11 @@ import { parseGoDuration } from '@kube-provisioner/controller/cli';
 import type { ResourceClient } from '@kube-provisioner/controller/client';
 import type { EventRecorder } from '@kube-provisioner/controller/events';
 import {
+  listMeasuredVolumes,
+  type UsageMonitor,
+  type VolumeLister,
+} from '@kube-provisioner/controller/usage';
+import {
   type CreateVolumeOptions,
   type CreateVolumeOutcome,
   explainPermissionError,
@@ -45,6 +50,7 @@ import { buildPersistentVolume } from './persistent-volume.ts';
 import { isStaleRecord, type OwnerLookup, releasedStaleDataMessage } from './stale-record.ts';
 import { takeBack, takeBackSource } from './take-back-request.ts';
 import { volumeDeletePolicy } from './volume-delete-policy.ts';
+import { type NfsVolume, ownedNfsVolume } from './volume-usage.ts';
 
 /** Reads StorageClasses (`storageclasses` `get`); a `ResourceClient<V1StorageClass>` fits. */
 export type StorageClassReader = Pick<ResourceClient<V1StorageClass>, 'get'>;
@@ -86,6 +92,11 @@ export interface NfsProvisionerOptions {
   readonly clones?: CloneSourceAccess | undefined;
   /** Counts what archive retention keeps and removes; none without it. */
   readonly archiveMetrics?: ArchiveMetrics | undefined;
+  /**
+   * Usage reporting: each `maintain` call measures the volumes of this provisioner (read with
+   * `volumes`) through `monitor`. Absent: no usage is measured.
+   */
+  readonly usage?: { readonly monitor: UsageMonitor<NfsVolume>; readonly volumes: VolumeLister } | undefined;
   /**
    * Reads claims and PVs, to tell a stale ownership record (its claim and PV are gone) from a live
    * one. Without it every recorded directory of another claim is refused.
@@ -154,6 +165,7 @@ export class NfsProvisioner implements Provisioner {
   readonly #archiveRetentionMs: number | undefined;
   readonly #clones: CloneJobs | undefined;
   readonly #archiveMetrics: ArchiveMetrics | undefined;
+  readonly #usage: NfsProvisionerOptions['usage'];
   /** PersistentVolumeClaim (a clone) when {@link NfsProvisionerOptions.clones} is given, else none. */
   readonly dataSources: readonly DataSourceKind[];
 
@@ -172,6 +184,7 @@ export class NfsProvisioner implements Provisioner {
     this.#events = options.events;
     this.#owners = options.owners;
     this.#archiveMetrics = options.archiveMetrics;
+    this.#usage = options.usage;
     const { clones } = options;
     this.#clones =
       clones === undefined ? undefined : new CloneJobs(this.#root, clones, this.#provisionerName);
@@ -343,6 +356,7 @@ export class NfsProvisioner implements Provisioner {
   /**
    * Removes the archives whose retention has passed (`archiveRetention`, `--archive-retention`), as
    * the leader, one fenced delete each; an archive without an ownership record is never removed.
+   * Then measures the volumes' usage, when usage reporting is on.
    */
   async maintain(context: OperationContext): Promise<void> {
     const report = await this.#root.removeExpiredArchives({ beforeEachWrite: () => context.assertLeader() });
@@ -362,6 +376,15 @@ export class NfsProvisioner implements Provisioner {
       { removed: report.removed.length, kept: report.kept, nextExpiry: report.nextExpiry },
       'archive retention swept',
     );
+    if (this.#usage !== undefined) {
+      const scope = { provisionerName: this.#provisionerName, exportPath: this.#exportPath };
+      const volumes = await listMeasuredVolumes(
+        this.#usage.volumes,
+        (pv) => ownedNfsVolume(pv, scope),
+        context,
+      );
+      await this.#usage.monitor.refresh(volumes, context.signal, context.logger);
+    }
   }
 
   /**

@@ -8,12 +8,14 @@ import { stat } from 'node:fs/promises';
 import { resources } from '@kube-provisioner/controller';
 import { runProvisioner } from '@kube-provisioner/controller/cli';
 import { createEventRecorder } from '@kube-provisioner/controller/events';
-import { checkWritableDirectory } from '@kube-provisioner/safe-fs';
+import { UsageMonitor, warnOnClaim } from '@kube-provisioner/controller/usage';
+import { checkWritableDirectory, walkVolume } from '@kube-provisioner/safe-fs';
 import { Registry } from 'prom-client';
 import { ArchiveMetrics } from './archive-metrics.ts';
 import type { NfsDialect } from './class-parameters.ts';
 import { type NfsCliOptions, parseCliOptions, usage } from './cli-options.ts';
 import { NfsProvisioner } from './nfs-provisioner.ts';
+import type { NfsVolume } from './volume-usage.ts';
 
 /** Which program to run. */
 export interface NfsCli {
@@ -40,6 +42,12 @@ export function runNfsProvisionerCli(cli: NfsCli): Promise<void> {
     preflight: (options) => checkMountRoot(options.mountRoot),
     setup: (options, api, logger) => {
       const registry = new Registry();
+      // Best effort, like every Event: its timers do not hold the process at exit.
+      const events = createEventRecorder({
+        events: api.resource(resources.events),
+        component: options.provisionerName,
+        logger,
+      });
       return {
         controller: {
           provisionerName: options.provisionerName,
@@ -61,14 +69,24 @@ export function runNfsProvisionerCli(cli: NfsCli): Promise<void> {
               claims: api.resource(resources.persistentVolumeClaims),
               volumes: api.resource(resources.persistentVolumes),
             },
-            // Best effort, like every Event: its timers do not hold the process at exit.
-            events: createEventRecorder({
-              events: api.resource(resources.events),
-              component: options.provisionerName,
-              logger,
-            }),
+            events,
+            usage:
+              options.usageScanRate === 0
+                ? undefined
+                : {
+                    monitor: new UsageMonitor<NfsVolume>({
+                      registry,
+                      measure: walkVolume(options.mountRoot),
+                      operationsPerSecond: options.usageScanRate,
+                      scanTimeoutMs: options.usageIntervalMs,
+                      onExceeded: warnOnClaim(events),
+                    }),
+                    volumes: api.resource(resources.persistentVolumes),
+                  },
           }),
           metricsRegistry: registry,
+          // Archive retention and usage share the maintenance runs.
+          maintenanceIntervalMs: options.usageIntervalMs,
           leaderElection: options.leaderElection && {
             leaseDurationMs: options.leaseDurationMs,
             renewDeadlineMs: options.renewDeadlineMs,

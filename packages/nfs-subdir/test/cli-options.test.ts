@@ -18,6 +18,8 @@ describe('parseCliOptions', () => {
       retryPeriodMs: 2_000,
       metricsPort: 8080,
       deleteUnrecordedNested: false,
+      usageIntervalMs: 300_000,
+      usageScanRate: 50,
       claimLabelSelector: undefined,
       kubeApiRateLimit: { qps: 50, burst: 100 },
       threadiness: 4,

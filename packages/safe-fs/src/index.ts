@@ -17,7 +17,7 @@ export type { RelativeVolumePath } from './relative-volume-path.ts';
 export { parseRelativeVolumePath } from './relative-volume-path.ts';
 export type { SweepReport } from './temporary-files.ts';
 export type { UsageScanOptions, VolumeUsage } from './usage-scan.ts';
-export { scanVolumeUsage } from './usage-scan.ts';
+export { scanVolumeUsage, walkVolume } from './usage-scan.ts';
 /** Version of this package, read from its manifest. */
 export { version } from './version.ts';
 export type {

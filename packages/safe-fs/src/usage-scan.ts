@@ -259,3 +259,17 @@ async function reopenParent(parent: Level, child: DirectoryHandle): Promise<Dire
     detail: 'was moved while being measured; will measure again',
   });
 }
+
+/**
+ * Measures a volume by walking its directory `volume.path` under `base` ({@link scanVolumeUsage}),
+ * in the shape a usage monitor's `measure` takes.
+ */
+export function walkVolume(
+  base: string,
+  fs?: FsOps,
+): (
+  volume: { readonly path: RelativeVolumePath },
+  scan: Pick<UsageScanOptions, 'signal' | 'pace'>,
+) => Promise<VolumeUsage | undefined> {
+  return (volume, scan) => scanVolumeUsage(base, volume.path, { fs, ...scan });
+}

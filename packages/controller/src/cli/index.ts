@@ -29,3 +29,5 @@ export type {
   ProvisionerSetup,
 } from './run-provisioner.ts';
 export { runProvisioner } from './run-provisioner.ts';
+export type { UsageCliOptions, UsageFlagName } from './usage-flags.ts';
+export { readUsageFlags, usageFlags } from './usage-flags.ts';

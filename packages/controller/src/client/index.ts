@@ -17,6 +17,7 @@ export {
 } from './api-error.ts';
 export type { ClusterSource, KubeApiClient, KubeApiOptions } from './kube-api.ts';
 export { createKubeApi } from './kube-api.ts';
+export { compareQuantities, quantityBytes, storageBytes } from './quantity.ts';
 export type { RateLimit } from './request-limiter.ts';
 export { defaultRateLimit } from './request-limiter.ts';
 export type {

@@ -4,6 +4,7 @@
  * One {@link ClaimResize.sync} call is one work item of the claim queue.
  */
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
+import { compareQuantities } from '../client/quantity.ts';
 import type { ResourceClient } from '../client/resource-client.ts';
 import { isInfeasibleError } from '../errors.ts';
 import { isLeadershipLapsedError } from '../leader-election/lease-fence.ts';
@@ -12,7 +13,6 @@ import type { Clock } from '../util/clock.ts';
 import { claimClassName, claimKey } from './claim-fields.ts';
 import { withDeadline } from './deadline.ts';
 import { frozenClone } from './deep-freeze.ts';
-import { compareQuantities } from './quantity.ts';
 import type { RecordEvent } from './record-event.ts';
 import {
   type ClaimStatusPatch,

@@ -9,7 +9,7 @@ import type {
   V1PersistentVolumeClaim,
   V1PersistentVolumeClaimCondition,
 } from '@kubernetes/client-node';
-import { compareQuantities } from './quantity.ts';
+import { compareQuantities } from '../client/quantity.ts';
 
 /** The `allocatedResourceStatuses` values of the API (`ClaimResourceStatus`). */
 export type ClaimResourceStatus =

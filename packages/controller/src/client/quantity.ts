@@ -1,6 +1,7 @@
 /**
  * Kubernetes resource quantities (`'1Gi'`, `'1500M'`, `'1.5Gi'`, `'2e9'`) as whole bytes, for
- * comparing a claim's request with a volume's capacity the way `resource.Quantity.Cmp` does.
+ * comparing a claim's request with a volume's capacity the way `resource.Quantity.Cmp` does, and for
+ * sizes a provisioner enforces or reports.
  */
 
 /** Binary and decimal suffixes as powers: `[base, exponent]`. */
@@ -49,4 +50,18 @@ export function quantityBytes(quantity: string): bigint {
 export function compareQuantities(a: string | undefined, b: string | undefined): number {
   const difference = quantityBytes(a ?? '0') - quantityBytes(b ?? '0');
   return difference === 0n ? 0 : difference < 0n ? -1 : 1;
+}
+
+/**
+ * The bytes of a storage size such as a PV's `spec.capacity.storage`, rounded up; `undefined` when
+ * it is absent, not a quantity, or negative, so a caller can refuse rather than guess.
+ */
+export function storageBytes(quantity: string | undefined): bigint | undefined {
+  if (quantity === undefined) return undefined;
+  try {
+    const bytes = quantityBytes(quantity);
+    return bytes < 0n ? undefined : bytes;
+  } catch {
+    return undefined;
+  }
 }

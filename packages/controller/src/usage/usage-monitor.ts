@@ -4,83 +4,73 @@
  * Scans are queued with `p-queue` (one at a time, each cut off after the scan timeout, keeping the
  * volume's previous values and their timestamp), and every system call of every scan takes a slot
  * of a second `p-queue` that releases `operationsPerSecond` slots a second: the budget holds for the
- * instance as a whole, whatever the number of volumes.
+ * instance as a whole, whatever the number of volumes. How a volume is measured (a walk of its
+ * directory, project-quota accounting…) is the provisioner's: `measure`.
  */
-import type { Logger } from '@kube-provisioner/controller';
-import type { EventRecorder } from '@kube-provisioner/controller/events';
-import {
-  type FsOps,
-  type RelativeVolumePath,
-  scanVolumeUsage,
-  type UsageScanOptions,
-  type VolumeUsage,
-} from '@kube-provisioner/safe-fs';
 import PQueue from 'p-queue';
 import type { Registry } from 'prom-client';
+import type { EventRecorder } from '../events/event-recorder.ts';
+import type { Logger } from '../util/logger.ts';
 import { UsageGauges, type VolumeLabels } from './usage-gauges.ts';
 
-/** A volume to measure: who it is for, where it is, and what its claim asked for. */
+/** A volume to measure: who it is for and what its claim asked for; provisioners add where it is. */
 export interface MeasuredVolume extends VolumeLabels {
   /** The claim's UID, for the event on the claim. */
   readonly claimUid: string | undefined;
-  /** The volume directory, relative to the root. */
-  readonly path: RelativeVolumePath;
   /** The PV's capacity in bytes; `undefined` when it has none that parses. */
   readonly requestedBytes: number | undefined;
 }
 
-/** Measures one volume; `undefined` when its directory is gone. */
-export type MeasureVolume = (
-  volume: MeasuredVolume,
+/** What one measurement found. */
+export interface VolumeUsage {
+  /** Bytes allocated (as `du` counts them). */
+  readonly bytes: number;
+  readonly inodes: number;
+}
+
+/** Measures one volume; `undefined` when it is gone. */
+export type MeasureVolume<V extends MeasuredVolume = MeasuredVolume> = (
+  volume: V,
   scan: {
     /** Aborts when the scan times out or the leadership term ends. */
     readonly signal: AbortSignal;
-    /** The I/O budget: await before each system call (see {@link UsageScanOptions.pace}). */
+    /** The I/O budget: await before each system call. */
     readonly pace: () => Promise<void>;
   },
-) => Promise<Pick<VolumeUsage, 'bytes' | 'inodes'> | undefined>;
+) => Promise<VolumeUsage | undefined>;
 
 /** Options of {@link UsageMonitor}. */
-export interface UsageMonitorOptions {
+export interface UsageMonitorOptions<V extends MeasuredVolume = MeasuredVolume> {
   /** Where the gauges are registered: the registry `/metrics` serves. */
   readonly registry: Registry;
-  /** The root the volume paths are relative to. */
-  readonly root: string;
-  /** System calls of the scans. Default: the real ones, on the thread pool. */
-  readonly fs?: FsOps | undefined;
+  /** How a volume is measured. */
+  readonly measure: MeasureVolume<V>;
   /** System calls all scans together may make per second. */
   readonly operationsPerSecond: number;
   /** How long one volume's scan may take before it is given up (and its last values kept). */
   readonly scanTimeoutMs: number;
   /** Called once each time a volume's usage goes above its request (not again until it went below). */
-  readonly onExceeded: (volume: MeasuredVolume, usedBytes: number) => void;
-  /** How a volume is measured. Default: a walk of its directory ({@link scanVolumeUsage}). */
-  readonly measure?: MeasureVolume | undefined;
+  readonly onExceeded: (volume: V, usedBytes: number) => void;
   /** Clock of the measurement timestamps, epoch milliseconds. Default `Date.now`. */
   readonly now?: (() => number) | undefined;
-}
-
-/** Measures a volume by walking its directory under `root` ({@link scanVolumeUsage}). */
-export function walkVolume(root: string, fs?: FsOps): MeasureVolume {
-  return (volume, scan) => scanVolumeUsage(root, volume.path, { fs, ...scan });
 }
 
 // Budget slots are released ten times a second, so a scan proceeds smoothly rather than in bursts.
 const budgetIntervalMs = 100;
 
 /** Publishes the usage of the volumes it is handed; see the module comment. */
-export class UsageMonitor {
+export class UsageMonitor<V extends MeasuredVolume = MeasuredVolume> {
   readonly #gauges: UsageGauges;
   readonly #scans: PQueue;
   readonly #budget: PQueue;
-  readonly #measure: MeasureVolume;
-  readonly #onExceeded: UsageMonitorOptions['onExceeded'];
+  readonly #measure: MeasureVolume<V>;
+  readonly #onExceeded: UsageMonitorOptions<V>['onExceeded'];
   readonly #now: () => number;
   /** PV names whose last measurement was above their request. */
   readonly #exceeded = new Set<string>();
   #watched: AbortSignal | undefined;
 
-  constructor(options: UsageMonitorOptions) {
+  constructor(options: UsageMonitorOptions<V>) {
     if (!(options.operationsPerSecond > 0)) throw new RangeError('operationsPerSecond must be > 0');
     this.#gauges = new UsageGauges(options.registry);
     this.#scans = new PQueue({ concurrency: 1, timeout: options.scanTimeoutMs });
@@ -88,7 +78,7 @@ export class UsageMonitor {
       intervalCap: Math.max(1, Math.round((options.operationsPerSecond * budgetIntervalMs) / 1000)),
       interval: budgetIntervalMs,
     });
-    this.#measure = options.measure ?? walkVolume(options.root, options.fs);
+    this.#measure = options.measure;
     this.#onExceeded = options.onExceeded;
     this.#now = options.now ?? Date.now;
   }
@@ -98,7 +88,7 @@ export class UsageMonitor {
    * not listed. A volume that cannot be measured (timeout, error) keeps its previous values. When
    * `signal` aborts (the leadership term ended) every series is dropped: only the owner reports.
    */
-  async refresh(volumes: readonly MeasuredVolume[], signal: AbortSignal, logger: Logger): Promise<void> {
+  async refresh(volumes: readonly V[], signal: AbortSignal, logger: Logger): Promise<void> {
     this.#dropOnAbort(signal);
     signal.throwIfAborted();
     const names = new Set(volumes.map((volume) => volume.pvName));
@@ -115,16 +105,13 @@ export class UsageMonitor {
         )
         .catch((err: unknown) => {
           if (signal.aborted) return;
-          logger.warn(
-            { pv: volume.pvName, path: volume.path, err },
-            'could not measure volume usage; keeping its last values',
-          );
+          logger.warn({ pv: volume.pvName, err }, 'could not measure volume usage; keeping its last values');
         }),
     );
     await Promise.all(scans);
   }
 
-  async #scanOne(volume: MeasuredVolume, signal: AbortSignal): Promise<void> {
+  async #scanOne(volume: V, signal: AbortSignal): Promise<void> {
     const pace = () => this.#budget.add(() => undefined, { signal });
     const usage = await this.#measure(volume, { signal, pace });
     signal.throwIfAborted();
@@ -155,7 +142,9 @@ export class UsageMonitor {
 export const usageExceededReason = 'VolumeUsageExceedsRequest';
 
 /** An {@link UsageMonitorOptions.onExceeded} that puts one Warning event on the volume's claim. */
-export function warnOnClaim(recorder: Pick<EventRecorder, 'event'>): UsageMonitorOptions['onExceeded'] {
+export function warnOnClaim(
+  recorder: Pick<EventRecorder, 'event'>,
+): (volume: MeasuredVolume, usedBytes: number) => void {
   return (volume, usedBytes) => {
     const claim = {
       apiVersion: 'v1',
