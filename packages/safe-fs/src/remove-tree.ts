@@ -9,8 +9,9 @@
  */
 
 import { constants } from 'node:fs';
-import { type DirectoryHandle, type EntryName, type Identity, sameIdentity } from './directory-handle.ts';
-import { errnoCode, isSafeFsError, SafeFsError } from './errors.ts';
+import type { DirectoryHandle, EntryName, Identity } from './directory-handle.ts';
+import { errnoCode, isSafeFsError } from './errors.ts';
+import { reopenParent } from './reopen-parent.ts';
 
 // A pass removes everything it saw; another pass only matters if something appeared meanwhile.
 const maxPasses = 3;
@@ -46,21 +47,6 @@ function tolerate(err: unknown, level: Level): void {
 function openHandle(level: Level): DirectoryHandle {
   if (level.handle === undefined) throw new Error('level is not open');
   return level.handle;
-}
-
-/** Reopens `parent` through `..` of the open `child`, refusing a directory other than the one left. */
-async function reopenParent(parent: Level, child: DirectoryHandle): Promise<DirectoryHandle> {
-  const reopened = await child.openDirectory('..');
-  if (reopened !== undefined) {
-    if (sameIdentity(await reopened.stat(), parent.identity)) return reopened;
-    await reopened.close();
-  }
-  throw new SafeFsError({
-    kind: 'io',
-    path: child.path,
-    operation: 'remove',
-    detail: 'was moved out of the volume while being removed; will look again',
-  });
 }
 
 /** Removes everything inside `top`, leaving `top` itself in place (and open). */
@@ -161,7 +147,10 @@ async function finishLevel(levels: Level[]): Promise<boolean> {
   const child = openHandle(level);
   const reopened = parent.handle === undefined;
   try {
-    parent.handle ??= await reopenParent(parent, child);
+    parent.handle ??= await reopenParent(parent.identity, child, {
+      operation: 'remove',
+      detail: 'was moved out of the volume while being removed; will look again',
+    });
   } finally {
     await child.close();
     level.handle = undefined;

@@ -11,12 +11,13 @@
  */
 
 import { normalizeBasePath } from './base-path.ts';
-import { type DirectoryHandle, type EntryName, type Identity, sameIdentity } from './directory-handle.ts';
+import type { DirectoryHandle, EntryName, Identity } from './directory-handle.ts';
 import { errnoCode, isSafeFsError, SafeFsError } from './errors.ts';
 import { type FsOps, nodeFsOps } from './fs-ops.ts';
 import { withParents } from './parent-chain.ts';
 import type { RelativeVolumePath } from './relative-volume-path.ts';
 import { maxOpenLevels } from './remove-tree.ts';
+import { reopenParent } from './reopen-parent.ts';
 
 /** Options of {@link scanVolumeUsage}. */
 export interface UsageScanOptions {
@@ -239,25 +240,15 @@ async function finishLevel(levels: Level[]): Promise<boolean> {
   const child = open(level);
   const reopen = parent.handle === undefined;
   try {
-    if (reopen) parent.handle = await reopenParent(parent, child);
+    if (reopen)
+      parent.handle = await reopenParent(parent.identity, child, {
+        operation: 'measure usage',
+        detail: 'was moved while being measured; will measure again',
+      });
   } finally {
     await child.close();
   }
   return reopen;
-}
-
-async function reopenParent(parent: Level, child: DirectoryHandle): Promise<DirectoryHandle> {
-  const reopened = await child.openDirectory('..');
-  if (reopened !== undefined) {
-    if (sameIdentity(await reopened.stat(), parent.identity)) return reopened;
-    await reopened.close();
-  }
-  throw new SafeFsError({
-    kind: 'io',
-    path: child.path,
-    operation: 'measure usage',
-    detail: 'was moved while being measured; will measure again',
-  });
 }
 
 /**
