@@ -4,7 +4,7 @@
  */
 import type { KubeApi } from '@kube-provisioner/controller';
 import { readClusterState } from './cluster-state.ts';
-import { type AuditSummary, type Finding, judge } from './findings.ts';
+import { type ArchiveListing, type AuditSummary, type Finding, judge } from './findings.ts';
 import { locateVolume, type VolumeLayout } from './volume-layout.ts';
 import { scanVolumeRoot } from './volume-scan.ts';
 
@@ -37,6 +37,8 @@ export interface AuditReport {
   readonly auditedAt: string;
   readonly summary: AuditSummary;
   readonly findings: readonly Finding[];
+  /** Every archive under the root with its age and expiry, oldest first. */
+  readonly archives: readonly ArchiveListing[];
 }
 
 /** The default grace for deletions, `Released` phases and temporary files in progress. */
@@ -60,7 +62,7 @@ export async function auditVolumes(options: AuditOptions): Promise<AuditReport> 
     ...(options.maxDepth === undefined ? {} : { maxDepth: options.maxDepth }),
   });
   const nowMs = now();
-  const { findings, summary } = judge({
+  const { findings, summary, archives } = judge({
     layout: options.layout,
     cluster,
     scan,
@@ -75,5 +77,6 @@ export async function auditVolumes(options: AuditOptions): Promise<AuditReport> 
     auditedAt: new Date(nowMs).toISOString(),
     summary,
     findings,
+    archives,
   };
 }

@@ -6,7 +6,7 @@ import { finalizerPV } from '@kube-provisioner/controller/wire-names';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import type { ClusterState } from './cluster-state.ts';
 import { isAuditedHere, locateVolume, type VolumeLayout } from './volume-layout.ts';
-import { isArchivedPath, type VolumeScan } from './volume-scan.ts';
+import { isArchivedPath, type ScannedVolume, type VolumeScan } from './volume-scan.ts';
 
 /**
  * What is wrong:
@@ -109,6 +109,42 @@ export interface JudgeInput {
 export interface Judgement {
   readonly findings: readonly Finding[];
   readonly summary: AuditSummary;
+  /** The archives under the root, oldest first. */
+  readonly archives: readonly ArchiveListing[];
+}
+
+/** One archive and how long it has left, from its ownership record. */
+export interface ArchiveListing {
+  /** The archive directory, relative to the root. */
+  readonly path: string;
+  /** The PV and claim it was archived from; absent for an archive without a record (upstream's). */
+  readonly pvName?: string;
+  readonly claim?: ClaimReference;
+  /** ISO 8601, from the record. */
+  readonly archivedAt?: string;
+  /** Seconds since it was archived. */
+  readonly ageSeconds?: number;
+  /** ISO 8601; absent: kept forever. */
+  readonly expiresAt?: string;
+  /** Seconds until the leader's sweep may remove it; 0 once expired. */
+  readonly expiresInSeconds?: number;
+}
+
+function archiveListing(directory: ScannedVolume, nowMs: number): ArchiveListing {
+  const { record } = directory;
+  if (record === undefined) return { path: directory.path };
+  // Whole seconds from `from` to `to`, never negative.
+  const seconds = (from: number, to: number) => Math.max(0, Math.floor((to - from) / 1000));
+  const { archivedAt, expiresAt } = record;
+  return {
+    path: directory.path,
+    pvName: record.pvName,
+    claim: { namespace: record.namespace, name: record.claimName, uid: record.claimUid },
+    ...(archivedAt === undefined ? {} : { archivedAt, ageSeconds: seconds(Date.parse(archivedAt), nowMs) }),
+    ...(expiresAt === undefined
+      ? {}
+      : { expiresAt, expiresInSeconds: seconds(nowMs, Date.parse(expiresAt)) }),
+  };
 }
 
 function claimOf(pv: Readonly<V1PersistentVolume>): ClaimReference | undefined {
@@ -226,14 +262,14 @@ export function judge(input: JudgeInput): Judgement {
   findings.push(...duplicateClaims(volumes, cluster.boundVolumeOfClaim));
   findings.push(...nestedVolumes([...pointedAt, ...directories.keys()]));
 
-  let archived = 0;
+  const archives: ArchiveListing[] = [];
   let retained = 0;
   for (const directory of scan.volumes) {
     if (pointedAt.has(directory.path)) continue;
     if (directory.record?.releasedAt !== undefined) {
       retained++;
     } else if (isArchivedPath(directory.path)) {
-      archived++;
+      archives.push(archiveListing(directory, nowMs));
     } else {
       const { record } = directory;
       findings.push({
@@ -288,10 +324,11 @@ export function judge(input: JudgeInput): Judgement {
     summary: {
       persistentVolumes: volumes.length,
       volumeDirectories: scan.volumes.length,
-      archived,
+      archived: archives.length,
       retained,
       findings: findings.length,
     },
+    archives: archives.sort((a, b) => (b.ageSeconds ?? 0) - (a.ageSeconds ?? 0)),
   };
 }
 

@@ -10,6 +10,7 @@ export { auditVolumes, defaultGraceMs } from './audit.ts';
 export type { ClusterState } from './cluster-state.ts';
 export { readClusterState } from './cluster-state.ts';
 export type {
+  ArchiveListing,
   AuditSummary,
   ClaimReference,
   Finding,

@@ -1,6 +1,7 @@
 import { resources } from '@kube-provisioner/controller';
 import { FakeKubeApi } from '@kube-provisioner/controller/testing';
 import { describe, expect, it } from 'vitest';
+import type { AuditReport } from '../src/audit.ts';
 import { auditVolumes } from '../src/audit.ts';
 import { formatJson, formatTable } from '../src/report-format.ts';
 import { exportPath, nfsVolume, provisionDirectory, provisionerName, volumeRootDir } from './fixtures.ts';
@@ -45,6 +46,34 @@ describe('auditVolumes', () => {
     expect(table[3]).toMatch(
       /^pv-without-directory\s+pvc-missing\s+team-a\/claim-of-pvc-missing\s+ns\/missing\s+PV pvc-missing points at/u,
     );
+  });
+
+  it('lists the archives with their claim, age and expiry under the findings', () => {
+    const report: AuditReport = {
+      provisioner: provisionerName,
+      root: '/export',
+      layout: { kind: 'nfs', exportPath },
+      auditedAt: '2026-06-01T12:00:00.000Z',
+      summary: { persistentVolumes: 0, volumeDirectories: 3, archived: 3, retained: 0, findings: 0 },
+      findings: [],
+      archives: [
+        {
+          path: 'archived-a',
+          pvName: 'pvc-1',
+          claim: { namespace: 'ns', name: 'db', uid: 'u1' },
+          ageSeconds: 3 * 86_400,
+          expiresInSeconds: 0,
+        },
+        { path: 'archived-b', pvName: 'pvc-2', ageSeconds: 5400, expiresInSeconds: 27 * 86_400 },
+        { path: 'archived-upstream' },
+      ],
+    };
+    expect(formatTable(report).split('\n').slice(2, 6)).toEqual([
+      'ARCHIVE            PV     CLAIM  AGE  EXPIRES',
+      'archived-a         pvc-1  ns/db  3d   expired',
+      'archived-b         pvc-2  -      1h   in 27d',
+      'archived-upstream  -      -      -    never',
+    ]);
   });
 
   it('says "no findings" on a clean root', async () => {

@@ -221,6 +221,53 @@ describe('judge', () => {
     ]);
   });
 
+  it('lists archives oldest first with their age and expiry, from their records', () => {
+    const { archives, summary } = judge({
+      layout,
+      cluster: { volumes: [], boundVolumeOfClaim: new Map() },
+      scan: {
+        volumes: [
+          {
+            path: 'archived-a-pvc-1',
+            record: record('pvc-1', {
+              archivedAt: '2026-06-01T11:00:00Z',
+              expiresAt: '2026-06-02T11:00:00Z',
+            }),
+          },
+          {
+            path: 'archived-b-pvc-2',
+            record: record('pvc-2', {
+              archivedAt: '2026-05-01T12:00:00Z',
+              expiresAt: '2026-05-31T12:00:00Z',
+            }),
+          },
+          { path: 'archived-c-pvc-3', record: record('pvc-3', { archivedAt: '2026-06-01T11:59:00Z' }) },
+          { path: 'archived-upstream', record: undefined },
+        ],
+        leftovers: [],
+        unreadable: [],
+      },
+      nowMs,
+      graceMs: 0,
+    });
+    expect(summary.archived).toBe(4);
+    expect(archives).toEqual([
+      {
+        path: 'archived-b-pvc-2',
+        pvName: 'pvc-2',
+        claim: { namespace: 'team-a', name: 'claim-of-pvc-2', uid: 'uid-pvc-2' },
+        archivedAt: '2026-05-01T12:00:00Z',
+        ageSeconds: 31 * 86_400,
+        expiresAt: '2026-05-31T12:00:00Z',
+        expiresInSeconds: 0,
+      },
+      expect.objectContaining({ path: 'archived-a-pvc-1', ageSeconds: 3600, expiresInSeconds: 23 * 3600 }),
+      expect.objectContaining({ path: 'archived-c-pvc-3', ageSeconds: 60 }),
+      { path: 'archived-upstream' },
+    ]);
+    expect(archives[2]).not.toHaveProperty('expiresAt');
+  });
+
   it('audits only the PVs of its node in per-node hostpath mode', () => {
     const hostLayout: VolumeLayout = { kind: 'hostpath', hostRoot: '/var/lib/hp', node: 'n1' };
     const pv = (name: string, node: string) => ({
