@@ -17,5 +17,5 @@ export type { OwnerLookup } from './stale-record.ts';
 export { annTakeBackFrom } from './take-back-request.ts';
 /** Version of this package, read from its manifest. */
 export { version } from './version.ts';
-export type { NfsVolume } from './volume-usage.ts';
-export { ownedNfsVolume } from './volume-usage.ts';
+export type { NfsUsageReporting, NfsVolume, NfsVolumeScope } from './volume-usage.ts';
+export { measureOwnedVolumes, ownedNfsVolume } from './volume-usage.ts';

@@ -20,11 +20,6 @@ import { parseGoDuration } from '@kube-provisioner/controller/cli';
 import type { ResourceClient } from '@kube-provisioner/controller/client';
 import type { EventRecorder } from '@kube-provisioner/controller/events';
 import {
-  listMeasuredVolumes,
-  type UsageMonitor,
-  type VolumeLister,
-} from '@kube-provisioner/controller/usage';
-import {
   type CreateVolumeOptions,
   type CreateVolumeOutcome,
   explainPermissionError,
@@ -41,6 +36,7 @@ import {
 } from '@kube-provisioner/safe-fs';
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import type { ArchiveMetrics } from './archive-metrics.ts';
+import { sweepExpiredArchives } from './archive-sweep.ts';
 import { type ClassParameters, type NfsDialect, parseClassParameters } from './class-parameters.ts';
 import { CloneJobs } from './clone-jobs.ts';
 import type { CloneSourceAccess } from './clone-source.ts';
@@ -50,7 +46,7 @@ import { buildPersistentVolume } from './persistent-volume.ts';
 import { isStaleRecord, type OwnerLookup, releasedStaleDataMessage } from './stale-record.ts';
 import { takeBack, takeBackSource } from './take-back-request.ts';
 import { volumeDeletePolicy } from './volume-delete-policy.ts';
-import { type NfsVolume, ownedNfsVolume } from './volume-usage.ts';
+import { measureOwnedVolumes, type NfsUsageReporting } from './volume-usage.ts';
 
 /** Reads StorageClasses (`storageclasses` `get`); a `ResourceClient<V1StorageClass>` fits. */
 export type StorageClassReader = Pick<ResourceClient<V1StorageClass>, 'get'>;
@@ -96,7 +92,7 @@ export interface NfsProvisionerOptions {
    * Usage reporting: each `maintain` call measures the volumes of this provisioner (read with
    * `volumes`) through `monitor`. Absent: no usage is measured.
    */
-  readonly usage?: { readonly monitor: UsageMonitor<NfsVolume>; readonly volumes: VolumeLister } | undefined;
+  readonly usage?: NfsUsageReporting | undefined;
   /**
    * Reads claims and PVs, to tell a stale ownership record (its claim and PV are gone) from a live
    * one. Without it every recorded directory of another claim is refused.
@@ -359,32 +355,10 @@ export class NfsProvisioner implements Provisioner {
    * Then measures the volumes' usage, when usage reporting is on.
    */
   async maintain(context: OperationContext): Promise<void> {
-    const report = await this.#root.removeExpiredArchives({ beforeEachWrite: () => context.assertLeader() });
-    this.#archiveMetrics?.swept({
-      kept: report.kept,
-      removed: report.removed.length,
-      failed: report.failed.length,
-    });
-    for (const path of report.removed) context.logger.info({ path }, 'expired archive removed');
-    for (const { path, error } of report.failed) {
-      context.logger.warn(
-        { path, error },
-        'could not remove an expired archive; trying again at the next sweep',
-      );
-    }
-    context.logger.debug(
-      { removed: report.removed.length, kept: report.kept, nextExpiry: report.nextExpiry },
-      'archive retention swept',
-    );
-    if (this.#usage !== undefined) {
-      const scope = { provisionerName: this.#provisionerName, exportPath: this.#exportPath };
-      const volumes = await listMeasuredVolumes(
-        this.#usage.volumes,
-        (pv) => ownedNfsVolume(pv, scope),
-        context,
-      );
-      await this.#usage.monitor.refresh(volumes, context.signal, context.logger);
-    }
+    await sweepExpiredArchives(this.#root, this.#archiveMetrics, context);
+    if (this.#usage === undefined) return;
+    const scope = { provisionerName: this.#provisionerName, exportPath: this.#exportPath };
+    await measureOwnedVolumes(this.#usage, scope, context);
   }
 
   /**
