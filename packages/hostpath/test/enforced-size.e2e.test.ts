@@ -187,7 +187,9 @@ describe.skipIf(!guestAvailable())('enforced sizes on a root with project quotas
         const inodes = await waitFor(
           async () =>
             (await scrape(vm, port, volumeStatsMetrics.inodesUsed, pvName)) === 202 ? 202 : undefined,
-          { timeoutMs, description: 'the usage from quota accounting' },
+          // Each scrape starts a node process in the guest's one CPU: polled slowly, so it never
+          // starves the provisioner (and its lease renewals) under a loaded host.
+          { timeoutMs, intervalMs: 2000, description: 'the usage from quota accounting' },
         );
         expect(inodes).toBe(202);
         const used = await scrape(vm, port, volumeStatsMetrics.usedBytes, pvName);
@@ -200,7 +202,7 @@ describe.skipIf(!guestAvailable())('enforced sizes on a root with project quotas
         });
         await waitFor(
           async () => (await hardLimits(vm, type, fileSystem.mountPoint)).get(1) === 24 * 1024 || undefined,
-          { timeoutMs, description: 'the limit to be raised' },
+          { timeoutMs, intervalMs: 1000, description: 'the limit to be raised' },
         );
         await waitFor(
           async () =>
