@@ -33,6 +33,10 @@ export interface CliOptions extends ProvisionerCliOptions, UsageCliOptions {
    * by hand (`kubectl delete pv`) still removes its directory instead of orphaning it on the node.
    */
   readonly addFinalizer: boolean;
+  /** Leader election of a shared root: Lease duration, renew deadline and retry period, in ms. */
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
 }
 
 /** Name in messages and help. */
@@ -73,6 +77,12 @@ const flags = {
     description:
       'keep external-provisioner.volume.kubernetes.io/finalizer on PVs of reclaim policy Delete until their directory is gone (Go boolean)',
   },
+  'leader-election-lease-duration': {
+    default: '15s',
+    description: 'Lease duration in shared mode (Go duration)',
+  },
+  'leader-election-renew-deadline': { default: '10s', description: 'renew deadline of the leader' },
+  'leader-election-retry-period': { default: '2s', description: 'retry period of the candidates' },
   // A local disk: 500 calls a second are nothing beside the workloads' own.
   ...usageFlags(500),
   ...provisionerFlags,
@@ -109,6 +119,9 @@ export function parseCliOptions(argv: readonly string[], env: Environment): CliO
     nodeAffinityKey: parsed.string('node-affinity-key') ?? defaultNodeAffinityKey,
     healthPort: parsed.integer('health-port', 0, 65535),
     addFinalizer: parsed.goBoolean('add-finalizer'),
+    leaseDurationMs: parsed.goDuration('leader-election-lease-duration'),
+    renewDeadlineMs: parsed.goDuration('leader-election-renew-deadline'),
+    retryPeriodMs: parsed.goDuration('leader-election-retry-period'),
     ...readUsageFlags(parsed),
     ...readProvisionerFlags(parsed),
   };

@@ -69,7 +69,11 @@ await runProvisioner<CliOptions>({
         metricsRegistry: registry,
         maintenanceIntervalMs: options.usageIntervalMs,
         // Per-node instances are each authoritative for their own node; only a shared root needs a leader.
-        leaderElection: !perNode,
+        leaderElection: !perNode && {
+          leaseDurationMs: options.leaseDurationMs,
+          renewDeadlineMs: options.renewDeadlineMs,
+          retryPeriodMs: options.retryPeriodMs,
+        },
         addFinalizer: options.addFinalizer,
       },
       healthPort: options.healthPort,

@@ -19,7 +19,13 @@ import {
   guestUser,
   waitFor,
 } from '@kube-provisioner/testenv';
-import { guestAvailable, uniqueName, useGuest, useTestEnv } from '@kube-provisioner/testenv/testing';
+import {
+  guestAvailable,
+  guestLeaseFlags,
+  uniqueName,
+  useGuest,
+  useTestEnv,
+} from '@kube-provisioner/testenv/testing';
 import { CoreV1Api, type KubernetesObject, loadAllYaml, StorageV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -81,6 +87,7 @@ async function startProvisioner(vm: Guest, root: string): Promise<{ provisionerN
       `--root=${root}`,
       '--usage-interval=1s',
       '--usage-scan-rate=1',
+      ...guestLeaseFlags,
     ],
     { env: { KUBECONFIG: kubeconfig, POD_NAMESPACE: systemNamespace, HEALTH_PORT: String(port) } },
   );

@@ -30,6 +30,7 @@ export {
   type GuestNfsDeployOptions,
   type GuestNfsProvisioners,
   type GuestNfsProvisionersOptions,
+  guestLeaseFlags,
   useGuestNfsProvisioners,
 } from './guest/guest-nfs-provisioners.ts';
 export { guestAvailable, useGuest } from './guest/use-guest.ts';

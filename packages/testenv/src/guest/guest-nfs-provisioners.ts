@@ -17,6 +17,17 @@ import type { Guest, GuestNfsEndpoint } from './guest.ts';
 import { defaultNfsMountOptions, type GuestNfsMount, mountNfs } from './guest-nfs-mount.ts';
 import type { GuestProgram } from './guest-programs.ts';
 
+/**
+ * Lease timings for a provisioner in the guest: its requests cross a forwarder in a one-CPU User-Mode
+ * Linux, which a loaded host slows down for seconds at a time; these tests are about the kernel's
+ * semantics, not about how fast a lapsed leader steps down.
+ */
+export const guestLeaseFlags: readonly string[] = [
+  '--leader-election-lease-duration=60s',
+  '--leader-election-renew-deadline=45s',
+  '--leader-election-retry-period=5s',
+];
+
 /** Options of {@link useGuestNfsProvisioners}. */
 export interface GuestNfsProvisionersOptions {
   /** The guest, e.g. from `useGuest()`. */
@@ -186,7 +197,7 @@ export function useGuestNfsProvisioners(
           deployOptions.mountOptions ?? defaultNfsMountOptions,
         );
         undo.push(() => mount.unmount(true));
-        running = await guest.spawn(['node', program, '--mount-root', mount.mountPoint], {
+        running = await guest.spawn(['node', program, '--mount-root', mount.mountPoint, ...guestLeaseFlags], {
           env: {
             NFS_SERVER: endpoint.address,
             NFS_PATH: deployOptions.nfsPath ?? exportPath,
