@@ -36,7 +36,8 @@ const storage = env.kubeConfig.makeApiClient(StorageV1Api);
 const packageDir = join(import.meta.dirname, '..');
 const systemNamespace = 'kube-provisioner-hostpath';
 const writer = { uid: guestUser.uid, gid: guestUser.gid };
-const timeoutMs = 90_000;
+// A loaded CI host slows the one-CPU guest several times over: each step may take minutes there.
+const timeoutMs = 240_000;
 const programs: GuestProgram[] = [];
 let program = '';
 let kubeconfig = '';
