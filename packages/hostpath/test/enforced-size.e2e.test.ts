@@ -58,15 +58,21 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  const problems: string[] = [];
-  for (const running of programs) {
-    const code = await running.stop();
-    if (code !== 0) problems.push(`exited with ${code}:\n${running.output()}`);
-    if (/forbidden|"statusCode":403/iu.test(running.output()))
-      problems.push(`was denied:\n${running.output()}`);
-  }
-  if (problems.length > 0) throw new Error(problems.join('\n'));
+  await Promise.all(programs.map(stopProvisioner));
 });
+
+/**
+ * Stops a provisioner the way kubelet would, with a grace period sized for the slow guest; throws,
+ * with the end of its output (where the cause is), unless it stopped cleanly and was never denied.
+ */
+async function stopProvisioner(running: GuestProgram): Promise<void> {
+  programs.splice(programs.indexOf(running), 1);
+  const code = await running.stop(60_000);
+  const output = running.output();
+  if (code !== 0) throw new Error(`the provisioner exited with ${code}:\n${output.slice(-6000)}`);
+  const denied = /^.*(forbidden|"statusCode":403).*$/imu.exec(output);
+  if (denied) throw new Error(`the provisioner was denied: ${denied[0]}`);
+}
 
 let healthPort = 18_080;
 
@@ -75,7 +81,10 @@ let healthPort = 18_080;
  * a second: a walk of more than a second's files never finishes. Resolves with its provisioner name
  * and its metrics port inside the guest.
  */
-async function startProvisioner(vm: Guest, root: string): Promise<{ provisionerName: string; port: number }> {
+async function startProvisioner(
+  vm: Guest,
+  root: string,
+): Promise<{ provisionerName: string; port: number; running: GuestProgram }> {
   const provisionerName = `e2e.kube-provisioner.io/${uniqueName('enforced')}`;
   const port = healthPort++;
   await vm.sh('mkdir -p "$1"', { args: [root] });
@@ -93,7 +102,7 @@ async function startProvisioner(vm: Guest, root: string): Promise<{ provisionerN
     { env: { KUBECONFIG: kubeconfig, POD_NAMESPACE: systemNamespace, HEALTH_PORT: String(port) } },
   );
   programs.push(running);
-  return { provisionerName, port };
+  return { provisionerName, port, running };
 }
 
 /** The value of `metric` for PV `pvName` on the guest program's `/metrics`; `undefined` when absent. */
@@ -168,8 +177,11 @@ describe.skipIf(!guestAvailable())('enforced sizes on a root with project quotas
     async (type, refusal) => {
       const vm = await guest();
       const fileSystem = await createQuotaFileSystem(vm, { type });
+      const { provisionerName, port, running } = await startProvisioner(
+        vm,
+        `${fileSystem.mountPoint}/volumes`,
+      );
       try {
-        const { provisionerName, port } = await startProvisioner(vm, `${fileSystem.mountPoint}/volumes`);
         const namespace = await env.namespace(`enforced-${type}`);
         const storageClassName = await enforcedClass(provisionerName);
         const pv = await bindClaim(env.kubeConfig, {
@@ -225,8 +237,13 @@ describe.skipIf(!guestAvailable())('enforced sizes on a root with project quotas
         await deleteClaimAndVolume(env.kubeConfig, pv);
         expect(await hardLimits(vm, type, fileSystem.mountPoint)).toEqual(new Map());
       } finally {
-        await vm.sh('rm -rf "$1"/volumes', { args: [fileSystem.mountPoint] });
-        await fileSystem.remove();
+        // Stopped before its root is unmounted, as kubelet would stop the pod before the node's disk goes.
+        try {
+          await stopProvisioner(running);
+        } finally {
+          await vm.sh('rm -rf "$1"/volumes', { args: [fileSystem.mountPoint] });
+          await fileSystem.remove();
+        }
       }
     },
   );
@@ -235,7 +252,7 @@ describe.skipIf(!guestAvailable())('enforced sizes on a root with project quotas
     timeout: 2 * timeoutMs,
   }, async () => {
     const vm = await guest();
-    const { provisionerName } = await startProvisioner(vm, '/var/tmp/unenforced');
+    const { provisionerName, running } = await startProvisioner(vm, '/var/tmp/unenforced');
     const namespace = await env.namespace('unenforced');
     const storageClassName = await enforcedClass(provisionerName);
     await core.createNamespacedPersistentVolumeClaim({
@@ -265,5 +282,6 @@ describe.skipIf(!guestAvailable())('enforced sizes on a root with project quotas
     const claim = await core.readNamespacedPersistentVolumeClaim({ namespace, name: 'data' });
     expect(claim.status?.phase).toBe('Pending');
     expect(await vm.sh('ls -A /var/tmp/unenforced')).toBe('');
+    await stopProvisioner(running);
   });
 });
