@@ -29,6 +29,11 @@ export interface AuditCliOptions {
   readonly graceMs: number;
   readonly maxDepth: number;
   readonly output: OutputFormat;
+  /**
+   * `--quota-projects`: read the project IDs of the root's file system with `xfs_quota`, so quota
+   * projects no volume's record holds are reported.
+   */
+  readonly quotaProjects: boolean;
   /** `--help`: print the help and exit 0. */
   readonly help: boolean;
   /** `--version`: print the version and exit 0. */
@@ -72,6 +77,12 @@ const flags = {
     description: 'how deep to look for volumes in directories that are not marked as created parents',
   },
   output: { default: 'table', description: 'table or json' },
+  'quota-projects': {
+    boolean: true,
+    default: 'false',
+    description:
+      "hostpath: also report quota projects no volume holds, read with xfs_quota from the root's XFS or ext4 mounted with prjquota (needs root)",
+  },
 } satisfies FlagSpecs;
 
 /** Help text. */
@@ -98,6 +109,10 @@ export function parseAuditCliOptions(argv: readonly string[], env: Environment):
     throw new UsageError(`--grace must be a Go duration such as 5m or 0s, got ${JSON.stringify(grace)}`);
   }
   const root = help ? '' : parsed.directory('root');
+  const quotaProjects = parsed.goBoolean('quota-projects');
+  if (quotaProjects && !help && kind !== 'hostpath') {
+    throw new UsageError('--quota-projects applies to --kind hostpath only');
+  }
   return {
     kubeconfig: parsed.string('kubeconfig'),
     provisionerName: help ? '' : parsed.required('provisioner-name'),
@@ -106,6 +121,7 @@ export function parseAuditCliOptions(argv: readonly string[], env: Environment):
     graceMs,
     maxDepth: parsed.integer('max-depth', 0, 64),
     output,
+    quotaProjects,
     help: parsed.help,
     version: parsed.version,
   };

@@ -2,8 +2,8 @@
  * The API side of an audit: the PersistentVolumes a provisioner made and the claims they name, read
  * with `list` only (paginated), so a read-only role suffices.
  */
-import { type KubeApi, resources } from '@kube-provisioner/controller';
-import type { ResourceClient } from '@kube-provisioner/controller/client';
+import type { KubeApi } from '@kube-provisioner/controller';
+import { type ResourceClient, resources } from '@kube-provisioner/controller/client';
 import { annDynamicallyProvisioned } from '@kube-provisioner/controller/wire-names';
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 

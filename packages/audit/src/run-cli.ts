@@ -7,6 +7,7 @@ import { createKubeApi } from '@kube-provisioner/controller';
 import { isUsageError } from '@kube-provisioner/controller/cli';
 import { auditVolumes } from './audit.ts';
 import { type AuditCliOptions, parseAuditCliOptions, program, usage } from './cli-options.ts';
+import { readQuotaProjects } from './quota-projects.ts';
 import { formatJson, formatTable } from './report-format.ts';
 import { version } from './version.ts';
 
@@ -48,6 +49,8 @@ export async function runAuditCli(host: AuditCliHost): Promise<number> {
       throw new Error(`cannot read the root ${options.root}: ${err.message}`);
     });
     if (!rootStats.isDirectory()) throw new Error(`the root ${options.root} is not a directory`);
+    // Read before the API is opened: a root without project quotas is a configuration error.
+    const projectIds = options.quotaProjects ? await readQuotaProjects(options.root) : undefined;
     const source = options.kubeconfig === undefined ? 'in-cluster' : { kubeconfig: options.kubeconfig };
     const api = createKubeApi(source, { userAgent: program });
     try {
@@ -58,6 +61,7 @@ export async function runAuditCli(host: AuditCliHost): Promise<number> {
         layout: options.layout,
         graceMs: options.graceMs,
         maxDepth: options.maxDepth,
+        projectIds,
       });
       host.stdout.write(options.output === 'json' ? formatJson(report) : formatTable(report));
       return report.findings.length === 0 ? exitClean : exitFindings;

@@ -1,8 +1,8 @@
 /**
- * A read-only walk of a volume root that finds the volumes in it and the provisioners' bookkeeping
- * beside them. Volume directories are recognised by their ownership record (safe-fs), by being the
- * path of a PV, or by an upstream-style name (`…pvc-<uid>`, `archived-…`); the walk never enters one,
- * so a workload's data is neither read nor traversed. Links are never followed.
+ * A read-only walk of a volume root that finds the volumes in it and the provisioners' records and
+ * parent markers beside them. Volume directories are recognised by their ownership record (safe-fs),
+ * by being the path of a PV, or by an upstream-style name (`…pvc-<uid>`, `archived-…`); the walk never
+ * enters one, so a workload's data is neither read nor traversed. Links are never followed.
  */
 import type { Dirent } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
@@ -13,8 +13,8 @@ import {
   type OwnershipRecord,
   parentMarkerName,
   parseRelativeVolumePath,
+  recordName,
   VolumeRoot,
-  volumeMarkerName,
 } from '@kube-provisioner/safe-fs';
 
 /** A directory the walk took for a volume. */
@@ -25,7 +25,7 @@ export interface ScannedVolume {
   readonly record: OwnershipRecord | undefined;
 }
 
-/** A bookkeeping file that belongs to no volume directory. */
+/** A record, temporary record or adoption lock that belongs to no volume directory. */
 export interface LeftoverFile {
   /** Relative to the root. */
   readonly path: string;
@@ -102,9 +102,9 @@ export async function scanVolumeRoot(root: string, options: ScanOptions): Promis
   const unreadable: UnreadableEntry[] = [];
   const at = (dir: string, name: string): string => (dir === '' ? name : `${dir}/${name}`);
 
-  const readRecord = async (path: string): Promise<OwnershipRecord | undefined> => {
+  const readVolumeRecord = async (path: string): Promise<OwnershipRecord | undefined> => {
     try {
-      return await volumeRoot.readOwner(parseRelativeVolumePath(path));
+      return await volumeRoot.readRecord(parseRelativeVolumePath(path));
     } catch (err) {
       unreadable.push({ path, error: (err as Error).message });
       return undefined;
@@ -125,10 +125,10 @@ export async function scanVolumeRoot(root: string, options: ScanOptions): Promis
     for (const entry of entries) {
       if (!entry.isDirectory() || isReservedName(entry.name)) continue;
       const path = at(dir, entry.name);
-      const recordName = volumeMarkerName(entry.name);
-      claimed.add(recordName).add(adoptionLockName(entry.name));
-      if (names.has(recordName)) {
-        volumes.push({ path, record: await readRecord(path) });
+      const recordFile = recordName(entry.name);
+      claimed.add(recordFile).add(adoptionLockName(entry.name));
+      if (names.has(recordFile)) {
+        volumes.push({ path, record: await readVolumeRecord(path) });
       } else if (options.pvPaths.has(path) || isUpstreamVolumeName(entry.name)) {
         volumes.push({ path, record: undefined });
       } else if (pvAncestors.has(path) || depth < maxDepth || (await isCreatedParent(root, path))) {

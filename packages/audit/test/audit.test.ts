@@ -1,4 +1,4 @@
-import { resources } from '@kube-provisioner/controller';
+import { resources } from '@kube-provisioner/controller/client';
 import { FakeKubeApi } from '@kube-provisioner/controller/testing';
 import { describe, expect, it } from 'vitest';
 import type { AuditReport } from '../src/audit.ts';

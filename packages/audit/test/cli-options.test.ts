@@ -14,6 +14,7 @@ describe('parseAuditCliOptions', () => {
       graceMs: 300_000,
       maxDepth: 4,
       output: 'table',
+      quotaProjects: false,
       help: false,
       version: false,
     });
@@ -44,6 +45,11 @@ describe('parseAuditCliOptions', () => {
     [[...nfsArgs, '--nfs-path', 'relative'], {}, /--nfs-path must be an absolute path/u],
     [[...nfsArgs, '--nfs-path', '/e', '--node', 'n1'], {}, /--node applies to --kind hostpath only/u],
     [[...nfsArgs, '--nfs-path', '/e', '--output', 'yaml'], {}, /--output must be table or json/u],
+    [
+      [...nfsArgs, '--nfs-path', '/e', '--quota-projects'],
+      {},
+      /--quota-projects applies to --kind hostpath only/u,
+    ],
     [[...nfsArgs, '--nfs-path', '/e', '--grace', '5'], {}, /--grace must be a Go duration/u],
     [
       ['--kind', 'hostpath', '--root', '/', '--provisioner-name', 'p'],
@@ -53,6 +59,12 @@ describe('parseAuditCliOptions', () => {
     [['--unknown', 'x'], {}, /unknown flag "--unknown"/u],
   ])('refuses %j', (argv, env, message) => {
     expect(() => parseAuditCliOptions(argv, env)).toThrow(message);
+  });
+
+  it('reads --quota-projects as a switch, off by default', () => {
+    const args = ['--provisioner-name', 'p', '--kind', 'hostpath', '--root', '/mnt/hp'];
+    expect(parseAuditCliOptions(args, {}).quotaProjects).toBe(false);
+    expect(parseAuditCliOptions([...args, '--quota-projects'], {}).quotaProjects).toBe(true);
   });
 
   it('accepts --version without the required flags', () => {

@@ -57,4 +57,22 @@ describe('kube-provisioner-audit exit codes', () => {
     expect(code).toBe(exitError);
     expect(stderr).toMatch(/kubeconfig/u);
   });
+
+  it('exits 2 for --quota-projects on a root without project quotas, before any API call', async () => {
+    const { code, stderr } = await run([
+      '--kind',
+      'hostpath',
+      '--root',
+      '/proc',
+      '--provisioner-name',
+      'p',
+      '--kubeconfig',
+      '/nonexistent/kubeconfig',
+      '--quota-projects',
+    ]);
+    expect(code).toBe(exitError);
+    expect(stderr).toMatch(
+      /cannot read quota projects: the root \/proc is on proc .*which has no project quotas/u,
+    );
+  });
 });

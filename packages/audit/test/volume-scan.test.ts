@@ -42,7 +42,7 @@ describe('scanVolumeRoot', () => {
     expect(scan.volumes.every((volume) => volume.record === undefined)).toBe(true);
   });
 
-  it('reports temporary records, records and locks of missing directories, but not live bookkeeping', async () => {
+  it('reports temporary records, records and locks of missing directories, but not live ones', async () => {
     const { dir, root } = await volumeRootDir();
     await provisionDirectory(root, 'ns/live', 'pvc-live');
     await writeFile(join(dir, 'ns', '.kube-provisioner.tmp.0f3c'), '{}');

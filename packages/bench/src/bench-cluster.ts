@@ -29,6 +29,11 @@ export interface BenchCluster {
   controlPlaneCpuS(): Promise<number | undefined>;
   /** kube-apiserver's request counts so far, every client's (see {@link readRequestCounts}). */
   apiRequestCounts(): Promise<RequestCounts>;
+  /**
+   * The testenv control plane's handle (its processes, stopping and starting a component);
+   * `undefined` where {@link controlPlaneCpuS} is.
+   */
+  readonly controlPlane: ControlPlane | undefined;
   /** Closes the client and stops the control plane if the run started it. */
   close(): Promise<void>;
 }
@@ -100,6 +105,7 @@ function withClient(
     api,
     controlPlaneCpuS: async () => (controlPlane ? controlPlaneCpuS(controlPlane) : undefined),
     apiRequestCounts: () => readRequestCounts(kubeConfig),
+    controlPlane,
     close: async () => {
       await api.close();
       await stop();

@@ -20,19 +20,21 @@ export interface BenchOptions {
   readonly scenarios: readonly ScenarioName[];
   /** Claims per scenario (N). */
   readonly claims: number;
-  /** Rounds of the compare scenario; each runs every implementation, rotating which goes first. */
+  /** Rounds of the compare and scale scenarios; each runs every implementation, rotating which goes first. */
   readonly rounds: number;
-  /** Client QPS and burst both provisioners get in the compare scenario. */
+  /** Client QPS and burst both provisioners get in the compare and scale scenarios. */
   readonly compareQps: number;
   readonly compareBurst: number;
-  /** Pre-existing foreign PV/PVC pairs of the scale scenario (M). */
-  readonly existingPairs: number;
+  /** Foreign PV/PVC pairs of the scale scenario (M), increasing: it fills to and measures at each. */
+  readonly existingPairs: readonly number[];
   /** JSON results file. */
   readonly out: string;
   /** SVG latency chart, beside the JSON file unless given. */
   readonly chart: string;
   /** SVG of the compare scenario's latency over time: the `--out` path with `-timeline.svg`. */
   readonly timelineChart: string;
+  /** Directory for the scale scenario's provisioner logs, one file per run; none when undefined. */
+  readonly logDir: string | undefined;
   /** Directory for the provisioner's V8 CPU profile of the burst; none when undefined. */
   readonly cpuProfileDir: string | undefined;
   /** Extra flags of every provisioner started, e.g. `--kube-api-qps=100`. */
@@ -58,13 +60,14 @@ export function benchUsage(): string {
     '',
     `  --scenario <names>   comma-separated: ${scenarioNames.join(', ')} or all (default burst,ceiling,delete,compare)`,
     '  --claims <N>         claims per scenario (default 1000)',
-    '  --existing <M>       foreign bound PV/PVC pairs for the scale scenario (default 10000)',
-    '  --rounds <R>         compare: rounds, rotating which of Go, ours and the library alone goes first (default 3: each once)',
-    '  --compare-qps <Q>    compare: client QPS of both provisioners (default 1000)',
-    '  --compare-burst <B>  compare: client burst of both provisioners (default 1000)',
+    '  --existing <M[,M…]>  scale: foreign bound PV/PVC pairs, increasing sizes measured in turn (default 10000)',
+    '  --rounds <R>         compare, scale: rounds, rotating which implementation goes first (default 3)',
+    '  --compare-qps <Q>    compare, scale: client QPS of every provisioner (default 1000)',
+    '  --compare-burst <B>  compare, scale: client burst of every provisioner (default 1000)',
     '  --out <file.json>    results (default bench-results.json)',
     '  --chart <file.svg>   latency chart (default: the --out path with .svg)',
     '  --cpu-prof <dir>     write a V8 CPU profile of the provisioner during the burst',
+    "  --log-dir <dir>      scale: write each provisioner's log to <dir>/<namespace>.log",
     '  --provisioner-arg=<flag>  extra provisioner CLI flag, repeatable (e.g. --provisioner-arg=--kube-api-qps=100)',
     '  --node-flag=<flag>   extra Node.js flag of the provisioner, repeatable (e.g. --node-flag=--max-semi-space-size=2)',
     "  --volume-dir <dir>   where the provisioners' roots are made (default: the temporary directory)",
@@ -103,6 +106,7 @@ export function parseBenchOptions(argv: readonly string[], cwd: string): BenchOp
         out: { type: 'string' },
         chart: { type: 'string' },
         'cpu-prof': { type: 'string' },
+        'log-dir': { type: 'string' },
         'provisioner-arg': { type: 'string', multiple: true },
         'node-flag': { type: 'string', multiple: true },
         ours: { type: 'string' },
@@ -122,17 +126,19 @@ export function parseBenchOptions(argv: readonly string[], cwd: string): BenchOp
   const chart = text('chart');
   const cpuProfileDir = text('cpu-prof');
   const volumeDir = text('volume-dir');
+  const logDir = text('log-dir');
   return {
     scenarios: parseScenarios(text('scenario') ?? 'burst,ceiling,delete,compare'),
     rounds: positiveInteger('rounds', text('rounds') ?? '3'),
     compareQps: positiveInteger('compare-qps', text('compare-qps') ?? '1000'),
     compareBurst: positiveInteger('compare-burst', text('compare-burst') ?? '1000'),
     claims: positiveInteger('claims', text('claims') ?? '1000'),
-    existingPairs: positiveInteger('existing', text('existing') ?? '10000'),
+    existingPairs: increasingSizes(text('existing') ?? '10000'),
     out,
     chart: chart === undefined ? out.replace(/(\.json)?$/, '.svg') : resolve(cwd, chart),
     timelineChart: out.replace(/(\.json)?$/, '-timeline.svg'),
     cpuProfileDir: cpuProfileDir === undefined ? undefined : resolve(cwd, cpuProfileDir),
+    logDir: logDir === undefined ? undefined : resolve(cwd, logDir),
     provisionerArgs: list(values['provisioner-arg']),
     nodeFlags: list(values['node-flag']),
     ours: oursBuild(text('ours') ?? 'image'),
@@ -167,6 +173,14 @@ function parseScenarios(list: string): ScenarioName[] {
   if (asked.has('ceiling') || asked.has('delete')) asked.add('burst');
   if (asked.has('go-defaults')) asked.add('compare');
   return scenarioNames.filter((name) => asked.has(name));
+}
+
+function increasingSizes(value: string): number[] {
+  const sizes = value.split(',').map((size) => positiveInteger('existing', size.trim()));
+  if (sizes.some((size, index) => index > 0 && size <= (sizes[index - 1] as number))) {
+    throw new BenchUsageError(`--existing sizes must increase, got ${JSON.stringify(value)}`);
+  }
+  return sizes;
 }
 
 function positiveInteger(name: string, value: string): number {

@@ -1,7 +1,7 @@
 /**
  * burst: N claims created at once, provisioned by the running hostpath provisioner.
  */
-import { resources } from '@kube-provisioner/controller';
+import { resources } from '@kube-provisioner/controller/client';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { forEachConcurrently } from './concurrency.ts';
 import { numberedNames } from './fixtures.ts';

@@ -3,7 +3,7 @@
  * client creates as many PVs of the provisioned shape as the burst had claims, with as many in
  * flight as the provisioner has claim workers, and does nothing else.
  */
-import { resources } from '@kube-provisioner/controller';
+import { resources } from '@kube-provisioner/controller/client';
 import { waitFor } from '@kube-provisioner/testenv';
 import { CoreV1Api, type V1PersistentVolume } from '@kubernetes/client-node';
 import { forEachConcurrently } from './concurrency.ts';

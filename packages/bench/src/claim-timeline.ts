@@ -10,7 +10,7 @@ import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/cl
  * The annotations naming a claim's provisioner (GA, then beta). The provisioner acts on a claim only
  * once one is set, so claim seen → annotated is the PV controller's share of the latency.
  */
-const provisionerAnnotations = [
+export const provisionerAnnotations: readonly string[] = [
   'volume.kubernetes.io/storage-provisioner',
   'volume.beta.kubernetes.io/storage-provisioner',
 ];

@@ -14,15 +14,17 @@ import { runCompare } from './compare.ts';
 import { compareTable } from './compare-table.ts';
 import { runDelete } from './deletion.ts';
 import { ensureBenchGo } from './go-build.ts';
+import { renderGrid } from './grid-table.ts';
 import { latencyCdfSvg } from './latency-chart.ts';
 import { latencyTimelineSvg } from './latency-timeline-chart.ts';
 import { libraryExampleCli, type OursProgram, prepareOurs } from './ours-program.ts';
 import { startProvisioner } from './provisioner-process.ts';
 import type { BenchReport, ScenarioResults } from './report.ts';
-import { renderGrid, renderReport, renderTable, scenarioTables } from './results-table.ts';
+import { renderReport, renderTable, scenarioTables } from './results-table.ts';
 import { createRunContext, type RunContext } from './run-context.ts';
 import { describeEnvironment, finishEnvironment } from './run-environment.ts';
 import { runScale } from './scale.ts';
+import { scaleTables } from './scale-table.ts';
 import { version } from './version.ts';
 import { fileSystemLabel, volumeFileSystem } from './volume-file-system.ts';
 
@@ -112,12 +114,18 @@ async function run(options: BenchOptions): Promise<void> {
     if (options.scenarios.includes('scale')) {
       const scale = await runScale(context, {
         ours,
+        goBinary: await ensureBenchGo(log),
         existingPairs: options.existingPairs,
         claims: options.claims,
-        extraArgs: options.provisionerArgs,
+        rounds: options.rounds,
+        qps: options.compareQps,
+        burst: options.compareBurst,
+        provisionerArgs: options.provisionerArgs,
         nodeFlags: options.nodeFlags,
+        log,
+        logDir: options.logDir,
       });
-      printTables({ scale });
+      for (const table of scaleTables(scale)) process.stderr.write(`\n${renderGrid(table)}\n\n`);
       results = { ...results, scale };
     }
     if (options.scenarios.includes('compare')) {

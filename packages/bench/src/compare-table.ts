@@ -4,8 +4,9 @@
  * drift between rounds cancels), the same two for our library alone when it ran, and the issue's
  * target (for ours).
  */
+
+import { formatNumber, type GridTable } from './grid-table.ts';
 import type { CompareResult, ImplementationRound, LibraryRound } from './report.ts';
-import { formatNumber, type GridTable } from './results-table.ts';
 
 /** A round of any implementation: the library example's has no bare client of its own. */
 type AnyRound = LibraryRound &
@@ -190,7 +191,8 @@ const metrics: readonly Metric[] = [
   },
 ];
 
-function range(values: readonly number[], unit: string): string {
+/** `low – high unit` of the values that are not NaN (one value when all are equal), `n/a` for none. */
+export function range(values: readonly number[], unit: string): string {
   const known = values.filter((value) => !Number.isNaN(value));
   if (known.length === 0) return 'n/a';
   const low = Math.min(...known);
@@ -200,12 +202,13 @@ function range(values: readonly number[], unit: string): string {
 }
 
 /** Median of the per-round ratios `values[i] ÷ go[i]` that are finite; NaN when none is. */
-function medianRatio(values: readonly number[], go: readonly number[]): number {
+export function medianRatio(values: readonly number[], go: readonly number[]): number {
   const ratios = values.map((value, index) => value / (go[index] as number)).filter(Number.isFinite);
   return ratios.length === 0 ? Number.NaN : median(ratios);
 }
 
-const ratioText = (ratio: number): string => (Number.isNaN(ratio) ? 'n/a' : formatNumber(ratio));
+/** A ratio to two decimals, `n/a` for NaN. */
+export const ratioText = (ratio: number): string => (Number.isNaN(ratio) ? 'n/a' : formatNumber(ratio));
 
 /** The table of a compare result. */
 export function compareTable(result: CompareResult): GridTable {

@@ -7,7 +7,7 @@
  * and its bare client's PV creates (client-go, or our client stack, measured once for both of ours),
  * each in a process of its own, beside `node:http2` alone, the runtime's floor per request.
  */
-import { resources } from '@kube-provisioner/controller';
+import { resources } from '@kube-provisioner/controller/client';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { type RequestCounts, requestsBetween } from './api-requests.ts';
 import { type BareClient, createVolumesWithBareClient } from './bare-client-process.ts';

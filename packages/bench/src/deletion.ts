@@ -2,7 +2,7 @@
  * delete: the burst's claims deleted at once; the provisioner removes their directories and PVs.
  */
 import { readdir } from 'node:fs/promises';
-import { resources } from '@kube-provisioner/controller';
+import { resources } from '@kube-provisioner/controller/client';
 import { claimRequestConcurrency } from './burst.ts';
 import { forEachConcurrently } from './concurrency.ts';
 import { phaseDeadline, withProgress } from './phase.ts';

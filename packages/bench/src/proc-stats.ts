@@ -62,6 +62,18 @@ export function parseCpuTimes(text: string): { readonly userS: number; readonly 
   return { userS: utime / clockTicksPerSecond, systemS: stime / clockTicksPerSecond };
 }
 
+/**
+ * User and system CPU seconds of the children the process has waited for (cutime, cstime: fields 16
+ * and 17) from the text of `/proc/<pid>/stat`: the tools it runs, such as `xfs_quota`.
+ */
+export function parseChildCpuTimes(text: string): { readonly userS: number; readonly systemS: number } {
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  const cutime = Number(fields[13]);
+  const cstime = Number(fields[14]);
+  if (!Number.isFinite(cutime) || !Number.isFinite(cstime)) throw new Error('malformed /proc stat line');
+  return { userS: cutime / clockTicksPerSecond, systemS: cstime / clockTicksPerSecond };
+}
+
 /** User + system CPU seconds from the text of `/proc/<pid>/stat`. */
 export function parseCpuSeconds(text: string): number {
   const { userS, systemS } = parseCpuTimes(text);

@@ -6,6 +6,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { nodeArgs, type OursProgram } from './ours-program.ts';
@@ -33,6 +34,8 @@ export interface ProvisionerProcessOptions {
   readonly nodeFlags?: readonly string[];
   /** How long start-up may take. Default 120 s. */
   readonly readyTimeoutMs?: number;
+  /** A file that receives the provisioner's whole log (stderr), for reading after a run. */
+  readonly logFile?: string;
 }
 
 /** A running provisioner. Times are `performance.now()` milliseconds of the bench process. */
@@ -113,6 +116,7 @@ export async function startProvisioner(options: ProvisionerProcessOptions): Prom
   const child = spawn(command.file, command.args, { stdio: ['ignore', 'ignore', 'pipe'] });
   const exited = once(child, 'exit');
   const tail: string[] = [];
+  if (options.logFile !== undefined) child.stderr?.pipe(createWriteStream(options.logFile));
   const synced = new Promise<number>((resolve, reject) => {
     createInterface({ input: child.stderr as NodeJS.ReadableStream }).on('line', (line) => {
       tail.push(line);

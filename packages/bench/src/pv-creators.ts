@@ -6,7 +6,8 @@
  */
 import { connect } from 'node:http2';
 import type { RequestOptions } from 'node:https';
-import { createKubeApi, resources } from '@kube-provisioner/controller';
+import { createKubeApi } from '@kube-provisioner/controller';
+import { resources } from '@kube-provisioner/controller/client';
 import type { KubeConfig, V1PersistentVolume } from '@kubernetes/client-node';
 
 /** Sends one create and resolves when it is answered; `close` ends the connection. */

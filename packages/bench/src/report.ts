@@ -54,26 +54,74 @@ export interface DeleteResult {
   readonly cpu_s: number;
 }
 
-/** One provisioner start among many objects that are not its own. */
+/** The provisioners the scale scenario starts: the Go library v13 reference and ours. */
+export type ScaleImplementation = 'go' | 'ours';
+
+/** One provisioner start among many objects that are not its own, then N claims of its own. */
 export interface ScaleRun {
-  /** The claim label selector given to the claim informer, if any. */
-  readonly label_selector: string | null;
+  readonly implementation: ScaleImplementation;
+  /** Round index from 0; rounds rotate which implementation starts first. */
+  readonly round: number;
   /** Process spawn → the controller's caches are synced and its workers start. */
   readonly startup_ready_s: number;
-  /** Process spawn → `/readyz` first answers 200. */
-  readonly readyz_s: number;
+  /** RSS right after caches synced, before any claim. */
   readonly rss_ready_mb: number;
-  /** First claim create sent → last PV seen. */
-  readonly seconds_to_all_pv: number;
+  /** PVs of the run's claims seen when the run ended. */
+  readonly pvs_seen: number;
+  /** First claim create sent → last PV seen; null when not every claim got its PV in time. */
+  readonly seconds_to_all_pv: number | null;
+  /** `claims / seconds_to_all_pv`; null with it. */
+  readonly claims_per_s: number | null;
   readonly rss_after_provisioning_mb: number;
+  /** Peak RSS over the process's life (VmHWM). */
   readonly peak_rss_mb: number;
 }
 
-/** M pre-existing bound PV/PVC pairs that are not the provisioner's, then N claims of its own. */
-export interface ScaleResult {
+/** RSS of the control plane's storage processes, read when a step's provisioners have run. */
+export interface ControlPlaneMemory {
+  readonly etcd_rss_mb: number;
+  readonly kube_apiserver_rss_mb: number;
+}
+
+/** The cluster filled to one size, and every provisioner run at that size. */
+export interface ScaleStep {
+  /** Foreign pairs in the cluster during this step's runs. */
   readonly existing_pairs: number;
-  readonly claims: number;
+  /** Time to create the pairs this step added, bound to each other (`scale-fill.ts`). */
+  readonly fill_seconds: number;
+  /** Absent for a `TESTENV_KUBECONFIG` cluster without `TESTENV_DIR`. */
+  readonly control_plane?: ControlPlaneMemory | undefined;
   readonly runs: readonly ScaleRun[];
+}
+
+/**
+ * Per-pair growth of one implementation between the first and the last step: the difference of the
+ * medians over the rounds, divided by the pairs added.
+ */
+export interface ScaleGrowth {
+  readonly rss_ready_bytes_per_pair: number;
+  readonly startup_ready_us_per_pair: number;
+}
+
+/**
+ * M foreign PV/PVC pairs bound to each other (one step per size, filled in turn), the Go library and
+ * ours started one after the other among them, each provisioning N claims of its own.
+ */
+export interface ScaleResult {
+  readonly claims: number;
+  readonly rounds: number;
+  /** Client QPS and burst both provisioners get. */
+  readonly qps: number;
+  readonly burst: number;
+  /**
+   * `stopped`: kube-controller-manager was stopped while the pairs were filled and the provisioners
+   * ran, and the bench annotated its claims as the PV binder would (see docs/benchmarks.md);
+   * `running`: the bench could not stop it (a cluster without `TESTENV_DIR`).
+   */
+  readonly binder: 'stopped' | 'running';
+  readonly steps: readonly ScaleStep[];
+  /** From the first step to the last; absent with one step. */
+  readonly growth?: Readonly<Record<ScaleImplementation, ScaleGrowth>> | undefined;
 }
 
 /** N claims annotated before the provisioner starts; it works them off from its ready moment. */

@@ -3,7 +3,9 @@
  * figures they apply to. The same text goes to the terminal and into docs/benchmarks.md.
  */
 import { compareTable } from './compare-table.ts';
-import type { BenchReport, ScaleRun, ScenarioResults } from './report.ts';
+import { formatNumber, renderGrid } from './grid-table.ts';
+import type { BenchReport, ScenarioResults } from './report.ts';
+import { scaleTables } from './scale-table.ts';
 
 /** One line of a scenario table. */
 export interface TableRow {
@@ -19,11 +21,6 @@ export interface ScenarioTable {
   readonly rows: readonly TableRow[];
 }
 
-/** Rounds to at most `digits` decimals without trailing zeros. */
-export function formatNumber(value: number, digits = 2): string {
-  return String(Number(value.toFixed(digits)));
-}
-
 function row(metric: string, value: number, unit = '', target = ''): TableRow {
   return { metric, value: `${formatNumber(value)}${unit === '' ? '' : ` ${unit}`}`, target };
 }
@@ -35,7 +32,7 @@ function targetAtMost(value: number, limit: number, text: string): string {
 /** The tables of every scenario present in `results`, in run order. */
 export function scenarioTables(results: ScenarioResults): ScenarioTable[] {
   const tables: ScenarioTable[] = [];
-  const { burst, ceiling, delete: deletion, scale } = results;
+  const { burst, ceiling, delete: deletion } = results;
   if (burst !== undefined) {
     const { latency_ms: latency } = burst;
     tables.push({
@@ -78,37 +75,7 @@ export function scenarioTables(results: ScenarioResults): ScenarioTable[] {
       ],
     });
   }
-  if (scale !== undefined) {
-    for (const run of scale.runs) {
-      tables.push({
-        title: `scale: ${scale.existing_pairs} foreign PV/PVC pairs + ${scale.claims} claims, ${selectorText(run)}`,
-        rows: scaleRows(run),
-      });
-    }
-  }
   return tables;
-}
-
-function selectorText(run: ScaleRun): string {
-  return run.label_selector === null ? 'no claim selector' : `claim selector ${run.label_selector}`;
-}
-
-function scaleRows(run: ScaleRun): TableRow[] {
-  return [
-    row('start → caches synced', run.startup_ready_s, 's', targetAtMost(run.startup_ready_s, 5, '≤ 5 s')),
-    row('start → /readyz 200', run.readyz_s, 's'),
-    row('RSS when ready', run.rss_ready_mb, 'MiB', targetAtMost(run.rss_ready_mb, 120, '≤ 120 MiB')),
-    row('first create → last PV', run.seconds_to_all_pv, 's'),
-    row('RSS after provisioning', run.rss_after_provisioning_mb, 'MiB'),
-    row('peak RSS', run.peak_rss_mb, 'MiB'),
-  ];
-}
-
-/** A table with any columns. */
-export interface GridTable {
-  readonly title: string;
-  readonly header: readonly string[];
-  readonly rows: readonly (readonly string[])[];
 }
 
 /** A Markdown table of one scenario, preceded by its title in bold. */
@@ -118,19 +85,6 @@ export function renderTable(table: ScenarioTable): string {
     header: ['metric', 'value', 'target'],
     rows: table.rows.map((r) => [r.metric, r.value, r.target]),
   });
-}
-
-/** A Markdown table of any columns, preceded by its title in bold. */
-export function renderGrid(table: GridTable): string {
-  const cells = [table.header, ...table.rows];
-  const widths = table.header.map((_, column) =>
-    Math.max(...cells.map((line) => (line[column] ?? '').length)),
-  );
-  const pad = (line: readonly string[]): string =>
-    `| ${line.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join(' | ')} |`;
-  const [header, ...body] = cells as [readonly string[], ...(readonly string[])[]];
-  const rule = `| ${widths.map((width) => '-'.repeat(width)).join(' | ')} |`;
-  return [`**${table.title}**`, '', pad(header), rule, ...body.map(pad)].join('\n');
 }
 
 /** Every scenario table of a report, and a line describing the run's conditions. */
@@ -147,10 +101,11 @@ export function renderReport(report: BenchReport): string {
     (report.volume_dir === undefined
       ? ''
       : `, volume roots in ${report.volume_dir.path} (${report.volume_dir.file_system})`);
-  const compare = report.scenarios.compare;
+  const { compare, scale } = report.scenarios;
   return [
     conditions,
     ...scenarioTables(report.scenarios).map(renderTable),
+    ...(scale === undefined ? [] : scaleTables(scale).map(renderGrid)),
     ...(compare === undefined ? [] : [renderGrid(compareTable(compare))]),
   ].join('\n\n');
 }

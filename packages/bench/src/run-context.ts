@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { resources } from '@kube-provisioner/controller';
+import { resources } from '@kube-provisioner/controller/client';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { BenchCluster } from './bench-cluster.ts';
 import { ClaimTimeline } from './claim-timeline.ts';
@@ -79,7 +79,9 @@ export async function createRunContext(cluster: BenchCluster, volumeDir: string)
         ),
       ]);
       // A failed watch would leave the timeline short and a wait hanging until its deadline: say why.
-      watching.catch((err: unknown) => process.stderr.write(`bench: watch failed: ${String(err)}\n`));
+      watching.catch((err: unknown) => {
+        if (!stop.signal.aborted) process.stderr.write(`bench: watch failed: ${String(err)}\n`);
+      });
       return {
         namespace,
         root,

@@ -11,11 +11,12 @@ describe('parseBenchOptions', () => {
       rounds: 3,
       compareQps: 1000,
       compareBurst: 1000,
-      existingPairs: 10000,
+      existingPairs: [10000],
       out: '/work/bench-results.json',
       chart: '/work/bench-results.svg',
       timelineChart: '/work/bench-results-timeline.svg',
       cpuProfileDir: undefined,
+      logDir: undefined,
       provisionerArgs: [],
       nodeFlags: [],
       ours: 'image',
@@ -73,12 +74,17 @@ describe('parseBenchOptions', () => {
   it('takes N and M', () => {
     const options = parseBenchOptions(['--claims', '200', '--existing', '500'], cwd);
     expect(options.claims).toBe(200);
-    expect(options.existingPairs).toBe(500);
+    expect(options.existingPairs).toEqual([500]);
+  });
+
+  it('takes increasing sizes of M, measured in turn', () => {
+    expect(parseBenchOptions(['--existing', '10000,100000'], cwd).existingPairs).toEqual([10000, 100000]);
   });
 
   it.each([
     [['--claims', '0']],
     [['--claims', '1e3']],
+    [['--existing', '1000,500']],
     [['--scenario', 'burst,warp']],
     [['--frobnicate']],
     [['positional']],

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  parseChildCpuTimes,
   parseCpuSeconds,
   parseCpuTimes,
   parseStatus,
@@ -19,6 +20,18 @@ describe('parseStatus', () => {
     expect(() => parseStatus('VmRSS:\t 1 kB\n')).toThrow(/VmHWM/);
     expect(() => parseStatus('VmRSS:\t 1 kB\nVmHWM:\t 1 kB\n')).toThrow(/RssFile/);
     expect(() => parseStatus('VmRSS:\t 1 kB\nVmHWM:\t 1 kB\nRssFile:\t 1 kB\n')).toThrow(/RssAnon/);
+  });
+});
+
+describe('parseChildCpuTimes', () => {
+  it('reads the cutime and cstime of waited-for children, apart from the process own times', () => {
+    const line = '1234 (node) S 1 1234 1234 0 -1 4194560 5000 0 0 0 250 75 120 30 20 0 11 0';
+    expect(parseChildCpuTimes(line)).toEqual({ userS: 1.2, systemS: 0.3 });
+    expect(parseCpuTimes(line)).toEqual({ userS: 2.5, systemS: 0.75 });
+  });
+
+  it('refuses a line without them', () => {
+    expect(() => parseChildCpuTimes('42 (node) S 1 42 42 0 -1 0 0 0 0 0 100 100')).toThrow(/malformed/);
   });
 });
 

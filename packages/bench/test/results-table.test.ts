@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { formatNumber } from '../src/grid-table.ts';
 import type { BenchReport, ScenarioResults } from '../src/report.ts';
-import { formatNumber, renderReport, renderTable, scenarioTables } from '../src/results-table.ts';
+import { renderReport, renderTable, scenarioTables } from '../src/results-table.ts';
 
 const burst = {
   claims: 1000,
@@ -39,33 +40,6 @@ describe('scenarioTables', () => {
       '1200 ms',
     );
     expect(ceilingTable?.rows.at(-1)).toEqual({ metric: 'burst / ceiling', value: '0.2', target: '≥ 0.8 ✘' });
-  });
-
-  it('has one table per scale run, naming its selector', () => {
-    const run = {
-      startup_ready_s: 3,
-      readyz_s: 0.5,
-      rss_ready_mb: 160,
-      seconds_to_all_pv: 60,
-      rss_after_provisioning_mb: 170,
-      peak_rss_mb: 180,
-    };
-    const tables = scenarioTables({
-      scale: {
-        existing_pairs: 10000,
-        claims: 1000,
-        runs: [
-          { ...run, label_selector: null },
-          { ...run, label_selector: 'role=mine' },
-        ],
-      },
-    });
-    expect(tables.map((table) => table.title)).toEqual([
-      'scale: 10000 foreign PV/PVC pairs + 1000 claims, no claim selector',
-      'scale: 10000 foreign PV/PVC pairs + 1000 claims, claim selector role=mine',
-    ]);
-    expect(tables[0]?.rows[0]?.target).toBe('≤ 5 s ✔');
-    expect(tables[0]?.rows[2]?.target).toBe('≤ 120 MiB ✘');
   });
 
   it('leaves out scenarios that did not run', () => {

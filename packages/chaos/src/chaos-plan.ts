@@ -1,5 +1,5 @@
 /**
- * The size of a chaos run. `npm test` runs the CI size (150 claims per target, about 4 minutes);
+ * The size of a chaos run. `npm test` runs the CI size (150 claims per target, about 6 minutes);
  * `npm run chaos -- --claims 2000` the release size. The run is replayed from its seed.
  */
 import type { ScenarioPlan } from './chaos-scenario.ts';
@@ -12,6 +12,16 @@ export interface ChaosPlan extends ScenarioPlan {
   readonly nestedPairs: number;
   /** Claims resized at once per target in the resize phase. */
   readonly resizeClaims: number;
+  /** Claims whose archives expire in the archive-expiry phase (nfs-subdir), with half as many kept. */
+  readonly sweepClaims: number;
+  /** Files in each of their volumes, so that a sweep takes long enough to be cut short. */
+  readonly sweepFiles: number;
+  /** Claims taking archived or retained data back at once in the take-back phase (nfs-subdir). */
+  readonly takeBackClaims: number;
+  /** Clone claims in the clone phase (nfs-subdir), two per source. */
+  readonly cloneClaims: number;
+  /** Files in each source, so that a copy takes long enough to be cut short. */
+  readonly cloneFiles: number;
 }
 
 /** Claims per target in CI. */
@@ -20,8 +30,9 @@ export const ciClaims = 150;
 /**
  * The plan for `claims` claims per target: at least 5 creation waves and 3 deletion waves, more for
  * larger runs; a SIGKILL in each wave but the last of each phase, which has a 20 s SIGSTOP (the lease
- * is 15 s); one nested-render pair per ten claims, at least 20; and one resized claim per fifteen,
- * at least 10.
+ * is 15 s); one nested-render pair per ten claims, at least 20; one resized claim per fifteen,
+ * at least 10; one expiring archive and one take-back per twenty-five claims, at least 6 each; and
+ * one clone per forty claims, at least 4, of sources of 3000 files.
  */
 export function chaosPlan(claims: number, seed: number): ChaosPlan {
   return {
@@ -33,6 +44,11 @@ export function chaosPlan(claims: number, seed: number): ChaosPlan {
     maxKillDelayMs: 3000,
     nestedPairs: Math.max(20, Math.ceil(claims / 10)),
     resizeClaims: Math.max(10, Math.ceil(claims / 15)),
+    sweepClaims: Math.max(6, Math.ceil(claims / 25)),
+    sweepFiles: 500,
+    takeBackClaims: Math.max(6, Math.ceil(claims / 25)),
+    cloneClaims: Math.max(4, Math.ceil(claims / 40)),
+    cloneFiles: 3000,
   };
 }
 

@@ -1,11 +1,22 @@
 /** The chaos run as text for the test output: faults with recovery times, and every oracle count. */
 
+import type { AuditReport } from '@kube-provisioner/audit';
 import { overlapWindows } from '@kube-provisioner/controller/testing';
+import type { ArchiveExpiryResult } from './archive-expiry-under-kill.ts';
 import type { ChaosPlan } from './chaos-plan.ts';
 import type { ScenarioResult } from './chaos-scenario.ts';
+import type { CloneResult } from './clone-under-kill.ts';
 import type { ClusterFault } from './cluster-faults.ts';
 import type { NestedRendersResult } from './nested-renders.ts';
 import type { ResizeResult } from './resize-under-kill.ts';
+import type { TakeBackResult } from './take-back-under-kill.ts';
+
+/** The results of the data-lifecycle phases, which run on nfs-subdir only. */
+export interface LifecycleResults {
+  readonly expiry: ArchiveExpiryResult;
+  readonly takeBack: TakeBackResult;
+  readonly clone: CloneResult;
+}
 
 const seconds = (ms: number | undefined): string =>
   ms === undefined ? 'never' : `${(ms / 1000).toFixed(1)} s`;
@@ -17,6 +28,7 @@ export function formatChaosReport(
   results: readonly ScenarioResult[],
   nested: readonly NestedRendersResult[] = [],
   resizes: readonly ResizeResult[] = [],
+  lifecycle?: LifecycleResults,
 ): string {
   const lines = [
     `chaos run: seed ${plan.seed}, ${plan.claims} claims per target (replay: npm run chaos -- --claims ${plan.claims} --seed ${plan.seed})`,
@@ -72,5 +84,28 @@ export function formatChaosReport(
     for (const line of [...result.notResized, ...result.leftInProgress].slice(0, 20))
       lines.push(`    ${line}`);
   }
+  if (lifecycle !== undefined) lines.push(...lifecycleLines(lifecycle));
   return lines.join('\n');
+}
+
+function lifecycleLines({ expiry, takeBack, clone }: LifecycleResults): string[] {
+  const findings = (audit: AuditReport | undefined): string => `${audit?.findings.length ?? 'not run'}`;
+  return [
+    `${expiry.target} archive expiry: ${expiry.expiring} expiring and ${expiry.lasting} kept archives, not archived ${expiry.notArchived.length}, removed early ${expiry.removedEarly.length}, left over ${expiry.leftOver.length}, data lost ${expiry.dataLost.length}, removed twice ${expiry.removedTwice}, ${expiry.leftAtKill} left when the sweeping leader was killed (${expiry.killedMidSweep ? 'mid-sweep' : 'no removal seen'}), audit ${findings(expiry.audit)} findings, kills (leading again after ${expiry.faults.map((fault) => seconds(fault.recoveryMs)).join(', ')})`,
+    ...[...expiry.notArchived, ...expiry.removedEarly, ...expiry.leftOver, ...expiry.dataLost]
+      .slice(0, 20)
+      .map((line) => `    ${line}`),
+    `${takeBack.target} take-back: ${takeBack.claims} claims, not bound ${takeBack.notBound.length}, data missing ${takeBack.dataMissing.length}, not in one place ${takeBack.notInOnePlace.length}, rivals bound ${takeBack.rivalsBound} of 2, lost deletes ${takeBack.lostDeletes.length}, audit ${findings(takeBack.auditBound)} findings while bound and ${findings(takeBack.audit)} after, kill (leading again after ${seconds(takeBack.fault?.recoveryMs)})`,
+    ...[...takeBack.notBound, ...takeBack.dataMissing, ...takeBack.notInOnePlace]
+      .slice(0, 20)
+      .map((line) => `    ${line}`),
+    `${clone.target} clones: ${clone.clones} clones of ${clone.filesPerSource} files, not bound ${clone.notBound.length}, not identical ${clone.notIdentical.length}, copies left ${clone.copiesLeft.length}, sources still protected ${clone.stillProtected.length}, lost deletes ${clone.lostDeletes.length}, audit ${findings(clone.audit)} findings, kill ${clone.kill?.aimed === true ? 'mid-copy' : 'with no copy seen'} (leading again after ${seconds(clone.kill?.fault.recoveryMs)})`,
+    ...[...clone.notBound, ...clone.notIdentical, ...clone.copiesLeft, ...clone.stillProtected]
+      .slice(0, 20)
+      .map((line) => `    ${line}`),
+    ...[expiry.audit, takeBack.auditBound, takeBack.audit, clone.audit]
+      .flatMap((audit) => audit?.findings ?? [])
+      .slice(0, 20)
+      .map((finding) => `    audit: ${finding.kind}: ${finding.message}`),
+  ];
 }

@@ -45,6 +45,11 @@ export interface ChaosTarget {
   readonly nestedClass: string;
   /** A class deleting its data with `allowVolumeExpansion: true`. */
   readonly expandableClass: string;
+  /**
+   * Archiving classes whose archives expire within seconds and within an hour, where the target
+   * removes expired archives (see `archive-expiry-under-kill.ts`).
+   */
+  readonly retention?: { readonly expiringClass: string; readonly lastingClass: string };
   /** Whether a retained volume keeps its PV (reclaim policy Retain) rather than only its data. */
   readonly retainKeepsPv: boolean;
   /** The volume directory of `pv` on disk. */
@@ -186,13 +191,21 @@ export async function startNfsSubdirTarget(context: TargetContext): Promise<Chao
     await server.stop();
     throw err;
   }
-  const { nested, expandable, ...classes } = await createClasses(env, provisionerName, `${runId}-nfs`, {
-    delete: { parameters: { onDelete: 'delete' }, reclaimPolicy: 'Delete' },
-    archive: { parameters: { onDelete: 'archive' }, reclaimPolicy: 'Delete' },
-    retain: { parameters: { onDelete: 'retain' }, reclaimPolicy: 'Delete' },
-    nested: { parameters: { onDelete: 'delete', pathPattern: byAnnotation }, reclaimPolicy: 'Delete' },
-    expandable: { parameters: { onDelete: 'delete' }, reclaimPolicy: 'Delete', allowVolumeExpansion: true },
-  });
+  const { nested, expandable, expiring, lasting, ...classes } = await createClasses(
+    env,
+    provisionerName,
+    `${runId}-nfs`,
+    {
+      delete: { parameters: { onDelete: 'delete' }, reclaimPolicy: 'Delete' },
+      archive: { parameters: { onDelete: 'archive' }, reclaimPolicy: 'Delete' },
+      retain: { parameters: { onDelete: 'retain' }, reclaimPolicy: 'Delete' },
+      nested: { parameters: { onDelete: 'delete', pathPattern: byAnnotation }, reclaimPolicy: 'Delete' },
+      expandable: { parameters: { onDelete: 'delete' }, reclaimPolicy: 'Delete', allowVolumeExpansion: true },
+      // Long enough that every archive of the phase is seen before any expires.
+      expiring: { parameters: { onDelete: 'archive', archiveRetention: '15s' }, reclaimPolicy: 'Delete' },
+      lasting: { parameters: { onDelete: 'archive', archiveRetention: '1h' }, reclaimPolicy: 'Delete' },
+    },
+  );
   return {
     name: 'nfs-subdir',
     provisionerName,
@@ -204,6 +217,7 @@ export async function startNfsSubdirTarget(context: TargetContext): Promise<Chao
     classes,
     nestedClass: nested,
     expandableClass: expandable,
+    retention: { expiringClass: expiring, lastingClass: lasting },
     retainKeepsPv: false,
     volumeDir: (pv) => join(server.exportDir, posix.relative(server.exportPath, pv.spec?.nfs?.path ?? '')),
     // The default directory name contains the PV name, so the archive is `archived-<dir>` beside it.

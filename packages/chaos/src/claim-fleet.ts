@@ -20,11 +20,31 @@ export interface FleetClaim {
   readonly storageClassName: string;
   /** Annotations of the claim, which a class's pathPattern may render. */
   readonly annotations?: Readonly<Record<string, string>>;
+  /** A claim of the same namespace to clone (`dataSource` of kind PersistentVolumeClaim). */
+  readonly cloneOf?: string;
   uid: string | undefined;
   /** The PV it was first seen bound to. */
   volumeName: string | undefined;
   /** Set when a later look found it bound to another PV. */
   reboundTo: string | undefined;
+}
+
+/** A claim not created yet, of `fate` (default `delete`), with the options given. */
+export function newClaim(
+  name: string,
+  storageClassName: string,
+  options: Pick<FleetClaim, 'annotations' | 'cloneOf'> & { readonly fate?: DataFate } = {},
+): FleetClaim {
+  const { fate = 'delete', ...rest } = options;
+  return {
+    name,
+    fate,
+    storageClassName,
+    ...rest,
+    uid: undefined,
+    volumeName: undefined,
+    reboundTo: undefined,
+  };
 }
 
 const retryWindowMs = 120_000;
@@ -99,6 +119,9 @@ export class ClaimFleet {
                 storageClassName: claim.storageClassName,
                 accessModes: ['ReadWriteOnce'],
                 resources: { requests: { storage: '1Gi' } },
+                ...(claim.cloneOf === undefined
+                  ? {}
+                  : { dataSource: { kind: 'PersistentVolumeClaim', name: claim.cloneOf } }),
               },
             },
           }),
@@ -183,5 +206,23 @@ export class ClaimFleet {
       description: 'the PV list',
     });
     return new Map(list.items.map((pv) => [pv.metadata?.name ?? '', pv]));
+  }
+
+  /** Waits until the PV of every claim of `claims` is gone; returns the names of those left. */
+  async volumesLeft(claims: readonly FleetClaim[], timeoutMs: number): Promise<string[]> {
+    const left = async (): Promise<string[]> => {
+      const volumes = await this.volumes();
+      return claims.flatMap((claim) => (volumes.has(claim.volumeName ?? '') ? [claim.volumeName ?? ''] : []));
+    };
+    try {
+      await waitFor(async () => (await left()).length === 0, {
+        timeoutMs,
+        intervalMs: 1000,
+        description: `the PVs of ${claims.length} claims in ${this.namespace} to be deleted`,
+      });
+      return [];
+    } catch {
+      return left();
+    }
   }
 }

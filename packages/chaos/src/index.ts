@@ -4,8 +4,13 @@
  *
  * @packageDocumentation
  */
+export {
+  type ArchiveExpiryOptions,
+  type ArchiveExpiryResult,
+  runArchiveExpiryUnderKill,
+} from './archive-expiry-under-kill.ts';
 export { type ChaosPlan, chaosPlan, chaosPlanFromEnv, chaosTimeoutMs, ciClaims } from './chaos-plan.ts';
-export { formatChaosReport } from './chaos-report.ts';
+export { formatChaosReport, type LifecycleResults } from './chaos-report.ts';
 export { ChaosScenario, type ScenarioPlan, type ScenarioResult } from './chaos-scenario.ts';
 export {
   type ChaosTarget,
@@ -14,11 +19,21 @@ export {
   startNfsSubdirTarget,
   type TargetContext,
 } from './chaos-targets.ts';
-export { ClaimFleet, type FleetClaim, forEachLimited } from './claim-fleet.ts';
+export { ClaimFleet, type FleetClaim, forEachLimited, newClaim } from './claim-fleet.ts';
+export { type CloneOptions, type CloneResult, runCloneUnderKill } from './clone-under-kill.ts';
 export { type ClusterFault, runClusterFaults } from './cluster-faults.ts';
-export { currentLeader, killLeader, type LeaderFault, pauseLeader } from './leader-faults.ts';
+export {
+  type AimedFault,
+  currentLeader,
+  killLeader,
+  killLeaderDuring,
+  killLeaderWhen,
+  type LeaderFault,
+  pauseLeader,
+} from './leader-faults.ts';
 export { type LeaseTracker, trackLease } from './lease-tracker.ts';
 export { type NestedRendersOptions, type NestedRendersResult, runNestedRenders } from './nested-renders.ts';
+export type { PhaseContext } from './phase-context.ts';
 export {
   type Incarnation,
   type ReplicaSet,
@@ -26,4 +41,14 @@ export {
   startReplicaSet,
   workMessages,
 } from './replica-set.ts';
+export { type ResizeOptions, type ResizeResult, runResizeUnderKill } from './resize-under-kill.ts';
 export { freshSeed, type SeededRandom, seededRandom } from './seeded-random.ts';
+export { runTakeBackUnderKill, type TakeBackOptions, type TakeBackResult } from './take-back-under-kill.ts';
+export {
+  clonesInProgress,
+  digestDifferences,
+  type RecordTimes,
+  readRecord,
+  treeDigest,
+  writeTree,
+} from './volume-files.ts';

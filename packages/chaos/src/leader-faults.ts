@@ -11,8 +11,12 @@ import type { SeededRandom } from './seeded-random.ts';
 /** One fault and the recovery after it. */
 export interface LeaderFault {
   readonly signal: 'SIGKILL' | 'SIGSTOP';
-  /** `nested`: the nested-render phase (see `nested-renders.ts`); `resize`: see `resize-under-kill.ts`. */
-  readonly phase: 'create' | 'delete' | 'nested' | 'resize';
+  /**
+   * `nested`: the nested-render phase (see `nested-renders.ts`); `resize`: see `resize-under-kill.ts`;
+   * `sweep`, `take-back`, `clone`: see `archive-expiry-under-kill.ts`, `take-back-under-kill.ts`,
+   * `clone-under-kill.ts`.
+   */
+  readonly phase: 'create' | 'delete' | 'nested' | 'resize' | 'sweep' | 'take-back' | 'clone';
   /** ms since the epoch. */
   readonly atMs: number;
   readonly victim: string;
@@ -112,4 +116,35 @@ export async function killLeaderDuring(
   })();
   const [, fault] = await Promise.all([step(), strike]);
   return fault;
+}
+
+/** A kill aimed at a moment of the work seen from outside, and whether that moment came. */
+export interface AimedFault {
+  readonly fault: LeaderFault;
+  /** Whether the condition held when the leader was killed, rather than the wait running out. */
+  readonly aimed: boolean;
+}
+
+/**
+ * SIGKILLs the leader as soon as `condition` holds (polled every 50 ms), or once `timeoutMs` has
+ * passed without it, and waits until a replica leads again.
+ */
+export async function killLeaderWhen(
+  condition: () => Promise<boolean>,
+  options: {
+    readonly replicas: ReplicaSet;
+    readonly lease: LeaseTracker;
+    readonly phase: LeaderFault['phase'];
+    readonly timeoutMs: number;
+  },
+): Promise<AimedFault> {
+  const aimed = await waitFor(condition, {
+    timeoutMs: options.timeoutMs,
+    intervalMs: 50,
+    description: `the moment to kill the leader of ${options.replicas.name}`,
+  }).then(
+    () => true,
+    () => false,
+  );
+  return { fault: await killLeader(options.replicas, options.lease, options.phase), aimed };
 }

@@ -8,13 +8,11 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AuditReport } from '@kube-provisioner/audit';
-import type { KubeApi } from '@kube-provisioner/controller';
-import type { KubeConfig, V1PersistentVolume } from '@kubernetes/client-node';
-import type { ChaosTarget } from './chaos-targets.ts';
+import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { ClaimFleet, type FleetClaim } from './claim-fleet.ts';
 import { holdsWithin } from './holds-within.ts';
 import { killLeaderDuring, type LeaderFault } from './leader-faults.ts';
-import type { LeaseTracker } from './lease-tracker.ts';
+import type { PhaseContext } from './phase-context.ts';
 import type { SeededRandom } from './seeded-random.ts';
 import { settledAudit } from './settled-audit.ts';
 
@@ -37,18 +35,13 @@ export interface NestedRendersResult {
 }
 
 /** Where and how the phase runs. */
-export interface NestedRendersOptions {
-  readonly target: ChaosTarget;
-  readonly lease: LeaseTracker;
+export interface NestedRendersOptions extends PhaseContext {
   readonly random: SeededRandom;
-  readonly api: KubeApi;
-  readonly kubeConfig: KubeConfig;
   /** Namespaces of the outer and of the inner claims. */
   readonly namespaces: readonly [outer: string, inner: string];
   readonly pairs: number;
   /** The latest random moment of a kill after its step started. */
   readonly maxKillDelayMs: number;
-  readonly waitMs: number;
 }
 
 const probeFile = 'chaos-probe.txt';

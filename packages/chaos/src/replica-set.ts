@@ -18,6 +18,8 @@ export const workMessages: ReadonlySet<string> = new Set([
   'volume directory archived',
   'volume directory removed',
   'keeping the volume directory',
+  'volume directory cloned',
+  'expired archive removed',
   'Volume is provisioned',
   'Persistentvolume saved',
   'Volume deleted',

@@ -5,13 +5,10 @@
  * claims go, and the audit must be clean.
  */
 import type { AuditReport } from '@kube-provisioner/audit';
-import type { KubeApi } from '@kube-provisioner/controller';
-import type { KubeConfig } from '@kubernetes/client-node';
-import type { ChaosTarget } from './chaos-targets.ts';
 import { ClaimFleet, type FleetClaim } from './claim-fleet.ts';
 import { holdsWithin } from './holds-within.ts';
 import { killLeaderDuring, type LeaderFault } from './leader-faults.ts';
-import type { LeaseTracker } from './lease-tracker.ts';
+import type { PhaseContext } from './phase-context.ts';
 import type { SeededRandom } from './seeded-random.ts';
 import { settledAudit } from './settled-audit.ts';
 
@@ -32,17 +29,12 @@ export interface ResizeResult {
 }
 
 /** Where and how the phase runs. */
-export interface ResizeOptions {
-  readonly target: ChaosTarget;
-  readonly lease: LeaseTracker;
+export interface ResizeOptions extends PhaseContext {
   readonly random: SeededRandom;
-  readonly api: KubeApi;
-  readonly kubeConfig: KubeConfig;
   readonly namespace: string;
   readonly claims: number;
   /** The latest random moment of the kill after the resize requests started. */
   readonly maxKillDelayMs: number;
-  readonly waitMs: number;
 }
 
 /** Claims are created at 1Gi (see `ClaimFleet.create`) and grow to this. */

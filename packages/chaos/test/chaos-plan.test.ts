@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { chaosPlan, chaosPlanFromEnv } from '../src/chaos-plan.ts';
 
 describe('chaos plan', () => {
-  it('has at least 5 creation waves, 3 deletion waves, a pause longer than the lease, 20 nested pairs and 10 resizes', () => {
+  it('has at least 5 creation waves, 3 deletion waves, a pause longer than the lease, 20 nested pairs, 10 resizes, 6 expiring archives, 6 take-backs and 4 clones', () => {
     expect(chaosPlan(150, 7)).toEqual({
       seed: 7,
       claims: 150,
@@ -12,12 +12,20 @@ describe('chaos plan', () => {
       maxKillDelayMs: 3000,
       nestedPairs: 20,
       resizeClaims: 10,
+      sweepClaims: 6,
+      sweepFiles: 500,
+      takeBackClaims: 6,
+      cloneClaims: 4,
+      cloneFiles: 3000,
     });
     expect(chaosPlan(2000, 7)).toMatchObject({
       createWaves: 10,
       deleteWaves: 5,
       nestedPairs: 200,
       resizeClaims: 134,
+      sweepClaims: 80,
+      takeBackClaims: 80,
+      cloneClaims: 50,
     });
   });
 

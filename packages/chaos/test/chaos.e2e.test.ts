@@ -4,8 +4,9 @@
  * created in waves with the leader SIGKILLed at a random point of each but the last, which SIGSTOPs
  * it for longer than the lease, while kube-apiserver is restarted, etcd compacted and
  * kube-controller-manager restarted; then every claim is deleted under more SIGKILLs and another
- * SIGSTOP; and pairs of claims rendering `P` and `P/…` are created at once and the outer ones deleted.
- * The oracle: the orphan audit, every claim
+ * SIGSTOP; and pairs of claims rendering `P` and `P/…` are created at once and the outer ones deleted;
+ * claims grow under a kill; and on nfs-subdir expired archives are swept, data taken back and claims
+ * cloned with the leader killed in the middle. The oracle: the orphan audit, every claim
  * Bound exactly once, no data lost, no delete lost, and no work outside the Lease holder's tenure.
  * The seed is printed; `npm run chaos -- --claims N --seed S` replays a run at any size.
  */
@@ -13,19 +14,23 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createKubeApi } from '@kube-provisioner/controller';
+import { findOverlaps } from '@kube-provisioner/controller/testing';
 import { annDynamicallyProvisioned } from '@kube-provisioner/controller/wire-names';
 import { nfsToolsAvailable, uniqueName, useTestEnv } from '@kube-provisioner/testenv/testing';
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
+import { type ArchiveExpiryResult, runArchiveExpiryUnderKill } from '../src/archive-expiry-under-kill.ts';
 import { chaosPlanFromEnv, chaosTimeoutMs } from '../src/chaos-plan.ts';
-import { formatChaosReport } from '../src/chaos-report.ts';
+import { formatChaosReport, type LifecycleResults } from '../src/chaos-report.ts';
 import { ChaosScenario, type ScenarioResult } from '../src/chaos-scenario.ts';
 import { type ChaosTarget, startHostPathTarget, startNfsSubdirTarget } from '../src/chaos-targets.ts';
+import { type CloneResult, runCloneUnderKill } from '../src/clone-under-kill.ts';
 import { runClusterFaults } from '../src/cluster-faults.ts';
 import { type LeaseTracker, trackLease } from '../src/lease-tracker.ts';
 import { type NestedRendersResult, runNestedRenders } from '../src/nested-renders.ts';
 import { type ResizeResult, runResizeUnderKill } from '../src/resize-under-kill.ts';
 import { seededRandom } from '../src/seeded-random.ts';
+import { runTakeBackUnderKill, type TakeBackResult } from '../src/take-back-under-kill.ts';
 
 const env = useTestEnv();
 const plan = chaosPlanFromEnv(process.env);
@@ -125,6 +130,75 @@ function expectNoNesting(result: NestedRendersResult): void {
   expect.soft(result.audit?.findings, `${target} audit after the nested renders`).toEqual([]);
 }
 
+function expectExpiredOnce(result: ArchiveExpiryResult): void {
+  const { target } = result;
+  expect.soft(result.notArchived, `${target} expiry claims not archived`).toEqual([]);
+  expect.soft(result.removedEarly, `${target} archives removed before their time`).toEqual([]);
+  expect.soft(result.leftOver, `${target} expired archives left`).toEqual([]);
+  expect.soft(result.dataLost, `${target} kept archives changed`).toEqual([]);
+  expect.soft(result.removedTwice, `${target} archive removals beyond one each`).toBe(0);
+  expect
+    .soft(
+      result.faults.filter((fault) => fault.recoveryMs === undefined),
+      `${target} sweep kills without recovery`,
+    )
+    .toEqual([]);
+  expect.soft(result.audit?.findings, `${target} audit after the archive expiry`).toEqual([]);
+}
+
+function expectTakenBack(result: TakeBackResult): void {
+  const { target } = result;
+  expect.soft(result.notBound, `${target} take-back claims not bound`).toEqual([]);
+  expect.soft(result.dataMissing, `${target} takers without the old data`).toEqual([]);
+  expect.soft(result.notInOnePlace, `${target} taken-back data not in exactly one place`).toEqual([]);
+  expect.soft(result.rivalsBound, `${target} rivals for the same data that got it`).toBe(1);
+  expect.soft(result.lostDeletes, `${target} take-back PVs left`).toEqual([]);
+  expect.soft(result.fault?.recoveryMs, `${target} take-back kill without recovery`).toBeDefined();
+  expect.soft(result.auditBound?.findings, `${target} audit with the takers bound`).toEqual([]);
+  expect.soft(result.audit?.findings, `${target} audit after the take-backs`).toEqual([]);
+}
+
+function expectCloned(result: CloneResult): void {
+  const { target } = result;
+  expect.soft(result.notBound, `${target} clone-phase claims not bound`).toEqual([]);
+  expect.soft(result.notIdentical, `${target} clones unlike their source`).toEqual([]);
+  expect.soft(result.copiesLeft, `${target} copy directories left`).toEqual([]);
+  expect.soft(result.stillProtected, `${target} sources still protected`).toEqual([]);
+  expect.soft(result.lostDeletes, `${target} clone-phase PVs left`).toEqual([]);
+  expect.soft(result.kill?.fault.recoveryMs, `${target} clone kill without recovery`).toBeDefined();
+  expect.soft(result.audit?.findings, `${target} audit after the clones`).toEqual([]);
+}
+
+/** The data-lifecycle phases on nfs-subdir, one after another: each kills the leader its own way. */
+async function runLifecycle(
+  target: ChaosTarget,
+  lease: LeaseTracker,
+  seed: number,
+): Promise<LifecycleResults> {
+  // Larger runs copy and sweep more: the allowance grows with the claims, as the scenario's does.
+  const common = { target, lease, api, kubeConfig: env.kubeConfig, waitMs: 180_000 + plan.claims * 200 };
+  const expiry = await runArchiveExpiryUnderKill({
+    ...common,
+    namespace: await env.namespace('expiry-nfs-subdir'),
+    claims: plan.sweepClaims,
+    filesPerVolume: plan.sweepFiles,
+  });
+  const takeBack = await runTakeBackUnderKill({
+    ...common,
+    random: seededRandom(seed),
+    namespace: await env.namespace('take-back-nfs-subdir'),
+    claims: plan.takeBackClaims,
+    maxKillDelayMs: plan.maxKillDelayMs,
+  });
+  const clone = await runCloneUnderKill({
+    ...common,
+    namespace: await env.namespace('clone-nfs-subdir'),
+    clones: plan.cloneClaims,
+    filesPerSource: plan.cloneFiles,
+  });
+  return { expiry, takeBack, clone };
+}
+
 describe.skipIf(!nfsToolsAvailable())('chaos', () => {
   it(
     `${plan.claims} claims per provisioner survive leader kills, pauses and control-plane restarts`,
@@ -202,7 +276,11 @@ describe.skipIf(!nfsToolsAvailable())('chaos', () => {
           }),
         ),
       );
-      console.log(formatChaosReport(plan, clusterFaults, results, nested, resizes));
+      const nfsIndex = targets.findIndex((target) => target.name === 'nfs-subdir');
+      const nfsTarget = targets[nfsIndex] as ChaosTarget;
+      const nfsLease = leases[nfsIndex] as LeaseTracker;
+      const lifecycle = await runLifecycle(nfsTarget, nfsLease, plan.seed + 3 * targets.length + 1);
+      console.log(formatChaosReport(plan, clusterFaults, results, nested, resizes, lifecycle));
 
       expect(clusterFaults.map((fault) => fault.fault)).toEqual([
         'restart kube-apiserver',
@@ -213,6 +291,16 @@ describe.skipIf(!nfsToolsAvailable())('chaos', () => {
       for (const result of nested) expectNoNesting(result);
       expect(resizes.map((result) => result.target)).toEqual(['hostpath', 'nfs-subdir']);
       for (const result of resizes) expectResized(result);
+      expectExpiredOnce(lifecycle.expiry);
+      expectTakenBack(lifecycle.takeBack);
+      expectCloned(lifecycle.clone);
+      // Every phase since the scenario's own count, removals of expired archives and clones included.
+      expect
+        .soft(
+          findOverlaps(nfsLease.tenures(), nfsTarget.replicas.workLines()).length,
+          'nfs-subdir work lines outside the lease tenure over the whole run',
+        )
+        .toBe(0);
       const nfs = results.find((result) => result.target === 'nfs-subdir');
       expect(nfs?.auditAfterDelete?.summary).toMatchObject({
         archived: Math.ceil(plan.claims / 10),

@@ -14,51 +14,51 @@
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { type KubeObject, resources } from './client/resource-client.ts';
-import { BlockingVolumeStore, type SaveConfig } from './controller/blocking-volume-store.ts';
-import { ClaimResize } from './controller/claim-resize.ts';
-import { ClaimSync } from './controller/claim-sync.ts';
-import { createControllerElector } from './controller/controller-elector.ts';
-import { controllerInformers } from './controller/controller-informers.ts';
-import { type ControllerMetrics, createControllerMetrics } from './controller/controller-metrics.ts';
-import { LeaderElectionLostError } from './controller/leader-election-lost-error.ts';
-import { runLeaderTerm } from './controller/leader-term.ts';
-import type { ProvisionControllerEvents } from './controller/lifecycle-events.ts';
-import {
-  defaults,
-  ensureUidIndex,
-  type ProvisionControllerOptions,
-  type ResolvedOptions,
-  resolveOptions,
-} from './controller/options.ts';
-import { type ProbeRegistry, registerControllerChecks } from './controller/probes.ts';
-import { registerQueueHandlers } from './controller/queue-handlers.ts';
-import { queueLimiters, withOwnRateLimit } from './controller/queue-limiters.ts';
-import { QueueVolumeStore } from './controller/queue-volume-store.ts';
-import type { RecordEvent } from './controller/record-event.ts';
-import { rescheduleClaim } from './controller/reschedule.ts';
-import { createResizeMetrics } from './controller/resize-metrics.ts';
-import { SlowRetrySet } from './controller/slow-retry.ts';
-import { VolumeAttributesClassCache } from './controller/volume-attributes-classes.ts';
-import type { VolumeStore } from './controller/volume-store.ts';
-import { VolumeSync } from './controller/volume-sync.ts';
-import type { WorkFence } from './controller/work-fence.ts';
 import { createEventRecorder, type EventRecorder } from './events/event-recorder.ts';
 import { HealthServer } from './http/health-server.ts';
 import type { SharedInformer } from './informer/shared-informer.ts';
 import { uidIndex } from './informer/store.ts';
 import { withoutManagedFields } from './informer/without-managed-fields.ts';
+import { BlockingPvStore, type SaveConfig } from './internal/blocking-pv-store.ts';
+import { ClaimResize } from './internal/claim-resize.ts';
+import { ClaimSync } from './internal/claim-sync.ts';
+import { createControllerElector } from './internal/controller-elector.ts';
+import { controllerInformers } from './internal/controller-informers.ts';
+import { type ControllerMetrics, createControllerMetrics } from './internal/controller-metrics.ts';
+import { runLeaderTerm } from './internal/leader-term.ts';
+import { type ProbeRegistry, registerControllerChecks } from './internal/probes.ts';
+import type { PvStore } from './internal/pv-store.ts';
+import { registerQueueHandlers } from './internal/queue-handlers.ts';
+import { queueLimiters, withOwnRateLimit } from './internal/queue-limiters.ts';
+import { QueuePvStore } from './internal/queue-pv-store.ts';
+import type { RecordEvent } from './internal/record-event.ts';
+import { rescheduleClaim } from './internal/reschedule.ts';
+import { createResizeMetrics } from './internal/resize-metrics.ts';
+import {
+  defaults,
+  ensureUidIndex,
+  type ResolvedOptions,
+  resolveOptions,
+} from './internal/resolve-options.ts';
+import { SlowRetrySet } from './internal/slow-retry.ts';
+import { VolumeAttributesClassCache } from './internal/volume-attributes-classes.ts';
+import { VolumeSync } from './internal/volume-sync.ts';
+import type { WorkFence } from './internal/work-fence.ts';
 import type { LeaderElector } from './leader-election/leader-elector.ts';
 import { leaderIdentity } from './leader-election/leader-identity.ts';
 import { type Leadership, LeadershipLapsedError } from './leader-election/lease-fence.ts';
 import { leaseNameFor } from './leader-election/lease-name.ts';
+import { LeaderElectionLostError } from './leader-election-lost-error.ts';
+import type { ProvisionControllerEvents } from './lifecycle-events.ts';
+import type { ProvisionControllerOptions } from './provision-controller-options.ts';
 import { type Clock, realClock } from './util/clock.ts';
 import { holdProcessOpen } from './util/keep-alive.ts';
 import { LifecycleEvents, type LifecycleSink } from './util/lifecycle-emitter.ts';
 import { createLogger, type Logger } from './util/logger.ts';
 import { RateLimitingQueue } from './workqueue/rate-limiting-queue.ts';
 
-export type { ProvisionControllerOptions } from './controller/options.ts';
-export type { ProbeRegistry } from './controller/probes.ts';
+export type { ProbeRegistry } from './internal/probes.ts';
+export type { ProvisionControllerOptions } from './provision-controller-options.ts';
 
 /**
  * Runs a {@link Provisioner} against the cluster. Construct once, {@link run} once. Emits the typed
@@ -90,8 +90,8 @@ export class ProvisionController extends LifecycleEvents<ProvisionControllerEven
   readonly #slowRetry: SlowRetrySet;
   readonly #claimSync: ClaimSync;
   readonly #volumeSync: VolumeSync;
-  readonly #store: VolumeStore;
-  readonly #queueStore: QueueVolumeStore | undefined;
+  readonly #store: PvStore;
+  readonly #queueStore: QueuePvStore | undefined;
   readonly #elector: LeaderElector | undefined;
   /** The leader part while it runs under the elector. */
   #leading: Promise<void> | undefined;
@@ -170,7 +170,7 @@ export class ProvisionController extends LifecycleEvents<ProvisionControllerEven
     const volumesClient = api.resource(resources.persistentVolumes);
     const claimsByUid = (uid: string): V1PersistentVolumeClaim[] => this.#claims.store.byIndex(uidIndex, uid);
     const saveConfig: SaveConfig = {
-      volumes: volumesClient,
+      pvs: volumesClient,
       recordEvent: recordClaimEvent,
       clock,
       apiRequestTimeoutMs: resolved.apiRequestTimeoutMs,
@@ -180,7 +180,7 @@ export class ProvisionController extends LifecycleEvents<ProvisionControllerEven
     };
     const { pvSave } = resolved;
     if (pvSave.strategy === 'queue') {
-      this.#queueStore = new QueueVolumeStore({
+      this.#queueStore = new QueuePvStore({
         ...saveConfig,
         limiter: pvSave.limiter,
         workers: pvSave.workers,
@@ -190,7 +190,7 @@ export class ProvisionController extends LifecycleEvents<ProvisionControllerEven
       });
       this.#store = this.#queueStore;
     } else {
-      this.#store = new BlockingVolumeStore(saveConfig, pvSave.backoff, resolved.provisioner);
+      this.#store = new BlockingPvStore(saveConfig, pvSave.backoff, resolved.provisioner);
     }
 
     const { provisioner } = resolved;

@@ -1,11 +1,6 @@
 /** The result a provisioner returns when its own attempt failed and nothing is left running. */
 import { InfeasibleError, isIgnoredError, isInfeasibleError } from './errors.ts';
-import type { ProvisionResult } from './provisioner.ts';
-
-/** A failed {@link ProvisionResult} whose operation is over. */
-export type ProvisionFailure = Extract<ProvisionResult, { readonly error: Error }> & {
-  readonly state: 'Finished';
-};
+import type { ProvisionFailure } from './provisioner.ts';
 
 /**
  * Turns what a provisioner caught into a `Finished` failure: `IgnoredError`s and infeasible errors

@@ -1,5 +1,5 @@
 /**
- * The contract between a provisioner and {@link ProvisionController}: implement `provision` and
+ * The contract between a provisioner and `ProvisionController`: implement `provision` and
  * `delete`, optionally the hooks, and the controller does the rest.
  *
  * Obligations of every provisioner:
@@ -10,6 +10,10 @@
  *   `spec.claimRef`, `spec.storageClassName`, `spec.volumeAttributesClassName` (the claim's), the
  *   `pv.kubernetes.io/provisioned-by` annotation and (optionally) its finalizer.
  * - `options.pvc`, `options.storageClass` and `options.volumeAttributesClass` are frozen: never mutate them.
+ *
+ * The root entry re-exports the parts a provisioner names; this entry has every one.
+ *
+ * @packageDocumentation
  */
 import type {
   V1PersistentVolume,
@@ -104,6 +108,11 @@ export interface OperationContext {
 export type ProvisionResult =
   | { readonly pv: V1PersistentVolume; readonly state?: 'Finished' }
   | { readonly error: Error; readonly state: ProvisioningState };
+
+/** A failed {@link ProvisionResult} whose operation is over, as `provisionFailure` returns it. */
+export type ProvisionFailure = Extract<ProvisionResult, { readonly error: Error }> & {
+  readonly state: 'Finished';
+};
 
 /** Inputs of one `expand` call. */
 export interface ExpandOptions {

@@ -2,9 +2,9 @@ import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { resources } from '../src/client/resource-client.ts';
-import { ClaimResize } from '../src/controller/claim-resize.ts';
-import { createResizeMetrics } from '../src/controller/resize-metrics.ts';
-import type { WorkFence } from '../src/controller/work-fence.ts';
+import { ClaimResize } from '../src/internal/claim-resize.ts';
+import { createResizeMetrics } from '../src/internal/resize-metrics.ts';
+import type { WorkFence } from '../src/internal/work-fence.ts';
 import { isLeadershipLapsedError, LeadershipLapsedError } from '../src/leader-election/lease-fence.ts';
 import type { ExpandOptions, ExpandResult, OperationContext } from '../src/provisioner.ts';
 import { FakeKubeApi } from '../src/testing/fake-api.ts';

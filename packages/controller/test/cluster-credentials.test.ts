@@ -123,7 +123,8 @@ describe('what a provisioner in its pod loads', () => {
           return result;
         },
       });
-      const { createKubeApi, resources } = await import('@kube-provisioner/controller');
+      const { createKubeApi } = await import('@kube-provisioner/controller');
+      const { resources } = await import('@kube-provisioner/controller/client');
       const api = createKubeApi('in-cluster');
       api.resource(resources.persistentVolumes);
       console.log(JSON.stringify(loaded));

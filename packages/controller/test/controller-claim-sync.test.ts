@@ -1,11 +1,11 @@
 import type { V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { ClaimSync, DelayRetryError } from '../src/controller/claim-sync.ts';
-import { createControllerMetrics } from '../src/controller/controller-metrics.ts';
-import { SlowRetrySet } from '../src/controller/slow-retry.ts';
-import { openFence } from '../src/controller/work-fence.ts';
 import { InfeasibleError } from '../src/errors.ts';
+import { ClaimSync, DelayRetryError } from '../src/internal/claim-sync.ts';
+import { createControllerMetrics } from '../src/internal/controller-metrics.ts';
+import { SlowRetrySet } from '../src/internal/slow-retry.ts';
+import { openFence } from '../src/internal/work-fence.ts';
 import type { ProvisioningState } from '../src/provisioner.ts';
 import { ManualClock } from '../src/testing/manual-clock.ts';
 import { silentLogger } from '../src/util/logger.ts';
@@ -49,7 +49,7 @@ function setup(
     reschedule: async () => void rescheduled.push(1),
     slowRetry,
     recordEvent: (_object, type, reason, message) => events.push(`${type} ${reason}: ${message}`),
-    store: { storeVolume: async (_claim, volume) => void saved.push(volume.metadata?.name ?? '') },
+    store: { savePersistentVolume: async (_claim, volume) => void saved.push(volume.metadata?.name ?? '') },
     metrics: createControllerMetrics(new Registry()),
     clock,
     events: { emit: () => {} },

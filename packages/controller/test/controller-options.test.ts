@@ -1,17 +1,13 @@
 import { Gauge, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { resources } from '../src/client/resource-client.ts';
-import { createControllerMetrics } from '../src/controller/controller-metrics.ts';
-import type { ProvisionControllerOptions } from '../src/controller/options.ts';
-import {
-  ConfigurationError,
-  inClusterNamespace,
-  isConfigurationError,
-  resolveOptions,
-} from '../src/controller/options.ts';
+import { ConfigurationError, isConfigurationError } from '../src/configuration-error.ts';
 import { SharedInformer } from '../src/informer/shared-informer.ts';
 import { uidIndex } from '../src/informer/store.ts';
+import { createControllerMetrics } from '../src/internal/controller-metrics.ts';
+import { inClusterNamespace, resolveOptions } from '../src/internal/resolve-options.ts';
 import { ProvisionController } from '../src/provision-controller.ts';
+import type { ProvisionControllerOptions } from '../src/provision-controller-options.ts';
 import { FakeKubeApi } from '../src/testing/fake-api.ts';
 import { ItemExponentialFailureRateLimiter } from '../src/workqueue/rate-limiters.ts';
 import { RecordingProvisioner } from './controller-fixtures.ts';
@@ -50,15 +46,10 @@ describe('options', () => {
     expect(Object.isFrozen(resolved)).toBe(true);
   });
 
-  it('rejects save option groups used together, listing every problem', () => {
+  it('lists every problem at once', () => {
     const error = (() => {
       try {
-        resolveOptions({
-          ...base(),
-          createProvisionedPVRetryCount: 3,
-          createProvisionedPVLimiter: new ItemExponentialFailureRateLimiter(1, 1),
-          threadiness: 0,
-        });
+        resolveOptions({ ...base(), pvSave: { strategy: 'queue', workers: 0 }, threadiness: 0 });
       } catch (err) {
         return err;
       }
@@ -66,62 +57,49 @@ describe('options', () => {
     })();
     expect(isConfigurationError(error)).toBe(true);
     expect([...(error as ConfigurationError).problems].sort()).toEqual([
-      'createProvisionedPVRetryCount/createProvisionedPVIntervalMs, createProvisionedPVLimiter cannot be used together',
+      'pvSave.workers must be an integer in [1, 9007199254740991], got 0',
       'threadiness must be an integer in [1, 9007199254740991], got 0',
     ]);
   });
 
-  it('resolves the process groups and their deprecated flat names to the same settings', () => {
-    const resolve = (options: Partial<ProvisionControllerOptions>) => {
-      const { leaderElection, metricsServer } = resolveOptions({
-        ...base(),
-        leaderElection: true,
-        ...options,
-      });
-      return { leaderElection, metricsServer };
-    };
-    expect(
-      resolve({
-        leaderElection: {
-          namespace: 'ns',
-          leaseDurationMs: 20_000,
-          releaseOnShutdown: false,
-          onLost: 'reject',
-        },
-        metricsServer: { port: 8080, address: '127.0.0.1', path: '/m' },
-      }),
-    ).toEqual(
-      resolve({
-        leaderElectionNamespace: 'ns',
+  it('resolves the process groups, the defaults filling the fields left out', () => {
+    const { leaderElection, metricsServer } = resolveOptions({
+      ...base(),
+      leaderElection: {
+        namespace: 'ns',
         leaseDurationMs: 20_000,
-        releaseLeaseOnShutdown: false,
-        onLeaseLost: 'reject',
-        metricsPort: 8080,
-        metricsAddress: '127.0.0.1',
-        metricsPath: '/m',
-      }),
-    );
+        releaseOnShutdown: false,
+        onLost: 'reject',
+      },
+      metricsServer: { port: 8080, path: '/m' },
+    });
+    expect({ leaderElection, metricsServer }).toEqual({
+      leaderElection: {
+        enabled: true,
+        namespace: 'ns',
+        leaseDurationMs: 20_000,
+        renewDeadlineMs: 10_000,
+        retryPeriodMs: 2_000,
+        releaseOnShutdown: false,
+        onLost: 'reject',
+      },
+      metricsServer: { port: 8080, address: '0.0.0.0', path: '/m' },
+    });
     expect(resolveOptions({ ...base(), leaderElection: false }).leaderElection.enabled).toBe(false);
   });
 
   it.each([
-    [
-      { metricsServer: { port: 1 }, metricsPort: 2 },
-      'metricsServer.port, metricsPort cannot be used together',
-    ],
-    [
-      { leaderElection: { namespace: 'a' }, leaderElectionNamespace: 'b' },
-      'leaderElection.namespace, leaderElectionNamespace cannot be used together',
-    ],
     [{ metricsServer: { path: 'metrics' } }, 'metricsServer.path must start with "/"'],
+    [{ metricsServer: { path: '/healthz' } }, 'metricsServer.path must not be /healthz or /readyz'],
     [{ metricsServer: { port: -1 } }, 'metricsServer.port must be an integer in [0, 65535]'],
+    [{ metricsServer: 8080 as never }, 'metricsServer must be an object'],
     [
       { leaderElection: { onLost: 'exit' as never } },
       'leaderElection.onLost must be one of campaign, reject',
     ],
     [{ leaderElection: 'yes' as never }, 'leaderElection must be a boolean or an object'],
   ] satisfies [Partial<ProvisionControllerOptions>, string][])(
-    'names the option as given in a problem with a process group: %j',
+    'names the option with its group in a problem: %j',
     (bad, message) => {
       expect(() => resolveOptions({ ...base(), ...bad })).toThrow(message);
     },
@@ -134,24 +112,24 @@ describe('options', () => {
     expect(await blocking.registry.metrics()).not.toContain('unsavedpvs');
   });
 
-  it('resolves pvSave and its Go aliases to the same settings', () => {
+  it('resolves pvSave, the defaults filling the settings left out', () => {
     const limiter = new ItemExponentialFailureRateLimiter(1, 1);
-    const backoff = { steps: 3, initial: 500, factor: 2 };
     const pvSave = (options: Partial<ProvisionControllerOptions>) =>
       resolveOptions({ ...base(), ...options }).pvSave;
     expect(pvSave({ pvSave: { strategy: 'blocking' } })).toEqual({
       strategy: 'blocking',
       backoff: { steps: 5, initial: 10_000, factor: 1 },
     });
-    expect(pvSave({ pvSave: { strategy: 'blocking', backoff } })).toEqual(
-      pvSave({ createProvisionedPVBackoff: backoff }),
-    );
-    expect(pvSave({ createProvisionedPVRetryCount: 2, createProvisionedPVIntervalMs: 7 })).toEqual(
-      pvSave({ pvSave: { strategy: 'blocking', backoff: { steps: 2, initial: 7 } } }),
-    );
-    expect(pvSave({ pvSave: { strategy: 'queue', limiter, workers: 2 } })).toEqual(
-      pvSave({ createProvisionedPVLimiter: limiter, saveQueueWorkers: 2 }),
-    );
+    expect(pvSave({ pvSave: { strategy: 'blocking', backoff: { steps: 2, initial: 7 } } })).toEqual({
+      strategy: 'blocking',
+      backoff: { steps: 2, initial: 7, factor: 1 },
+    });
+    expect(pvSave({ pvSave: { strategy: 'queue', limiter, workers: 2 } })).toEqual({
+      strategy: 'queue',
+      limiter,
+      workers: 2,
+    });
+    expect(pvSave({ pvSave: { strategy: 'queue' } })).toMatchObject({ strategy: 'queue', workers: 4 });
   });
 
   it.each([
@@ -165,14 +143,6 @@ describe('options', () => {
       { pvSave: { strategy: 'blocking', backoff: { steps: 0, initial: 1 } } },
       'pvSave.backoff needs integer steps >= 1, initial >= 0, factor >= 1, jitter >= 0',
     ],
-    [
-      { pvSave: { strategy: 'blocking' }, createProvisionedPVRetryCount: 3 },
-      'pvSave, createProvisionedPVRetryCount/createProvisionedPVIntervalMs cannot be used together',
-    ],
-    [
-      { pvSave: { strategy: 'queue' }, saveQueueWorkers: 3 },
-      'pvSave, saveQueueWorkers cannot be used together',
-    ],
   ] satisfies [Partial<ProvisionControllerOptions>, string][])('rejects a bad pvSave: %j', (bad, message) => {
     expect(() => resolveOptions({ ...base(), ...bad })).toThrow(message);
   });
@@ -180,14 +150,16 @@ describe('options', () => {
   it.each([
     [{ provisionerName: '' }, 'provisionerName must be a non-empty string'],
     [{ resyncPeriodMs: -1 }, 'resyncPeriodMs must be a finite number of milliseconds >= 0'],
-    [{ metricsPath: 'metrics' }, 'metricsPath must start with "/"'],
     [{ rescheduleMode: 'put' as never }, 'rescheduleMode must be one of merge-patch, update'],
-    [{ metricsPort: 70_000 }, 'metricsPort must be an integer in [0, 65535]'],
+    [{ metricsServer: { port: 70_000 } }, 'metricsServer.port must be an integer in [0, 65535]'],
     [
-      { leaseDurationMs: 10_000, renewDeadlineMs: 10_000 },
+      { leaderElection: { leaseDurationMs: 10_000, renewDeadlineMs: 10_000 } },
       'leaseDurationMs (10000) must be greater than renewDeadlineMs (10000)',
     ],
-    [{ renewDeadlineMs: 2_000 }, 'renewDeadlineMs (2000) must be greater than 1.2 × retryPeriodMs (2000)'],
+    [
+      { leaderElection: { renewDeadlineMs: 2_000 } },
+      'renewDeadlineMs (2000) must be greater than 1.2 × retryPeriodMs (2000)',
+    ],
     [{ eventRateLimit: { qps: 0, burst: 10 } }, 'eventRateLimit needs qps > 0 and burst >= 1'],
     [{ eventRateLimit: { qps: 5, burst: 0 } }, 'eventRateLimit needs qps > 0 and burst >= 1'],
   ])('a bad option throws a ConfigurationError at construction: %j', (bad, message) => {
@@ -195,7 +167,7 @@ describe('options', () => {
     expect(() => new ProvisionController({ ...base(), ...bad })).toThrow(message);
   });
 
-  it.each([[{ threadiness: 0 }], [{ leaseDurationMs: 10_000, renewDeadlineMs: 10_000 }]])(
+  it.each([[{ threadiness: 0 }], [{ leaderElection: { leaseDurationMs: 10_000, renewDeadlineMs: 10_000 } }]])(
     'leaves an injected claims informer untouched when the options are rejected: %j',
     (bad) => {
       const options = base();

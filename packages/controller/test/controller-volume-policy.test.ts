@@ -4,7 +4,7 @@ import {
   isProvisionerForVolume,
   isVolumeDeletable,
   removeFinalizer,
-} from '../src/controller/volume-policy.ts';
+} from '../src/internal/volume-policy.ts';
 import { annDynamicallyProvisioned, annMigratedTo, finalizerPV } from '../src/wire-names.ts';
 import { newVolume } from './controller-fixtures.ts';
 

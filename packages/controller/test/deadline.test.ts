@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { withDeadline } from '../src/controller/deadline.ts';
+import { withDeadline } from '../src/internal/deadline.ts';
 import { ManualClock } from '../src/testing/manual-clock.ts';
 
 /** Resolves with the signal's reason once it aborts. */

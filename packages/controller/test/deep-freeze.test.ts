@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { frozenClone } from '../src/controller/deep-freeze.ts';
+import { frozenClone } from '../src/internal/deep-freeze.ts';
 
 describe('frozenClone', () => {
   it('hands out a deep-frozen copy, never the cached object', () => {

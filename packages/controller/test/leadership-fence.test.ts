@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { resources } from '../src/client/resource-client.ts';
-import { isLeaderElectionLostError } from '../src/controller/leader-election-lost-error.ts';
-import type { LeaseLossPolicy } from '../src/controller/process-options.ts';
 import { isLeadershipLapsedError } from '../src/leader-election/lease-fence.ts';
+import { isLeaderElectionLostError } from '../src/leader-election-lost-error.ts';
+import type { LeaseLossPolicy } from '../src/process-options.ts';
 import type { ManualClock } from '../src/testing/manual-clock.ts';
 import { statusError } from '../src/testing/status-error.ts';
 import { settle } from '../src/testing/wait.ts';

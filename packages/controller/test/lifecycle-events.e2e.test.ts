@@ -4,8 +4,9 @@
  * creates (with the claim and the PV the binder binds it to), `deleted` once the user deletes the
  * claim and the PV is released, and `stoppedLeading` with reason `stopRequested` when it is stopped.
  */
-import { ProvisionController, type ProvisionControllerEvents } from '@kube-provisioner/controller';
+import { ProvisionController } from '@kube-provisioner/controller';
 import { leaseNameFor } from '@kube-provisioner/controller/leader-election';
+import type { ProvisionControllerEvents } from '@kube-provisioner/controller/lifecycle';
 import { silentLogger } from '@kube-provisioner/controller/logging';
 import { RecordingProvisioner } from '@kube-provisioner/controller/testing';
 import { uniqueName } from '@kube-provisioner/testenv/testing';

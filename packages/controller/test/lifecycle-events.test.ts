@@ -1,9 +1,9 @@
 import { EventEmitter } from 'eventemitter3';
 import { describe, expect, it } from 'vitest';
-import { isLeaderElectionLostError } from '../src/controller/leader-election-lost-error.ts';
-import type { LeaseLossPolicy } from '../src/controller/process-options.ts';
 import { IgnoredError } from '../src/errors.ts';
 import { isLeadershipLapsedError } from '../src/leader-election/lease-fence.ts';
+import { isLeaderElectionLostError } from '../src/leader-election-lost-error.ts';
+import type { LeaseLossPolicy } from '../src/process-options.ts';
 import { type LifecycleEventMap, lifecycleSink } from '../src/util/lifecycle-emitter.ts';
 import { createLogger } from '../src/util/logger.ts';
 import {

@@ -6,8 +6,8 @@
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { resources } from '../src/client/resource-client.ts';
-import { claimDataSource } from '../src/controller/claim-data-source.ts';
-import { ConfigurationError } from '../src/controller/options.ts';
+import { ConfigurationError } from '../src/configuration-error.ts';
+import { claimDataSource } from '../src/internal/claim-data-source.ts';
 import { ProvisionController } from '../src/provision-controller.ts';
 import type { DataSourceKind } from '../src/provisioner.ts';
 import { FakeKubeApi } from '../src/testing/fake-api.ts';

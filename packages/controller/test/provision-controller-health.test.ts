@@ -4,7 +4,7 @@ import { V1MicroTime } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { resources } from '../src/client/resource-client.ts';
-import { ConfigurationError } from '../src/controller/options.ts';
+import { ConfigurationError } from '../src/configuration-error.ts';
 import type { Check } from '../src/http/health-server.ts';
 import { type ProbeRegistry, ProvisionController } from '../src/provision-controller.ts';
 import { FakeKubeApi } from '../src/testing/fake-api.ts';

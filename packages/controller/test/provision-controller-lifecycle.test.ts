@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resources } from '../src/client/resource-client.ts';
-import { isLeaderElectionLostError } from '../src/controller/leader-election-lost-error.ts';
+import { isLeaderElectionLostError } from '../src/leader-election-lost-error.ts';
 import {
   type HarnessOptions,
   manualHarness,

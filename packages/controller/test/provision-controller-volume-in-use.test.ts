@@ -5,8 +5,8 @@
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { resources } from '../src/client/resource-client.ts';
-import type { DeleteFailedEvent } from '../src/controller/lifecycle-events.ts';
 import { IgnoredError, isVolumeInUseError, VolumeInUseError } from '../src/errors.ts';
+import type { DeleteFailedEvent } from '../src/lifecycle-events.ts';
 import { ItemExponentialFailureRateLimiter } from '../src/workqueue/rate-limiters.ts';
 import {
   deleteCounts,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { resources } from '../src/client/resource-client.ts';
-import type { ProvisionControllerOptions } from '../src/controller/options.ts';
 import { IgnoredError } from '../src/errors.ts';
+import type { ProvisionControllerOptions } from '../src/provision-controller-options.ts';
 import { statusError } from '../src/testing/status-error.ts';
 import { annBetaStorageProvisioner, annMigratedTo, annSelectedNode, finalizerPV } from '../src/wire-names.ts';
 import { ItemExponentialFailureRateLimiter } from '../src/workqueue/rate-limiters.ts';

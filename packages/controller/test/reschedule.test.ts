@@ -5,7 +5,7 @@
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { resources } from '../src/client/resource-client.ts';
-import { type RescheduleConfig, rescheduleClaim } from '../src/controller/reschedule.ts';
+import { type RescheduleConfig, rescheduleClaim } from '../src/internal/reschedule.ts';
 import { FakeKubeApi } from '../src/testing/fake-api.ts';
 import { statusError } from '../src/testing/status-error.ts';
 import { realClock } from '../src/util/clock.ts';

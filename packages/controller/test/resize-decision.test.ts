@@ -6,7 +6,7 @@ import {
   finishedPatch,
   inProgressPatch,
   resizeDecision,
-} from '../src/controller/resize-decision.ts';
+} from '../src/internal/resize-decision.ts';
 
 interface ClaimState {
   readonly request: string;

@@ -4,6 +4,7 @@
  * of being silently ignored as upstream provisioners do.
  */
 import { InfeasibleError } from '@kube-provisioner/controller';
+import type { SpecialFilePolicy } from '@kube-provisioner/safe-fs';
 
 /** Kind of volume source written into the PV. */
 export type VolumeType = 'hostPath' | 'local';
@@ -24,14 +25,32 @@ export interface ClassParameters {
   readonly gid: number | undefined;
   /**
    * Whether each volume's size is enforced with a project quota (parameter `enforceSize`). Default
-   * false: the size is bookkeeping only.
+   * false: the size is recorded only.
    */
   readonly enforceSize: boolean;
   /** Hard limit above the request, in percent of it (`hardLimitGrace`, OpenEBS's name). Default 0. */
   readonly hardLimitGracePercent: number;
   /** Soft limit above the request, in percent of it (`softLimitGrace`); `undefined`: no soft limit. */
   readonly softLimitGracePercent: number | undefined;
+  /**
+   * What deleting a PV does with its directory (`onDelete`): `delete` (default) removes it, `retain`
+   * keeps it for a later claim to take back.
+   */
+  readonly onDelete: DeletePolicy;
+  /**
+   * Namespaces besides the claim's own whose retained data a claim may take back
+   * (`takeBackFromNamespaces`: a comma-separated list, or `*` for any). Default none.
+   */
+  readonly takeBackFromNamespaces: readonly string[] | '*';
+  /**
+   * What a clone does with FIFOs, sockets and device files of its source (`cloneSpecialFiles`):
+   * `refuse` (default) fails the clone, `skip` leaves them out. Node.js cannot make them (no mknod).
+   */
+  readonly cloneSpecialFiles: SpecialFilePolicy;
 }
+
+/** What deleting a PV does with its directory: remove it, or keep it for a take-back. */
+export type DeletePolicy = 'delete' | 'retain';
 
 /** PVC annotation choosing `hostPath` or `local`, honoured only when the class sets `allowVolumeTypeAnnotation`. */
 export const annVolumeType = 'hostpath.kube-provisioner.io/volume-type';
@@ -53,7 +72,10 @@ type ParameterName =
   | 'gid'
   | 'enforceSize'
   | 'softLimitGrace'
-  | 'hardLimitGrace';
+  | 'hardLimitGrace'
+  | 'onDelete'
+  | 'takeBackFromNamespaces'
+  | 'cloneSpecialFiles';
 
 /** What each parameter accepts, as shown in error messages. */
 const accepted: Readonly<Record<ParameterName, string>> = {
@@ -66,6 +88,9 @@ const accepted: Readonly<Record<ParameterName, string>> = {
   enforceSize: booleans.join(', '),
   softLimitGrace: 'a percentage of the request from 0% to 1000%, such as 10%',
   hardLimitGrace: 'a percentage of the request from 0% to 1000%, such as 10%',
+  onDelete: 'delete, retain',
+  takeBackFromNamespaces: 'a comma-separated list of namespaces, or *',
+  cloneSpecialFiles: 'refuse, skip',
 };
 
 const parameterNames = Object.keys(accepted) as ParameterName[];
@@ -98,6 +123,9 @@ export function parseClassParameters(
     enforceSize: boolean;
     hardLimitGracePercent: number;
     softLimitGracePercent: number | undefined;
+    onDelete: DeletePolicy;
+    takeBackFromNamespaces: readonly string[] | '*';
+    cloneSpecialFiles: SpecialFilePolicy;
   } = {
     volumeType: 'hostPath',
     allowVolumeTypeAnnotation: false,
@@ -108,6 +136,9 @@ export function parseClassParameters(
     enforceSize: false,
     hardLimitGracePercent: 0,
     softLimitGracePercent: undefined,
+    onDelete: 'delete',
+    takeBackFromNamespaces: [],
+    cloneSpecialFiles: 'refuse',
   };
 
   for (const [key, value] of Object.entries(parameters ?? {})) {
@@ -153,6 +184,20 @@ export function parseClassParameters(
         else result.hardLimitGracePercent = percent;
         break;
       }
+      case 'onDelete':
+        if (value === 'delete' || value === 'retain') result.onDelete = value;
+        else invalid(key, value);
+        break;
+      case 'takeBackFromNamespaces': {
+        const namespaces = parseNamespaces(value);
+        if (namespaces === undefined) invalid(key, value);
+        else result.takeBackFromNamespaces = namespaces;
+        break;
+      }
+      case 'cloneSpecialFiles':
+        if (value === 'refuse' || value === 'skip') result.cloneSpecialFiles = value;
+        else invalid(key, value);
+        break;
     }
   }
   const graces = ['softLimitGrace', 'hardLimitGrace'].filter((key) => parameters?.[key] !== undefined);
@@ -203,6 +248,15 @@ function parsePercent(value: string): number | undefined {
   if (!/^(0|[1-9][0-9]{0,3})%$/.test(value)) return undefined;
   const percent = Number(value.slice(0, -1));
   return percent <= 1000 ? percent : undefined;
+}
+
+const namespaceName = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/u;
+
+/** `*`, or namespace names separated by commas (with optional spaces). */
+function parseNamespaces(value: string): readonly string[] | '*' | undefined {
+  if (value.trim() === '*') return '*';
+  const names = value.split(',').map((name) => name.trim());
+  return names.every((name) => namespaceName.test(name)) ? names : undefined;
 }
 
 function parseId(value: string): number | undefined {

@@ -15,8 +15,9 @@ import {
   usageFlags,
   usageText,
 } from '@kube-provisioner/controller/cli';
-import { defaultProvisionerName, type ProvisionerMode } from './hostpath-provisioner.ts';
+import { defaultProvisionerName } from './hostpath-provisioner.ts';
 import { defaultNodeAffinityKey } from './persistent-volume.ts';
+import type { ProvisionerMode } from './provisioner-mode.ts';
 
 /** Validated start-up configuration. */
 export interface CliOptions extends ProvisionerCliOptions, UsageCliOptions {

@@ -15,6 +15,8 @@ import {
   provisionFailure,
 } from '@kube-provisioner/controller';
 import { isNotFound, type ResourceClient } from '@kube-provisioner/controller/client';
+import { CloneJobs, type CloneSourceAccess } from '@kube-provisioner/controller/clone';
+import type { DataSourceKind } from '@kube-provisioner/controller/provisioner';
 import type { UsageMonitor, VolumeLister } from '@kube-provisioner/controller/usage';
 import { annAlphaSelectedNode, annSelectedNode } from '@kube-provisioner/controller/wire-names';
 import {
@@ -24,23 +26,24 @@ import {
   joinBasePath,
   type RelativeVolumePath,
   relativePathUnder,
-  resolveVolumePath,
   VolumeRoot,
 } from '@kube-provisioner/safe-fs';
 import type { V1Node, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { type ClassParameters, parseClassParameters, resolveVolumeType } from './class-parameters.ts';
+import { type CloneScope, type CloneVolumeSettings, cloneRequest } from './clone-request.ts';
 import { type HostPathVolume, listOwnedVolumes } from './owned-volumes.ts';
 import {
   buildPersistentVolume,
   defaultNodeAffinityKey,
+  recordedDeletePolicy,
   volumeNode,
   volumePath,
 } from './persistent-volume.ts';
+import type { ProvisionerMode } from './provisioner-mode.ts';
 import { type ProjectQuotaAccess, projectLimits, SizeEnforcement } from './size-enforcement.ts';
 import { quantityBytes } from './storage-quantity.ts';
-
-/** Deployment mode: one instance per node (DaemonSet), or one leader-elected instance for a shared root. */
-export type ProvisionerMode = 'per-node' | 'shared';
+import { requestedTakeBack, takeBackInto } from './take-back.ts';
+import { directoryOptions, requestLimits, volumeDirectory, volumeOwner } from './volume-request.ts';
 
 /** Reads Node objects (`nodes` `get`); a `ResourceClient<V1Node>` fits. */
 export type NodeReader = Pick<ResourceClient<V1Node>, 'get'>;
@@ -76,6 +79,11 @@ export interface HostPathProvisionerOptions {
     | undefined;
   /** Project quotas, for classes with `enforceSize`. Default: `xfs_quota` and `/proc/self/mountinfo`. */
   readonly projectQuotas?: ProjectQuotaAccess | undefined;
+  /**
+   * Reads clone sources and sets their cloning-protection finalizer. With it the provisioner clones
+   * claims whose `dataSource` is a PersistentVolumeClaim on its root; without it such claims are refused.
+   */
+  readonly clones?: CloneSourceAccess | undefined;
 }
 
 // Per-node volumes live on one node, so only single-node access modes make sense.
@@ -94,6 +102,11 @@ export class HostPathProvisioner implements Provisioner {
   readonly #nodes: NodeReader | undefined;
   readonly #usage: HostPathProvisionerOptions['usage'];
   readonly #sizes: SizeEnforcement;
+  readonly #clones: CloneJobs<RelativeVolumePath, CloneVolumeSettings> | undefined;
+  /** Where this instance's volumes are: its root and, in per-node mode, its node. */
+  readonly #scope: CloneScope;
+  /** PersistentVolumeClaim (a clone) when {@link HostPathProvisionerOptions.clones} is given, else none. */
+  readonly dataSources: readonly DataSourceKind[];
 
   /** @throws Error when the root is not absolute, or per-node mode has no node name. */
   constructor(options: HostPathProvisionerOptions) {
@@ -109,6 +122,11 @@ export class HostPathProvisioner implements Provisioner {
     this.#nodes = options.nodes;
     this.#usage = options.usage;
     this.#sizes = new SizeEnforcement(this.#root, options.projectQuotas);
+    const { clones } = options;
+    this.#clones = clones && new CloneJobs(this.#root, clones, this.#provisionerName);
+    this.dataSources = clones === undefined ? [] : [{ apiGroup: '', kind: 'PersistentVolumeClaim' }];
+    const node = this.#mode === 'per-node' ? this.#nodeName : undefined;
+    this.#scope = { root: this.#root.base, node, provisionerName: this.#provisionerName };
   }
 
   shouldProvision(pvc: Readonly<V1PersistentVolumeClaim>): boolean {
@@ -129,13 +147,14 @@ export class HostPathProvisioner implements Provisioner {
       if (volumeType === 'local' && this.#mode === 'shared') {
         throw new InfeasibleError('volume type "local" needs node affinity, which shared mode does not set');
       }
-      const relative = this.#volumePath(parameters, pvc, pvName);
+      const relative = volumeDirectory(parameters, pvc, pvName);
       const nodeAffinity =
         this.#mode === 'per-node'
           ? { key: this.#affinityKey, value: await this.#affinityValue(context.signal) }
           : undefined;
       context.signal.throwIfAborted();
-      const path = await this.#createDirectory(relative, options, parameters, context);
+      const path = await this.#fill(relative, options, parameters, context);
+      if (typeof path !== 'string') return { error: new Error(path.message), state: 'Background' };
       return {
         pv: buildPersistentVolume({
           pvName,
@@ -143,6 +162,7 @@ export class HostPathProvisioner implements Provisioner {
           storageClass,
           path,
           volumeType,
+          onDelete: parameters.onDelete,
           nodeName: this.#nodeName,
           nodeAffinity,
         }),
@@ -180,8 +200,23 @@ export class HostPathProvisioner implements Provisioner {
     // The stored path is untrusted input: it must resolve strictly inside the root.
     const relative = relativePathUnder(this.#root.base, path);
     context.signal.throwIfAborted();
-    await this.#sizes.removeLimit(relative, pv.metadata?.name ?? '', context);
-    await this.#removeDirectory(relative, pv, context);
+    const pvName = pv.metadata?.name ?? '';
+    // A retained tree keeps its project ID in its record, but is no volume to limit any more.
+    await this.#sizes.removeLimit(relative, pvName, context);
+    if (recordedDeletePolicy(pv) === 'delete') {
+      await this.#removeDirectory(relative, pv, context);
+      return;
+    }
+    context.assertLeader();
+    const outcome = await this.#root.releaseVolume(relative, {
+      pvName,
+      beforeEachWrite: () => context.assertLeader(),
+    });
+    context.assertLeader();
+    const fields = { path: relative, outcome, node: this.#nodeName };
+    // Retaining never touches the data: a directory that is not this PV's only loses its take-back.
+    if (outcome === 'released') context.logger.info(fields, 'volume directory retained');
+    else context.logger.warn(fields, 'volume directory not marked retained: no claim can take it back');
   }
 
   /** In per-node mode only the volume's own node expands it; the others leave the claim alone. */
@@ -191,7 +226,7 @@ export class HostPathProvisioner implements Provisioner {
 
   /**
    * Grows a volume. Without enforced sizes a directory has no size to change: the new capacity is
-   * bookkeeping only, recorded on the PV and the claim by the controller. With them, the project's
+   * recorded only, on the PV and the claim by the controller. With them, the project's
    * limits are raised first.
    */
   async expand(options: ExpandOptions, context: OperationContext): Promise<ExpandResult> {
@@ -202,7 +237,7 @@ export class HostPathProvisioner implements Provisioner {
       const bytes = quantityBytes(options.capacity);
       if (bytes === undefined) throw new InfeasibleError(`size ${options.capacity} is not a number of bytes`);
       const limits = projectLimits(bytes, parseClassParameters(options.storageClass.parameters));
-      // A volume without a project has no size to raise: bookkeeping only.
+      // A volume without a project has no size to raise: recorded only.
       await this.#sizes.raiseLimit(relative, options.pv.metadata?.name ?? '', limits, context);
     } catch (err) {
       if (err instanceof InfeasibleError) return { error: err, state: 'Finished' };
@@ -251,32 +286,6 @@ export class HostPathProvisioner implements Provisioner {
     }
   }
 
-  #volumePath(
-    parameters: ClassParameters,
-    pvc: Readonly<V1PersistentVolumeClaim>,
-    pvName: string,
-  ): RelativeVolumePath {
-    const claim = {
-      namespace: pvc.metadata?.namespace ?? '',
-      name: pvc.metadata?.name ?? '',
-      labels: pvc.metadata?.labels,
-      annotations: pvc.metadata?.annotations,
-    };
-    const what = parameters.pathPattern === undefined ? 'PV name' : 'parameter "pathPattern"';
-    try {
-      // An empty fallback makes an empty render fail instead of silently using another name.
-      return resolveVolumePath(
-        parameters.pathPattern,
-        { claim, pvName },
-        parameters.pathPattern ? '' : pvName,
-      );
-    } catch (err) {
-      throw new InfeasibleError(`${what} does not give a usable directory: ${(err as Error).message}`, {
-        cause: err,
-      });
-    }
-  }
-
   async #affinityValue(signal: AbortSignal): Promise<string> {
     const nodeName = this.#nodeName ?? '';
     if (this.#nodes === undefined) return nodeName;
@@ -298,6 +307,25 @@ export class HostPathProvisioner implements Provisioner {
     }
   }
 
+  /** Makes the volume: a clone (its progress while it runs), the data taken back, or an empty directory. */
+  async #fill(
+    relative: RelativeVolumePath,
+    options: ProvisionOptions,
+    parameters: ClassParameters,
+    context: OperationContext,
+  ): Promise<string | { readonly message: string }> {
+    const { dataSource, pvc, pvName } = options;
+    if (dataSource !== undefined && this.#clones !== undefined) {
+      const request = cloneRequest({ ...options, dataSource }, relative, parameters, this.#scope);
+      const step = await this.#clones.step(request, context);
+      return step.ended ? joinBasePath(this.#root.base, relative) : step;
+    }
+    const fromPvName = requestedTakeBack(pvc, pvName);
+    return fromPvName === undefined
+      ? this.#createDirectory(relative, options, parameters, context)
+      : this.#takeBack(relative, options, parameters, fromPvName, context);
+  }
+
   async #createDirectory(
     relative: RelativeVolumePath,
     options: ProvisionOptions,
@@ -309,45 +337,47 @@ export class HostPathProvisioner implements Provisioner {
       await this.#makeVolume(relative, options, parameters, undefined, context);
       return path;
     }
-    const request = options.pvc.spec?.resources?.requests?.storage;
-    const bytes = quantityBytes(request);
-    if (bytes === undefined)
-      throw new InfeasibleError(`the requested size ${request} is not a number of bytes`);
+    const limits = requestLimits(options, parameters);
     // Before anything is made: a root that cannot enforce sizes gets no volume.
     const quotas = await this.#sizes.quotas();
     await this.#sizes.withNewProjectId(quotas, context.signal, (id) =>
       this.#makeVolume(relative, options, parameters, id, context),
     );
-    await this.#sizes.enforce(relative, path, quotas, projectLimits(bytes, parameters), context);
+    await this.#sizes.enforce(relative, path, quotas, limits, context);
     return path;
+  }
+
+  /** Gives the claim the retained data of PV `fromPvName`, found on this instance's root only. */
+  async #takeBack(
+    relative: RelativeVolumePath,
+    options: ProvisionOptions,
+    parameters: ClassParameters,
+    fromPvName: string,
+    context: OperationContext,
+  ): Promise<string> {
+    const request = {
+      ...directoryOptions(parameters),
+      owner: volumeOwner(options, this.#provisionerName, undefined),
+      fromPvName,
+      fromNamespaces: parameters.takeBackFromNamespaces,
+    };
+    const limits = parameters.enforceSize ? requestLimits(options, parameters) : undefined;
+    const { node } = this.#scope;
+    await takeBackInto(this.#root, this.#sizes, { relative, request, limits, node }, context);
+    return joinBasePath(this.#root.base, relative);
   }
 
   async #makeVolume(
     relative: RelativeVolumePath,
-    { pvc, pvName }: ProvisionOptions,
+    options: ProvisionOptions,
     parameters: ClassParameters,
     projectId: number | undefined,
     context: OperationContext,
   ): Promise<void> {
     context.assertLeader();
     const outcome = await this.#root.createVolume(relative, {
-      owner: {
-        claimUid: pvc.metadata?.uid ?? '',
-        namespace: pvc.metadata?.namespace ?? '',
-        claimName: pvc.metadata?.name ?? '',
-        pvName,
-        provisioner: this.#provisionerName,
-        ...(projectId === undefined ? {} : { projectId }),
-      },
-      mode: parameters.mode,
-      // The class mode, but never writable by group or others: whoever can write a parent can swap
-      // the volumes and records in it.
-      parentMode: parameters.mode & ~0o022,
-      // kubelet mounts hostPath volumes following links: a directory someone else made could have
-      // the volume's path swapped for one.
-      ownParentsOnly: true,
-      uid: parameters.uid,
-      gid: parameters.gid,
+      ...directoryOptions(parameters),
+      owner: volumeOwner(options, this.#provisionerName, projectId),
       beforeEachWrite: () => context.assertLeader(),
     });
     // A freeze during the call (a paused process, a lost Lease) ends the step here: the directory is

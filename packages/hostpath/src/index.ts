@@ -1,17 +1,20 @@
 /** Version of this package, read from its manifest. */
 
-export type { ClassParameters, VolumeType } from './class-parameters.ts';
+export type { ClassParameters, DeletePolicy, VolumeType } from './class-parameters.ts';
 export { annVolumeType, defaultDirectoryMode, parseClassParameters } from './class-parameters.ts';
-export type { HostPathProvisionerOptions, NodeReader, ProvisionerMode } from './hostpath-provisioner.ts';
+export type { HostPathProvisionerOptions, NodeReader } from './hostpath-provisioner.ts';
 export { defaultProvisionerName, HostPathProvisioner } from './hostpath-provisioner.ts';
 export type { HostPathVolume } from './owned-volumes.ts';
-export { annProvisionerIdentity, defaultNodeAffinityKey } from './persistent-volume.ts';
-export type { QuotaFileSystemType, QuotaMount } from './quota-mount.ts';
+export { annOnDelete, annProvisionerIdentity, defaultNodeAffinityKey } from './persistent-volume.ts';
+export type { ProvisionerMode } from './provisioner-mode.ts';
+export type { QuotaFileSystemType, QuotaMount, QuotaMountCheck } from './quota-mount.ts';
+export { checkQuotaMount } from './quota-mount.ts';
 export type { QuotaMeasureOptions } from './quota-usage.ts';
 export { quotaMeasure } from './quota-usage.ts';
 export type { PolicyRule } from './rbac-rules.ts';
 export { clusterRules, namespaceRules } from './rbac-rules.ts';
 export type { ProjectQuotaAccess } from './size-enforcement.ts';
+export { annTakeBackFrom } from './take-back.ts';
 export { version } from './version.ts';
 export type { ProjectLimits, ProjectQuotas, ProjectUsage, RunXfsQuota } from './xfs-quota.ts';
 export { xfsQuota } from './xfs-quota.ts';

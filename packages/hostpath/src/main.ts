@@ -4,8 +4,9 @@
  * error (a lost Lease stops the work and campaigns again), 2 for invalid configuration.
  */
 import { stat } from 'node:fs/promises';
-import { type KubeApi, resources } from '@kube-provisioner/controller';
+import type { KubeApi } from '@kube-provisioner/controller';
 import { runProvisioner } from '@kube-provisioner/controller/cli';
+import { resources } from '@kube-provisioner/controller/client';
 import { createEventRecorder } from '@kube-provisioner/controller/events';
 import { UsageMonitor, warnOnClaim } from '@kube-provisioner/controller/usage';
 import { checkWritableDirectory, fsOpsForRoot } from '@kube-provisioner/safe-fs';
@@ -65,6 +66,10 @@ await runProvisioner<CliOptions>({
           nodes: perNode ? api.resource(resources.nodes) : undefined,
           fs: rootFs.ops,
           usage: usageReporting(options, api, registry),
+          clones: {
+            claims: api.resource(resources.persistentVolumeClaims),
+            volumes: api.resource(resources.persistentVolumes),
+          },
         }),
         metricsRegistry: registry,
         maintenanceIntervalMs: options.usageIntervalMs,

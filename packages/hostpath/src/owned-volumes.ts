@@ -13,8 +13,8 @@ import {
 import { annDynamicallyProvisioned } from '@kube-provisioner/controller/wire-names';
 import { normalizeBasePath, type RelativeVolumePath, relativePathUnder } from '@kube-provisioner/safe-fs';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
-import type { ProvisionerMode } from './hostpath-provisioner.ts';
 import { volumeNode, volumePath } from './persistent-volume.ts';
+import type { ProvisionerMode } from './provisioner-mode.ts';
 import { quantityBytes } from './storage-quantity.ts';
 
 /** A hostpath volume to measure: its labels and request, and its directory under the root. */

@@ -3,7 +3,7 @@
  */
 import { type ProvisionOptions, persistentVolumeFor } from '@kube-provisioner/controller';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
-import type { VolumeType } from './class-parameters.ts';
+import type { DeletePolicy, VolumeType } from './class-parameters.ts';
 
 /**
  * PV annotation naming the node that holds the data. The Go example writes the same key, so its
@@ -11,6 +11,12 @@ import type { VolumeType } from './class-parameters.ts';
  * a delete: the node-affinity value may be a label that differs from the node name.
  */
 export const annProvisionerIdentity = 'hostPathProvisionerIdentity';
+
+/**
+ * PV annotation holding the class's `onDelete` at provision time, so editing or deleting the class
+ * later cannot change the fate of existing data. The NFS provisioners record theirs the same way.
+ */
+export const annOnDelete = 'hostpath.kube-provisioner.io/on-delete';
 
 /** Node label that node affinity uses unless configured otherwise. */
 export const defaultNodeAffinityKey = 'kubernetes.io/hostname';
@@ -20,6 +26,7 @@ export interface VolumeShape extends Pick<ProvisionOptions, 'pvName' | 'pvc' | '
   /** Absolute directory on the node. */
   readonly path: string;
   readonly volumeType: VolumeType;
+  readonly onDelete: DeletePolicy;
   /** Node holding the data, recorded in {@link annProvisionerIdentity}; `undefined` in shared mode without a node. */
   readonly nodeName: string | undefined;
   /** Required node affinity; `undefined` for shared roots. */
@@ -54,7 +61,10 @@ export function buildPersistentVolume(shape: VolumeShape): V1PersistentVolume {
             },
           }),
     },
-    shape.nodeName === undefined ? undefined : { [annProvisionerIdentity]: shape.nodeName },
+    {
+      [annOnDelete]: shape.onDelete,
+      ...(shape.nodeName === undefined ? {} : { [annProvisionerIdentity]: shape.nodeName }),
+    },
   );
 }
 
@@ -67,4 +77,13 @@ export function volumePath(pv: Readonly<V1PersistentVolume>): string | undefined
 export function volumeNode(pv: Readonly<V1PersistentVolume>): string | undefined {
   const node = pv.metadata?.annotations?.[annProvisionerIdentity];
   return node === undefined || node === '' ? undefined : node;
+}
+
+/**
+ * What deleting `pv` does with its directory: a PV made before the policy existed records none and
+ * is deleted as it always was; a value edited to anything unknown keeps the data, the safe side.
+ */
+export function recordedDeletePolicy(pv: Readonly<V1PersistentVolume>): DeletePolicy {
+  const recorded = pv.metadata?.annotations?.[annOnDelete];
+  return recorded === undefined || recorded === 'delete' ? 'delete' : 'retain';
 }

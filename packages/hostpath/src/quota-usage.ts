@@ -4,7 +4,7 @@
  * root that no longer enforces) is walked as before.
  */
 import type { MeasureVolume } from '@kube-provisioner/controller/usage';
-import { type FsOps, VolumeRoot, walkVolume } from '@kube-provisioner/safe-fs';
+import { type FsOps, VolumeRoot, volumeUsageScanner } from '@kube-provisioner/safe-fs';
 import type { HostPathVolume } from './owned-volumes.ts';
 import { type ProjectQuotaAccess, SizeEnforcement } from './size-enforcement.ts';
 import type { ProjectUsage } from './xfs-quota.ts';
@@ -28,7 +28,7 @@ const reportMaxAgeMs = 1_000;
 export function quotaMeasure(options: QuotaMeasureOptions): MeasureVolume<HostPathVolume> {
   const root = new VolumeRoot(options.root, { fs: options.fs });
   const sizes = new SizeEnforcement(root, options.projectQuotas);
-  const walk = walkVolume(options.root, options.fs);
+  const walk = volumeUsageScanner(options.root, options.fs);
   const now = options.now ?? Date.now;
   let report: { readonly at: number; readonly usage: Promise<Map<number, ProjectUsage>> } | undefined;
   const currentReport = (signal: AbortSignal): Promise<Map<number, ProjectUsage>> => {
@@ -42,7 +42,7 @@ export function quotaMeasure(options: QuotaMeasureOptions): MeasureVolume<HostPa
     return report.usage;
   };
   return async (volume, scan) => {
-    const projectId = (await root.readOwner(volume.path))?.projectId;
+    const projectId = (await root.readRecord(volume.path))?.projectId;
     if (projectId === undefined) return walk(volume, scan);
     let usage: Map<number, ProjectUsage>;
     try {

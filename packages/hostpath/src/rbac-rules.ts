@@ -14,11 +14,13 @@ export type { PolicyRule } from '@kube-provisioner/controller/cli';
 
 /**
  * Cluster-wide rules: the controller's, plus Nodes, read in per-node mode to resolve the node-affinity
- * label and to tell a vanished node from a live peer. Claims are only read (no reschedule); their
- * status is patched by volume expansion.
+ * label and to tell a vanished node from a live peer. Claims are patched for the cloning-protection
+ * finalizer on a clone's source claim (no reschedule); their status is patched by volume expansion.
  */
 export const clusterRules: readonly PolicyRule[] = [
-  ...controllerClusterRules,
+  ...controllerClusterRules.map((rule) =>
+    rule.resources.includes('persistentvolumeclaims') ? { ...rule, verbs: [...rule.verbs, 'patch'] } : rule,
+  ),
   ...volumeExpansionRules,
   { apiGroups: [''], resources: ['nodes'], verbs: ['get'] },
 ];

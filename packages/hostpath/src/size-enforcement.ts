@@ -82,7 +82,7 @@ export class SizeEnforcement {
     limits: ProjectLimits,
     context: OperationContext,
   ): Promise<void> {
-    const projectId = (await this.#root.readOwner(relative))?.projectId;
+    const projectId = (await this.#root.readRecord(relative))?.projectId;
     if (projectId === undefined) throw new Error(`the record of ${relative} holds no project ID`);
     context.assertLeader();
     await quotas.assign(path, projectId, context.signal);
@@ -129,7 +129,7 @@ export class SizeEnforcement {
 
   /** The project ID in the record of `relative`, which must name PV `pvName`. */
   async #recordedProject(relative: RelativeVolumePath, pvName: string): Promise<number | undefined> {
-    const record = await this.#root.readOwner(relative);
+    const record = await this.#root.readRecord(relative);
     if (record?.projectId === undefined) return undefined;
     // A forged PV path must not reach another volume's limit.
     if (record.pvName !== pvName) throw new Error(`the record of ${relative} names PV ${record.pvName}`);

@@ -29,6 +29,9 @@ describe('parseClassParameters', () => {
       enforceSize: false,
       hardLimitGracePercent: 0,
       softLimitGracePercent: undefined,
+      onDelete: 'delete',
+      takeBackFromNamespaces: [],
+      cloneSpecialFiles: 'refuse',
     });
   });
 
@@ -44,6 +47,9 @@ describe('parseClassParameters', () => {
         enforceSize: 'true',
         softLimitGrace: '5%',
         hardLimitGrace: '20%',
+        onDelete: 'retain',
+        takeBackFromNamespaces: 'team-b, team-c',
+        cloneSpecialFiles: 'skip',
       }),
     ).toEqual({
       volumeType: 'local',
@@ -55,6 +61,9 @@ describe('parseClassParameters', () => {
       enforceSize: true,
       softLimitGracePercent: 5,
       hardLimitGracePercent: 20,
+      onDelete: 'retain',
+      takeBackFromNamespaces: ['team-b', 'team-c'],
+      cloneSpecialFiles: 'skip',
     });
   });
 
@@ -78,7 +87,7 @@ describe('parseClassParameters', () => {
 
   it('names an unknown parameter and lists the accepted ones', () => {
     expect(failure(() => parseClassParameters({ pathPatern: 'x' })).message).toContain(
-      'unknown parameter "pathPatern": accepted parameters: volumeType, allowVolumeTypeAnnotation, pathPattern, mode, uid, gid, enforceSize, softLimitGrace, hardLimitGrace',
+      'unknown parameter "pathPatern": accepted parameters: volumeType, allowVolumeTypeAnnotation, pathPattern, mode, uid, gid, enforceSize, softLimitGrace, hardLimitGrace, onDelete, takeBackFromNamespaces, cloneSpecialFiles',
     );
   });
 
@@ -86,6 +95,9 @@ describe('parseClassParameters', () => {
     ['volumeType', 'Local', 'accepted values: hostPath, local'],
     ['volumeType', '', 'accepted values: hostPath, local'],
     ['allowVolumeTypeAnnotation', 'yes', 'accepted values: true, false'],
+    ['onDelete', 'archive', 'accepted values: delete, retain'],
+    ['cloneSpecialFiles', 'copy', 'accepted values: refuse, skip'],
+    ['takeBackFromNamespaces', 'team-a,,team-b', 'a comma-separated list of namespaces, or *'],
     ['pathPattern', '  ', 'a non-empty directory template'],
     ['mode', '0o777', 'an octal mode of 3 or 4 digits'],
     ['mode', '0888', 'an octal mode of 3 or 4 digits'],
@@ -101,9 +113,9 @@ describe('parseClassParameters', () => {
   });
 
   it('reports every problem at once', () => {
-    const message = failure(() => parseClassParameters({ mode: 'rwx', onDelete: 'delete' })).message;
+    const message = failure(() => parseClassParameters({ mode: 'rwx', archiveOnDelete: 'true' })).message;
     expect(message).toContain('parameter "mode"');
-    expect(message).toContain('unknown parameter "onDelete"');
+    expect(message).toContain('unknown parameter "archiveOnDelete"');
   });
 
   it('does not treat inherited object keys as parameters', () => {

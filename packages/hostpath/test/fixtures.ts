@@ -29,7 +29,7 @@ export const context: OperationContext = operationContext();
 
 /** A pending claim asking for 1Gi (ReadWriteOnce unless said otherwise); `node` sets the selected node. */
 export function claim(
-  init: Omit<ClaimFixtureInit, 'selectedNode'> & { node?: string } = {},
+  init: Omit<ClaimFixtureInit, 'selectedNode'> & { node?: string | undefined } = {},
 ): V1PersistentVolumeClaim {
   const { node, ...rest } = init;
   return claimFixture({ ...rest, selectedNode: node });

@@ -7,7 +7,7 @@ import { nodeFsOps, permissionFix } from '@kube-provisioner/safe-fs';
 import { describe, expect, it } from 'vitest';
 import { annVolumeType } from '../src/class-parameters.ts';
 import { HostPathProvisioner, type HostPathProvisionerOptions } from '../src/hostpath-provisioner.ts';
-import { annProvisionerIdentity } from '../src/persistent-volume.ts';
+import { annOnDelete, annProvisionerIdentity } from '../src/persistent-volume.ts';
 import {
   claim,
   context,
@@ -52,7 +52,10 @@ describe('per-node provisioning', () => {
     expect(pv).toEqual({
       apiVersion: 'v1',
       kind: 'PersistentVolume',
-      metadata: { name: options.pvName, annotations: { [annProvisionerIdentity]: 'node-a' } },
+      metadata: {
+        name: options.pvName,
+        annotations: { [annOnDelete]: 'delete', [annProvisionerIdentity]: 'node-a' },
+      },
       spec: {
         capacity: { storage: '1Gi' },
         accessModes: ['ReadWriteOnce'],
@@ -215,7 +218,7 @@ describe('shared provisioning', () => {
     const pv = provisioned(await shared(root.path).provision(options, context));
     expect(pv.spec?.nodeAffinity).toBeUndefined();
     expect(pv.spec?.accessModes).toEqual(['ReadWriteMany']);
-    expect(pv.metadata?.annotations).toBeUndefined();
+    expect(pv.metadata?.annotations).toEqual({ [annOnDelete]: 'delete' });
     expect((await stat(join(root.path, options.pvName))).isDirectory()).toBe(true);
   });
 

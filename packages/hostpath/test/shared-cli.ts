@@ -21,6 +21,7 @@ import {
   StorageV1Api,
   type V1PersistentVolume,
   type V1StorageClass,
+  type V1TypedLocalObjectReference,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll } from 'vitest';
 
@@ -35,8 +36,18 @@ export interface SharedCli {
   readonly namespace: string;
   readonly root: string;
   readonly program: RunningProgram;
+  /** Creates claim `name` of the class asking for `storage`. */
+  createClaim(name: string, storage: string, claim?: ClaimExtras): Promise<void>;
   /** Creates claim `name` of the class asking for `storage`, waits until it is Bound; its PV. */
-  bindClaim(name: string, storage: string): Promise<V1PersistentVolume>;
+  bindClaim(name: string, storage: string, claim?: ClaimExtras): Promise<V1PersistentVolume>;
+}
+
+/** What a test's claim has besides its name, class, access mode and size. */
+export interface ClaimExtras {
+  /** Default the CLI's own namespace. */
+  readonly namespace?: string;
+  readonly annotations?: Record<string, string>;
+  readonly dataSource?: V1TypedLocalObjectReference;
 }
 
 /** Options of {@link SharedCli}'s start. */
@@ -105,27 +116,35 @@ export function useSharedCli(env: TestEnv): (options: SharedCliOptions) => Promi
     cleanups.push(async () => {
       await storage.deleteStorageClass({ name: className });
     });
+    const createClaim = async (name: string, size: string, extras: ClaimExtras = {}) => {
+      await core.createNamespacedPersistentVolumeClaim({
+        namespace: extras.namespace ?? namespace,
+        body: {
+          metadata: { name, ...(extras.annotations && { annotations: extras.annotations }) },
+          spec: {
+            storageClassName: className,
+            accessModes: ['ReadWriteOnce'],
+            resources: { requests: { storage: size } },
+            ...(extras.dataSource && { dataSource: extras.dataSource }),
+          },
+        },
+      });
+    };
     return {
       provisionerName,
       className,
       namespace,
       root,
       program,
-      async bindClaim(name, size) {
-        await core.createNamespacedPersistentVolumeClaim({
-          namespace,
-          body: {
-            metadata: { name },
-            spec: {
-              storageClassName: className,
-              accessModes: ['ReadWriteOnce'],
-              resources: { requests: { storage: size } },
-            },
-          },
-        });
+      createClaim,
+      async bindClaim(name, size, extras = {}) {
+        await createClaim(name, size, extras);
         return waitFor(
           async () => {
-            const claim = await core.readNamespacedPersistentVolumeClaim({ namespace, name });
+            const claim = await core.readNamespacedPersistentVolumeClaim({
+              namespace: extras.namespace ?? namespace,
+              name,
+            });
             const volumeName = claim.spec?.volumeName;
             return claim.status?.phase === 'Bound' && volumeName
               ? core.readPersistentVolume({ name: volumeName })

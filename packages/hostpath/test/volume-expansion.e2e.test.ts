@@ -1,7 +1,7 @@
 /**
  * End-to-end: the `kube-hostpath-provisioner` binary under the shipped RBAC grows a claim of a class
  * with `allowVolumeExpansion: true` on the real control plane (kube-controller-manager's expander
- * leaves such volumes to an external controller). Without enforced sizes the new size is bookkeeping:
+ * leaves such volumes to an external controller). Without enforced sizes the new size is recorded only:
  * the PV and the claim show it.
  */
 import { waitFor } from '@kube-provisioner/testenv';

@@ -10,7 +10,7 @@ import {
   volumeStatsMetrics,
   warnOnClaim,
 } from '@kube-provisioner/controller/usage';
-import { parseRelativeVolumePath, walkVolume } from '@kube-provisioner/safe-fs';
+import { parseRelativeVolumePath, volumeUsageScanner } from '@kube-provisioner/safe-fs';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
@@ -79,7 +79,7 @@ describe('hostpath volume usage', () => {
     const events = recorder();
     const monitor = new UsageMonitor<HostPathVolume>({
       registry,
-      measure: walkVolume(root),
+      measure: volumeUsageScanner(root),
       operationsPerSecond: 10_000,
       scanTimeoutMs: 60_000,
       onExceeded: warnOnClaim(events),

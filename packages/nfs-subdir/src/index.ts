@@ -1,13 +1,13 @@
+export type { CloneSourceAccess } from '@kube-provisioner/controller/clone';
 export type { ArchiveSweepCounts } from './archive-metrics.ts';
 export { ArchiveMetrics, archiveMetricNames } from './archive-metrics.ts';
 export type { ClassParameters, LegacyDeletePolicy, NfsDialect } from './class-parameters.ts';
 export { legacyDeletePolicy, parseClassParameters } from './class-parameters.ts';
 export type { NfsCliOptions } from './cli-options.ts';
 export { parseCliOptions, UsageError, usage } from './cli-options.ts';
-export type { CloneSourceAccess } from './clone-source.ts';
 export type { DeletePolicy } from './delete-policy.ts';
 export { annOnDelete } from './delete-policy.ts';
-export type { NfsProvisionerOptions, StorageClassReader, VolumeEventSink } from './nfs-provisioner.ts';
+export type { NfsProvisionerOptions, VolumeEventSink } from './nfs-provisioner.ts';
 export { defaultMountRoot, NfsProvisioner } from './nfs-provisioner.ts';
 export type { PolicyRule } from './rbac-rules.ts';
 export { clusterRules, namespaceRules } from './rbac-rules.ts';
@@ -17,5 +17,6 @@ export type { OwnerLookup } from './stale-record.ts';
 export { annTakeBackFrom } from './take-back-request.ts';
 /** Version of this package, read from its manifest. */
 export { version } from './version.ts';
+export type { StorageClassReader } from './volume-delete-policy.ts';
 export type { NfsUsageReporting, NfsVolume, NfsVolumeScope } from './volume-usage.ts';
 export { measureOwnedVolumes, ownedNfsVolume } from './volume-usage.ts';

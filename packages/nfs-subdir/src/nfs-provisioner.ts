@@ -5,7 +5,6 @@
  */
 import { lstat } from 'node:fs/promises';
 import {
-  type DataSourceKind,
   type ExpandOptions,
   type ExpandResult,
   InfeasibleError,
@@ -17,9 +16,11 @@ import {
   VolumeInUseError,
 } from '@kube-provisioner/controller';
 import { parseGoDuration } from '@kube-provisioner/controller/cli';
-import type { ResourceClient } from '@kube-provisioner/controller/client';
+import { type CloneCopyOptions, CloneJobs, type CloneSourceAccess } from '@kube-provisioner/controller/clone';
 import type { EventRecorder } from '@kube-provisioner/controller/events';
+import type { DataSourceKind } from '@kube-provisioner/controller/provisioner';
 import {
+  type CloneVolumeOptions,
   type CreateVolumeOptions,
   type CreateVolumeOutcome,
   explainPermissionError,
@@ -34,22 +35,17 @@ import {
   renderPathPattern,
   VolumeRoot,
 } from '@kube-provisioner/safe-fs';
-import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
+import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { ArchiveMetrics } from './archive-metrics.ts';
 import { sweepExpiredArchives } from './archive-sweep.ts';
 import { type ClassParameters, type NfsDialect, parseClassParameters } from './class-parameters.ts';
-import { CloneJobs } from './clone-jobs.ts';
-import type { CloneSourceAccess } from './clone-source.ts';
 import { annArchiveRetention, annOnDelete } from './delete-policy.ts';
 import { explainNfsError, isHeldOpenFile } from './nfs-error-advice.ts';
 import { buildPersistentVolume } from './persistent-volume.ts';
 import { isStaleRecord, type OwnerLookup, releasedStaleDataMessage } from './stale-record.ts';
 import { takeBack, takeBackSource } from './take-back-request.ts';
-import { volumeDeletePolicy } from './volume-delete-policy.ts';
+import { type StorageClassReader, volumeDeletePolicy } from './volume-delete-policy.ts';
 import { measureOwnedVolumes, type NfsUsageReporting } from './volume-usage.ts';
-
-/** Reads StorageClasses (`storageclasses` `get`); a `ResourceClient<V1StorageClass>` fits. */
-export type StorageClassReader = Pick<ResourceClient<V1StorageClass>, 'get'>;
 
 /** Where the export is mounted in the provisioner's container, as upstream. */
 export const defaultMountRoot = '/persistentvolumes';
@@ -159,7 +155,9 @@ export class NfsProvisioner implements Provisioner {
   readonly #events: VolumeEventSink | undefined;
   readonly #owners: OwnerLookup | undefined;
   readonly #archiveRetentionMs: number | undefined;
-  readonly #clones: CloneJobs | undefined;
+  readonly #clones:
+    | CloneJobs<RelativeVolumePath, Omit<CloneVolumeOptions, keyof CloneCopyOptions>>
+    | undefined;
   readonly #archiveMetrics: ArchiveMetrics | undefined;
   readonly #usage: NfsProvisionerOptions['usage'];
   /** PersistentVolumeClaim (a clone) when {@link NfsProvisionerOptions.clones} is given, else none. */
@@ -341,7 +339,7 @@ export class NfsProvisioner implements Provisioner {
   }
 
   /**
-   * Grows a volume: bookkeeping only. An NFS client cannot limit a directory of a remote export, so
+   * Grows a volume: recorded only. An NFS client cannot limit a directory of a remote export, so
    * nothing changes on the export; the controller records the new capacity on the PV and the claim,
    * as csi-driver-nfs does.
    */
@@ -380,7 +378,7 @@ export class NfsProvisioner implements Provisioner {
    */
   async #isUnrecordedNested(relative: RelativeVolumePath): Promise<boolean> {
     if (this.#deleteUnrecordedNested || !relative.includes('/')) return false;
-    return (await this.#root.readOwner(relative)) === undefined;
+    return (await this.#root.readRecord(relative)) === undefined;
   }
 
   /**
@@ -437,7 +435,7 @@ export class NfsProvisioner implements Provisioner {
     context: OperationContext,
   ): Promise<boolean> {
     if (this.#owners === undefined) return false;
-    const record = await this.#root.readOwner(relative);
+    const record = await this.#root.readRecord(relative);
     if (record === undefined || record.releasedAt !== undefined || record.claimUid === claimUid) return false;
     if (!(await isStaleRecord(record, this.#owners, context.signal))) return false;
     const outcome = await this.#root.releaseVolume(relative, {

@@ -5,11 +5,11 @@
  * invalid configuration, a mount root that is not a directory included.
  */
 import { stat } from 'node:fs/promises';
-import { resources } from '@kube-provisioner/controller';
 import { runProvisioner } from '@kube-provisioner/controller/cli';
+import { resources } from '@kube-provisioner/controller/client';
 import { createEventRecorder } from '@kube-provisioner/controller/events';
 import { UsageMonitor, warnOnClaim } from '@kube-provisioner/controller/usage';
-import { checkWritableDirectory, walkVolume } from '@kube-provisioner/safe-fs';
+import { checkWritableDirectory, volumeUsageScanner } from '@kube-provisioner/safe-fs';
 import { Registry } from 'prom-client';
 import { ArchiveMetrics } from './archive-metrics.ts';
 import type { NfsDialect } from './class-parameters.ts';
@@ -76,7 +76,7 @@ export function runNfsProvisionerCli(cli: NfsCli): Promise<void> {
                 : {
                     monitor: new UsageMonitor<NfsVolume>({
                       registry,
-                      measure: walkVolume(options.mountRoot),
+                      measure: volumeUsageScanner(options.mountRoot),
                       operationsPerSecond: options.usageScanRate,
                       scanTimeoutMs: options.usageIntervalMs,
                       onExceeded: warnOnClaim(events),

@@ -3,12 +3,14 @@
  * upstream programs (which record none), the one upstream would read from the live StorageClass.
  */
 import type { OperationContext } from '@kube-provisioner/controller';
-import { isNotFound } from '@kube-provisioner/controller/client';
+import { isNotFound, type ResourceClient } from '@kube-provisioner/controller/client';
 import { annBetaStorageClass } from '@kube-provisioner/controller/wire-names';
 import type { V1PersistentVolume, V1StorageClass } from '@kubernetes/client-node';
 import { legacyDeletePolicy, type NfsDialect } from './class-parameters.ts';
 import { annOnDelete, type DeletePolicy, recordedDeletePolicy } from './delete-policy.ts';
-import type { StorageClassReader } from './nfs-provisioner.ts';
+
+/** Reads StorageClasses (`storageclasses` `get`); a `ResourceClient<V1StorageClass>` fits. */
+export type StorageClassReader = Pick<ResourceClient<V1StorageClass>, 'get'>;
 
 /** A policy and where it came from: `recorded` on the PV, or read from the live class (`legacy`). */
 export interface VolumeDeletePolicy {

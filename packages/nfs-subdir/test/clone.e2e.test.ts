@@ -6,12 +6,12 @@
  */
 import { link, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
+import { finalizerCloningProtection } from '@kube-provisioner/controller/clone';
 import { treeSnapshot } from '@kube-provisioner/safe-fs/testing';
 import { bindClaim, waitFor } from '@kube-provisioner/testenv';
 import { nfsToolsAvailable, useTestEnv } from '@kube-provisioner/testenv/testing';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { finalizerCloningProtection } from '../src/clone-source.ts';
 import { useExampleDeployment } from './example-deployment.ts';
 
 const env = useTestEnv();

@@ -2,11 +2,22 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ProvisionOptions, ProvisionResult } from '@kube-provisioner/controller';
 import { ApiError } from '@kube-provisioner/controller/client';
-import { type FsOps, nodeFsOps, parseRelativeVolumePath, VolumeRoot } from '@kube-provisioner/safe-fs';
+import {
+  type CloneCopyOptions,
+  CloneJobs,
+  type CloneSourceAccess,
+  finalizerCloningProtection,
+} from '@kube-provisioner/controller/clone';
+import {
+  type CloneVolumeOptions,
+  type FsOps,
+  nodeFsOps,
+  parseRelativeVolumePath,
+  type RelativeVolumePath,
+  VolumeRoot,
+} from '@kube-provisioner/safe-fs';
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { CloneJobs } from '../src/clone-jobs.ts';
-import { type CloneSourceAccess, finalizerCloningProtection } from '../src/clone-source.ts';
 import {
   claim,
   context,
@@ -186,7 +197,7 @@ describe('cloning a claim', () => {
     };
     const volumes = new VolumeRoot(root.path, { fs });
     const claimsGet = fake.access.claims.get;
-    const jobs = new CloneJobs(
+    const jobs = new CloneJobs<RelativeVolumePath, Omit<CloneVolumeOptions, keyof CloneCopyOptions>>(
       volumes,
       {
         ...fake.access,

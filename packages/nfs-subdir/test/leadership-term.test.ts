@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { createLogger, type OperationContext } from '@kube-provisioner/controller';
+import type { OperationContext } from '@kube-provisioner/controller';
 import { isLeadershipLapsedError, LeadershipLapsedError } from '@kube-provisioner/controller/leader-election';
+import { createLogger } from '@kube-provisioner/controller/logging';
 import { describe, expect, it } from 'vitest';
 import {
   claim,

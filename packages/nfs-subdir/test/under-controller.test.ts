@@ -3,7 +3,8 @@
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ProvisionController, resources } from '@kube-provisioner/controller';
+import { ProvisionController } from '@kube-provisioner/controller';
+import { resources } from '@kube-provisioner/controller/client';
 import { silentLogger } from '@kube-provisioner/controller/logging';
 import { FakeKubeApi } from '@kube-provisioner/controller/testing';
 import { annStorageProvisioner } from '@kube-provisioner/controller/wire-names';

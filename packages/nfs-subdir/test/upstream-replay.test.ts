@@ -11,6 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { chmod, lstat, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isReservedName } from '@kube-provisioner/safe-fs';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import {
@@ -57,13 +58,12 @@ const fixtures = ['v4.0.2', 'master', 'nfs-client-v3.1.0'].map((version) =>
 );
 const allowed = readJson<{ differences: AllowedDifference[] }>('allowed-differences.json').differences;
 
-// The ownership records and parent markers are ours alone; they are compared nowhere else.
-const isBookkeeping = (name: string): boolean => name.startsWith('.') && name.includes('.kube-provisioner');
+// Records and parent markers (reserved names) are ours alone; they are compared nowhere else.
 
 async function observe(root: string, pvName: string): Promise<ObservedEntry[]> {
   const entries: ObservedEntry[] = [];
   for (const path of await readdir(root, { recursive: true })) {
-    if (path.split('/').some(isBookkeeping)) continue;
+    if (path.split('/').some(isReservedName)) continue;
     const stats = await lstat(join(root, path));
     entries.push({
       path: path.replaceAll(pvName, pvPlaceholder),

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UsageMonitor, volumeStatsMetrics, warnOnClaim } from '@kube-provisioner/controller/usage';
 import { annDynamicallyProvisioned } from '@kube-provisioner/controller/wire-names';
-import { walkVolume } from '@kube-provisioner/safe-fs';
+import { volumeUsageScanner } from '@kube-provisioner/safe-fs';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
@@ -35,7 +35,7 @@ describe('nfs-subdir volume usage', () => {
     const warnings: string[] = [];
     const monitor = new UsageMonitor<NfsVolume>({
       registry,
-      measure: walkVolume(root.path),
+      measure: volumeUsageScanner(root.path),
       operationsPerSecond: 10_000,
       scanTimeoutMs: 60_000,
       onExceeded: warnOnClaim({ event: (_object, _type, reason) => warnings.push(reason) }),

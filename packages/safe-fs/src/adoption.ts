@@ -3,16 +3,16 @@
  * is allowed, and how a released record is replaced without two claims both winning.
  */
 
-import { findBookkeeping } from './bookkeeping-search.ts';
 import type { DirectoryHandle } from './directory-handle.ts';
 import { errnoCode, SafeFsError } from './errors.ts';
-import { adoptionLockName, volumeMarkerName } from './marker-names.ts';
 import {
   type OwnershipRecord,
   readOwnershipRecord,
   type VolumeOwner,
   writeOwnershipRecord,
 } from './ownership-record.ts';
+import { findReservedName } from './reserved-name-search.ts';
+import { adoptionLockName, recordName } from './reserved-names.ts';
 import { refuseParentAsVolume } from './volume-like.ts';
 
 /** What a claim asks for when it may take over existing data. */
@@ -96,12 +96,12 @@ export async function checkAdoption(
   if (volume === undefined) throw ownershipError(path, 'vanished while being adopted');
   try {
     await refuseParentAsVolume(volume);
-    // An upstream provisioner's nested volumes have no bookkeeping, only names like volumes'.
-    const found = await findBookkeeping(volume, { volumeLike: true });
+    // An upstream provisioner's nested volumes have no records, only names like volumes'.
+    const found = await findReservedName(volume, { volumeLike: true });
     if (found !== undefined) {
       throw ownershipError(
         path,
-        `holds ${JSON.stringify(found)}: volumes or bookkeeping of a provisioner, which deleting this claim's volume would take along; refusing to adopt it`,
+        `holds ${JSON.stringify(found)}: volumes, records or parent markers of a provisioner, which deleting this claim's volume would take along; refusing to adopt it`,
       );
     }
   } finally {
@@ -135,7 +135,7 @@ export async function replaceReleased(
     if (current?.releasedAt === undefined || current.namespace !== record.namespace) {
       throw ownershipError(path, 'changed owner while being adopted');
     }
-    await dir.rename(lock, volumeMarkerName(leaf));
+    await dir.rename(lock, recordName(leaf));
   } catch (err) {
     await dir.unlink(lock).catch(() => undefined);
     throw err;

@@ -5,7 +5,7 @@
  * top-level `<ns>-<pvc>-<pv>` → `archived-<ns>-<pvc>-<pv>` is unchanged.
  */
 
-import { maxLeafBytes } from './marker-names.ts';
+import { maxLeafBytes } from './reserved-names.ts';
 
 /** What every archive's name starts with. */
 export const archivePrefix = 'archived-';

@@ -2,7 +2,8 @@
  * Cloning a volume: the new volume is created as any other (record, then an empty directory), the
  * source's tree is copied into a reserved temporary directory beside it, and that directory is
  * renamed over the empty volume only once complete. A kill leaves the empty volume and a temporary
- * directory no one takes for a volume; the retry removes the leftover and copies again.
+ * directory no one takes for a volume; the retry removes the leftover and copies again. A kill after
+ * the rename leaves the complete copy: the retry finds the volume holding data and keeps it.
  */
 
 import { ownershipError } from './adoption.ts';
@@ -10,11 +11,12 @@ import { type CopyProgress, type CopyTreeOptions, copyTree } from './copy-tree.t
 import { type CreateVolumeOptions, createVolume } from './create-volume.ts';
 import { type DirectoryHandle, isMissing, nonDirectoryError } from './directory-handle.ts';
 import { errnoCode } from './errors.ts';
-import { cloneTemporaryName } from './marker-names.ts';
 import { readOwnershipRecord } from './ownership-record.ts';
 import { type ParentChain, withParents } from './parent-chain.ts';
 import type { RelativeVolumePath } from './relative-volume-path.ts';
 import { emptyDirectory } from './remove-tree.ts';
+import { cloneTemporaryName } from './reserved-names.ts';
+import { measureDirectory } from './usage-scan.ts';
 import type { VolumeContext } from './volume-context.ts';
 import { refuseParentAsVolume } from './volume-like.ts';
 import { guardedContext } from './write-guard.ts';
@@ -62,6 +64,23 @@ async function removeLeftover(dir: DirectoryHandle, name: string): Promise<void>
   });
 }
 
+/**
+ * What the volume `leaf` of `dir` holds, when it holds anything: then it is an earlier run's complete
+ * copy, since the copy arrives by one rename and nothing else writes into a volume before its PV exists.
+ */
+async function completedCopy(dir: DirectoryHandle, leaf: string): Promise<CopyProgress | undefined> {
+  const volume = await dir.openDirectory(leaf);
+  if (volume === undefined) throw ownershipError(dir.pathOf(leaf), 'is recorded, but its directory is gone');
+  try {
+    if ((await volume.readdir()).length === 0) return undefined;
+    const usage = await measureDirectory(volume);
+    // Special files skipped by that run are not known any more.
+    return { entries: usage.inodes - 1, bytes: usage.bytes, skipped: 0 };
+  } finally {
+    await volume.close();
+  }
+}
+
 /** Runs `fn` on the live volume `path` of PV `pvName`, refusing anything else. */
 function withSourceVolume<T>(
   context: VolumeContext,
@@ -87,7 +106,8 @@ function withSourceVolume<T>(
 
 /**
  * Creates volume `path` holding a copy of volume `source` (see `copy-tree.ts` for what is copied);
- * returns how much was copied. Run again after a kill or a failure, it starts over.
+ * returns how much was copied. Run again after a kill or a failure, it starts over, unless the
+ * earlier run got as far as putting its copy in place: then it returns what the volume holds.
  *
  * @throws {@link SafeFsError}: `ownership` when `source` is not the live volume of
  * `options.sourcePvName`, or `path` is not free for `options.owner`; what the copy throws.
@@ -100,8 +120,10 @@ export async function cloneVolume(
 ): Promise<CopyProgress> {
   if (source === path) throw new RangeError('a volume cannot be cloned into itself');
   const context = guardedContext(unguarded, options.beforeEachWrite);
-  await createVolume(context, path, options);
+  const outcome = await createVolume(context, path, options);
   return inParent(context, path, async ({ dir, leaf }) => {
+    const earlier = outcome === 'reused' ? await completedCopy(dir, leaf) : undefined;
+    if (earlier !== undefined) return earlier;
     const temporary = cloneTemporaryName(leaf);
     await removeLeftover(dir, temporary);
     await dir.mkdir(temporary, 0o700);

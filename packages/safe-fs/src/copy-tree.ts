@@ -5,12 +5,14 @@
  * (their text, never their target), regular files by the kernel (`copy_file_range`, a reflink where
  * the file system has them) from an opened descriptor, hard links stay hard links, and modes and
  * owners are kept. FIFOs, sockets and devices cannot be made from Node.js (no `mknod`): they are
- * skipped or refused, as the caller says.
+ * skipped or refused, as the caller says. Files and links are copied {@link copyConcurrency} at a
+ * time while directories are walked one by one (see `bounded-tasks.ts`).
  */
 
 import type { Stats } from 'node:fs';
 import { constants } from 'node:fs';
 import { copyFile, lchown, readlink, symlink } from 'node:fs/promises';
+import { BoundedTasks, type TaskGroup } from './bounded-tasks.ts';
 import type { DirectoryHandle, EntryName } from './directory-handle.ts';
 import { SafeFsError, systemError } from './errors.ts';
 import type { WriteGuard } from './write-guard.ts';
@@ -46,12 +48,23 @@ export interface CopyProgress {
 /** Entries between two progress reports. */
 export const progressEvery = 1000;
 
+/**
+ * Files and links copied at once: enough to keep libuv's four threads and the disk's queue busy,
+ * few enough that the descriptors held (two per file, two per directory holding one) stay small.
+ */
+export const copyConcurrency = 16;
+
 interface CopyState {
   readonly options: CopyTreeOptions;
   /** The target's top, from which first copies of hard-linked files are named. */
   readonly targetRoot: DirectoryHandle;
-  /** First copy of each hard-linked source file (`dev:ino`), relative to the target's top. */
-  readonly linked: Map<string, Buffer>;
+  /**
+   * First copy of each hard-linked source file (`dev:ino`), relative to the target's top, once made;
+   * `undefined` when that entry vanished. Set when a copy starts, so a later name of the same file
+   * waits for it instead of copying the data again.
+   */
+  readonly linked: Map<string, Promise<Buffer | undefined>>;
+  readonly tasks: BoundedTasks;
   entries: number;
   bytes: number;
   skipped: number;
@@ -75,6 +88,7 @@ export async function copyTree(
     options,
     targetRoot: target,
     linked: new Map(),
+    tasks: new BoundedTasks(copyConcurrency),
     entries: 0,
     bytes: 0,
     skipped: 0,
@@ -98,6 +112,39 @@ function refused(path: string, detail: string): SafeFsError {
   return new SafeFsError({ kind: 'io', path, operation: 'copy', detail });
 }
 
+function throwIfStopped(state: CopyState): void {
+  state.options.signal?.throwIfAborted();
+  state.tasks.throwIfFailed();
+}
+
+function counted(state: CopyState): void {
+  state.entries++;
+  if (state.entries % progressEvery === 0) {
+    state.options.onProgress?.({ entries: state.entries, bytes: state.bytes, skipped: state.skipped });
+  }
+}
+
+/** `lstat` of every name, several at once; `undefined` for names removed meanwhile. */
+async function lstatAll(
+  source: DirectoryHandle,
+  names: EntryName[],
+  state: CopyState,
+): Promise<(Stats | undefined)[]> {
+  const stats = new Array<Stats | undefined>(names.length);
+  const group = state.tasks.group();
+  try {
+    for (const [index, name] of names.entries()) {
+      await group.start(async () => {
+        stats[index] = await source.lstat(name);
+      });
+    }
+  } finally {
+    await group.settled();
+  }
+  state.tasks.throwIfFailed();
+  return stats;
+}
+
 async function copyLevel(
   source: DirectoryHandle,
   target: DirectoryHandle,
@@ -107,16 +154,21 @@ async function copyLevel(
 ): Promise<void> {
   const maxDepth = state.options.maxDepth ?? 1024;
   if (depth >= maxDepth) throw refused(source.path, `is more than ${maxDepth} directories deep`);
-  for (const name of await source.readdir()) {
-    state.options.signal?.throwIfAborted();
-    const stats = await source.lstat(name);
-    if (stats === undefined) continue; // Removed by the workload meanwhile: a copy of a live volume.
-    await copyEntry(source, target, name, stats, join(prefix, name), depth, state);
-    state.entries++;
-    if (state.entries % progressEvery === 0) {
-      state.options.onProgress?.({ entries: state.entries, bytes: state.bytes, skipped: state.skipped });
+  const names = await source.readdir();
+  const stats = await lstatAll(source, names, state);
+  const group = state.tasks.group();
+  try {
+    for (const [index, name] of names.entries()) {
+      throwIfStopped(state);
+      const entry = stats[index];
+      if (entry === undefined) continue; // Removed by the workload meanwhile: a copy of a live volume.
+      await copyEntry(source, target, name, entry, join(prefix, name), depth, state, group);
     }
+  } finally {
+    // The tasks use this level's descriptors, which the caller closes once this returns.
+    await group.settled();
   }
+  state.tasks.throwIfFailed();
 }
 
 async function copyEntry(
@@ -127,15 +179,25 @@ async function copyEntry(
   relative: Buffer,
   depth: number,
   state: CopyState,
+  group: TaskGroup,
 ): Promise<void> {
   if (stats.isDirectory()) {
     await copyDirectory(source, target, name, relative, depth, state);
+    counted(state);
   } else if (stats.isFile()) {
-    await copyFileEntry(source, target, name, stats, relative, state);
+    await group.start(async () => {
+      await copyFileEntry({ source, target, name, stats, relative }, state);
+      counted(state);
+    });
   } else if (stats.isSymbolicLink()) {
-    await copySymlink(source, target, name, stats, state.options.beforeEachWrite);
+    await group.start(async () => {
+      state.options.signal?.throwIfAborted();
+      await copySymlink(source, target, name, stats, state.options.beforeEachWrite);
+      counted(state);
+    });
   } else if (state.options.specialFiles === 'skip') {
     state.skipped++;
+    counted(state);
   } else {
     throw refused(
       source.pathOf(name),
@@ -174,43 +236,84 @@ async function applyAttributes(dir: DirectoryHandle, stats: Stats): Promise<void
   await dir.setAttributes(stats.mode & 0o7777, stats.uid, stats.gid);
 }
 
-async function copyFileEntry(
-  source: DirectoryHandle,
-  target: DirectoryHandle,
-  name: EntryName,
-  stats: Stats,
-  relative: Buffer,
-  state: CopyState,
-): Promise<void> {
-  const key = `${stats.dev}:${stats.ino}`;
-  const first = stats.nlink > 1 ? state.linked.get(key) : undefined;
-  if (first !== undefined) {
-    await state.targetRoot.linkInto(first, target, name);
+/** A regular file to copy: `name` in `source`, as `lstat` saw it, to `name` in `target`. */
+interface FileEntry {
+  readonly source: DirectoryHandle;
+  readonly target: DirectoryHandle;
+  readonly name: EntryName;
+  readonly stats: Stats;
+  /** Relative to the target's top. */
+  readonly relative: Buffer;
+}
+
+/**
+ * Copies a regular file, or links it to the first copy of the same source file. Must be called in the
+ * order the walk meets the names: it claims a hard-linked file before its first await.
+ */
+async function copyFileEntry(entry: FileEntry, state: CopyState): Promise<void> {
+  if (entry.stats.nlink <= 1) {
+    state.options.signal?.throwIfAborted();
+    await copyFileData(entry, state);
     return;
   }
+  const key = `${entry.stats.dev}:${entry.stats.ino}`;
+  const copy = linkOrCopy(state.linked.get(key), entry, state);
+  state.linked.set(key, copy);
+  await copy;
+}
+
+/** Links the entry to the copy `earlier` makes, or copies it when there is none. */
+async function linkOrCopy(
+  earlier: Promise<Buffer | undefined> | undefined,
+  entry: FileEntry,
+  state: CopyState,
+): Promise<Buffer | undefined> {
+  const first = await earlier;
+  state.options.signal?.throwIfAborted();
+  if (first !== undefined) {
+    await state.targetRoot.linkInto(first, entry.target, entry.name);
+    return first;
+  }
+  return (await copyFileData(entry, state)) ? entry.relative : undefined;
+}
+
+/** Copies the data, owner and mode of a regular file; false when it vanished meanwhile. */
+async function copyFileData({ source, target, name, stats }: FileEntry, state: CopyState): Promise<boolean> {
   const text = source.pathOf(name);
   // O_NONBLOCK: a FIFO swapped in after the lstat must not hang the copy; fstat then refuses it.
   const from = await source.openExistingFile(name, constants.O_RDONLY | constants.O_NONBLOCK);
-  if (from === undefined) return;
+  if (from === undefined) return false;
   try {
     const opened = await from.stat();
     if (!opened.isFile() || opened.ino !== stats.ino) throw refused(text, 'changed while being copied');
-    const to = await target.openFile(name, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
-    try {
-      state.options.beforeEachWrite?.();
-      await copyFile(`/proc/self/fd/${from.fd}`, `/proc/self/fd/${to.fd}`).catch((err: unknown) => {
-        throw systemError(err, 'copy', text);
-      });
-      await to.chown(opened.uid, opened.gid);
-      await to.chmod(opened.mode & 0o7777);
-    } finally {
-      await to.close();
-    }
+    state.options.beforeEachWrite?.();
+    // COPYFILE_EXCL creates the copy with O_EXCL, which never follows a link at the final name (like
+    // openFile), with the source's mode; the source is read from the descriptor checked above.
+    await copyFile(`/proc/self/fd/${from.fd}`, target.procPath(name), constants.COPYFILE_EXCL).catch(
+      (err: unknown) => {
+        throw systemError(err, 'copy', target.pathOf(name));
+      },
+    );
+    state.options.beforeEachWrite?.();
+    await lchown(target.procPath(name), opened.uid, opened.gid).catch((err: unknown) => {
+      throw systemError(err, 'lchown', target.pathOf(name));
+    });
+    // chown clears set-id bits: set them again, through a descriptor (there is no lchmod).
+    if ((opened.mode & 0o6000) !== 0) await setMode(target, name, opened.mode & 0o7777);
     state.bytes += opened.size;
   } finally {
     await from.close();
   }
-  if (stats.nlink > 1) state.linked.set(key, relative);
+  return true;
+}
+
+async function setMode(dir: DirectoryHandle, name: EntryName, mode: number): Promise<void> {
+  const file = await dir.openFile(name, constants.O_RDONLY);
+  try {
+    await file.chmod(mode);
+  } finally {
+    await file.close();
+  }
 }
 
 async function copySymlink(

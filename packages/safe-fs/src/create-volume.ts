@@ -12,11 +12,11 @@ import {
   sameIdentity,
 } from './directory-handle.ts';
 import { errnoCode, SafeFsError } from './errors.ts';
-import { isReservedName, volumeMarkerName } from './marker-names.ts';
 import { type OwnershipRecord, readOwnershipRecord, writeOwnershipRecord } from './ownership-record.ts';
 import { closeAll, removeCreatedParent, split } from './parent-chain.ts';
 import { isParentInProgress, parentInProgressMode, writeParentMarker } from './parent-marker.ts';
 import type { RelativeVolumePath } from './relative-volume-path.ts';
+import { isReservedName, recordName } from './reserved-names.ts';
 import { newRecord, timestampOf, type VolumeContext } from './volume-context.ts';
 import { refuseParentAsVolume, refuseVolumeParent } from './volume-like.ts';
 import { guardedContext, type WriteGuard } from './write-guard.ts';
@@ -163,7 +163,7 @@ async function openOrCreateParent(
 ): Promise<DirectoryHandle> {
   const existing = await openExistingParent(dir, name, options);
   if (existing !== undefined) return existing;
-  if ((await dir.lstat(volumeMarkerName(name))) !== undefined) {
+  if ((await dir.lstat(recordName(name))) !== undefined) {
     throw ownershipError(dir.pathOf(name), 'is a volume being made; volumes cannot be nested');
   }
   let child: DirectoryHandle;
@@ -232,8 +232,8 @@ async function makeDirectory(
  * write the parent could swap another directory in between, which would then be chowned,
  * chmodded and handed out. What was opened must still be the listed entry and hold nothing but
  * what a concurrent provision of this package puts there: nothing, for a volume (no workload has
- * it yet); for a parent, bookkeeping, volumes with records, and parents being made (empty, or
- * holding bookkeeping). Another tenant's directory holds its data.
+ * it yet); for a parent, records, parent markers, volumes with records, and parents being made
+ * (empty, or holding a parent marker). Another tenant's directory holds its data.
  */
 async function checkFresh(
   dir: DirectoryHandle,
@@ -245,7 +245,7 @@ async function checkFresh(
   const names = await child.readdir();
   let foreign = !isParent && names.length > 0;
   for (const entry of isParent ? names : []) {
-    if (foreign || !(await isBookkeepingOrVolume(child, entry))) foreign = true;
+    if (foreign || !(await isReservedNameOrVolume(child, entry))) foreign = true;
   }
   if (listed !== undefined && sameIdentity(opened, listed) && !foreign) return;
   throw new SafeFsError({
@@ -257,9 +257,9 @@ async function checkFresh(
 }
 
 /** Whether `entry` in `dir` is something a concurrent provision of this package may have made. */
-async function isBookkeepingOrVolume(dir: DirectoryHandle, entry: EntryName): Promise<boolean> {
+async function isReservedNameOrVolume(dir: DirectoryHandle, entry: EntryName): Promise<boolean> {
   if (typeof entry !== 'string') return false;
-  if (isReservedName(entry) || (await dir.lstat(volumeMarkerName(entry))) !== undefined) return true;
+  if (isReservedName(entry) || (await dir.lstat(recordName(entry))) !== undefined) return true;
   const inner = await dir.openDirectory(entry).catch(() => undefined);
   if (inner === undefined) return false;
   try {
@@ -308,7 +308,7 @@ async function claimLeaf(
       if (errnoCode(err) === 'EEXIST' && attempt < maxClaimAttempts) continue;
       throw err;
     }
-    const dropRecord = () => dir.unlink(volumeMarkerName(leaf));
+    const dropRecord = () => dir.unlink(recordName(leaf));
     undo.push(dropRecord);
     try {
       await makeLeaf(dir, leaf, options, undo);

@@ -5,7 +5,7 @@
  */
 
 import { getSystemErrorMessage } from 'node:util';
-import { isWriteRefusal } from './write-guard.ts';
+import { isWriteRefusal } from './write-refusal.ts';
 
 const safeFsErrorBrand: unique symbol = Symbol.for('@kube-provisioner/safe-fs/SafeFsError');
 

@@ -7,10 +7,10 @@
 
 import { archivePrefix } from './archive-name.ts';
 import { type DirectoryHandle, nameText, openBase } from './directory-handle.ts';
-import { isReservedName, parentMarkerName, volumeMarkerName } from './marker-names.ts';
 import { readOwnershipRecord } from './ownership-record.ts';
 import type { RelativeVolumePath } from './relative-volume-path.ts';
 import { deleteVolume } from './remove-volume.ts';
+import { isReservedName, parentMarkerName, recordName } from './reserved-names.ts';
 import type { VolumeContext } from './volume-context.ts';
 import { looksLikeVolume } from './volume-like.ts';
 import type { WriteGuard } from './write-guard.ts';
@@ -97,7 +97,7 @@ async function findArchives(
     if (isReservedName(name)) continue;
     const stats = await dir.lstat(name);
     if (stats?.isDirectory() !== true) continue;
-    if (entries.has(volumeMarkerName(name)) || looksLikeVolume(name)) {
+    if (entries.has(recordName(name)) || looksLikeVolume(name)) {
       if (!name.startsWith(archivePrefix)) continue;
       const record = await readOwnershipRecord(dir, name);
       if (record === undefined) continue;

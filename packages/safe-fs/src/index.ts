@@ -6,8 +6,6 @@ export type { FsFile, FsOps, FsPath } from './fs-ops.ts';
 export { localFsOps, nodeFsOps } from './fs-ops.ts';
 export type { RootFsOps } from './fs-ops-for-root.ts';
 export { fsOpsForRoot } from './fs-ops-for-root.ts';
-// For tools that read an export's bookkeeping, such as the audit of @kube-provisioner/audit.
-export { adoptionLockName, isReservedName, parentMarkerName, volumeMarkerName } from './marker-names.ts';
 export type { OwnershipRecord, VolumeOwner } from './ownership-record.ts';
 export type { ClaimMetadata, PathPatternValues } from './path-pattern.ts';
 export { renderPathPattern, resolveVolumePath } from './path-pattern.ts';
@@ -15,9 +13,11 @@ export { checkWritableDirectory, explainPermissionError, permissionFix } from '.
 export type { RecordedVolume } from './recorded-volume-search.ts';
 export type { RelativeVolumePath } from './relative-volume-path.ts';
 export { parseRelativeVolumePath } from './relative-volume-path.ts';
+// The reserved names, for tools that read an export's records and parent markers (the audit).
+export { adoptionLockName, isReservedName, parentMarkerName, recordName } from './reserved-names.ts';
 export type { SweepReport } from './temporary-files.ts';
 export type { UsageScanOptions, VolumeUsage } from './usage-scan.ts';
-export { scanVolumeUsage, walkVolume } from './usage-scan.ts';
+export { scanVolumeUsage, volumeUsageScanner } from './usage-scan.ts';
 /** Version of this package, read from its manifest. */
 export { version } from './version.ts';
 export type {

@@ -7,7 +7,7 @@
 import { constants } from 'node:fs';
 import type { DirectoryHandle } from './directory-handle.ts';
 import { errnoCode, SafeFsError } from './errors.ts';
-import { hasHashedRecordName, temporaryMarkerName, volumeMarkerName } from './marker-names.ts';
+import { hasHashedRecordName, recordName, temporaryRecordName } from './reserved-names.ts';
 import { holdTemporaryName } from './temporary-files.ts';
 
 /** Who a volume directory belongs to. */
@@ -92,7 +92,7 @@ function unreadable(dir: DirectoryHandle, name: string, detail: string): SafeFsE
 export async function readOwnershipRecord(
   dir: DirectoryHandle,
   leaf: string,
-  name: string = volumeMarkerName(leaf),
+  name: string = recordName(leaf),
 ): Promise<OwnershipRecord | undefined> {
   let text: string;
   try {
@@ -162,9 +162,9 @@ export async function writeOwnershipRecord(
   leaf: string,
   record: OwnershipRecord,
   replace: boolean,
-  name: string = volumeMarkerName(leaf),
+  name: string = recordName(leaf),
 ): Promise<void> {
-  const temporary = temporaryMarkerName();
+  const temporary = temporaryRecordName();
   const release = holdTemporaryName(temporary);
   try {
     await publish(dir, temporary, name, recordFor(leaf, record), replace);

@@ -5,7 +5,6 @@
 
 import { type DirectoryHandle, openBase } from './directory-handle.ts';
 import { errnoCode } from './errors.ts';
-import { parentMarkerName } from './marker-names.ts';
 import {
   isParentInProgress,
   parentInProgressMode,
@@ -13,6 +12,7 @@ import {
   writeParentMarker,
 } from './parent-marker.ts';
 import { parseRelativeVolumePath, type RelativeVolumePath } from './relative-volume-path.ts';
+import { parentMarkerName } from './reserved-names.ts';
 import type { VolumeContext } from './volume-context.ts';
 import { refuseVolumeParent } from './volume-like.ts';
 

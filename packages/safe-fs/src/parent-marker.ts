@@ -5,7 +5,7 @@
 
 import { constants, type Stats } from 'node:fs';
 import type { DirectoryHandle } from './directory-handle.ts';
-import { parentMarkerName } from './marker-names.ts';
+import { parentMarkerName } from './reserved-names.ts';
 
 /**
  * The mode a parent directory has from its `mkdir` until its marker is written, and again from the

@@ -5,9 +5,9 @@
  */
 
 import { type DirectoryHandle, nameText, openBase } from './directory-handle.ts';
-import { isReservedName, parentMarkerName, recordLeaf, volumeMarkerName } from './marker-names.ts';
 import { type OwnershipRecord, readOwnershipRecord } from './ownership-record.ts';
 import type { RelativeVolumePath } from './relative-volume-path.ts';
+import { isReservedName, parentMarkerName, recordLeaf, recordName } from './reserved-names.ts';
 import type { VolumeContext } from './volume-context.ts';
 import { looksLikeVolume } from './volume-like.ts';
 
@@ -65,17 +65,12 @@ async function search(
       // Records, not directories, are listed: a record whose directory was just moved away counts.
       const record = await readOwnershipRecord(dir, leaf === 'hashed' ? '' : leaf, name);
       const volume = leaf === 'hashed' ? record?.volume : leaf;
-      if (
-        record !== undefined &&
-        volume !== undefined &&
-        volumeMarkerName(volume) === name &&
-        wanted(record)
-      ) {
+      if (record !== undefined && volume !== undefined && recordName(volume) === name && wanted(record)) {
         found.push({ path: dir.pathOf(volume) as RelativeVolumePath, record });
       }
       continue;
     }
-    if (isReservedName(name) || entries.has(volumeMarkerName(name)) || looksLikeVolume(name)) continue;
+    if (isReservedName(name) || entries.has(recordName(name)) || looksLikeVolume(name)) continue;
     if ((await dir.lstat(name))?.isDirectory() !== true) continue;
     const child = await dir.openDirectory(name);
     if (child === undefined) continue;

@@ -1,5 +1,5 @@
 import { SafeFsError } from './errors.ts';
-import { isReservedName } from './marker-names.ts';
+import { isReservedName } from './reserved-names.ts';
 
 declare const relativeVolumePathBrand: unique symbol;
 

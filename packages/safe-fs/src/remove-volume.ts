@@ -5,7 +5,6 @@
 
 import { ownershipError } from './adoption.ts';
 import { archiveCandidate, maxArchiveAttempts } from './archive-name.ts';
-import { findBookkeeping } from './bookkeeping-search.ts';
 import {
   type DirectoryHandle,
   isMissing,
@@ -13,12 +12,13 @@ import {
   nonDirectoryError,
   sameIdentity,
 } from './directory-handle.ts';
-import { errnoCode, SafeFsError } from './errors.ts';
-import { isReservedName, volumeMarkerName } from './marker-names.ts';
+import { errnoCode, isSafeFsError, SafeFsError } from './errors.ts';
 import { type OwnershipRecord, readOwnershipRecord, writeOwnershipRecord } from './ownership-record.ts';
 import { type ParentChain, removeEmptyParents, withParents } from './parent-chain.ts';
 import type { RelativeVolumePath } from './relative-volume-path.ts';
 import { assertEmptiable, emptyDirectory } from './remove-tree.ts';
+import { findReservedName } from './reserved-name-search.ts';
+import { isReservedName, recordName } from './reserved-names.ts';
 import { timestampOf, type VolumeContext } from './volume-context.ts';
 import { guardedContext, type WriteGuard } from './write-guard.ts';
 
@@ -82,7 +82,7 @@ async function recordNaming(
 
 async function dropRecord(dir: DirectoryHandle, leaf: string): Promise<void> {
   try {
-    await dir.unlink(volumeMarkerName(leaf));
+    await dir.unlink(recordName(leaf));
   } catch (err) {
     if (!isMissing(err)) throw err;
   }
@@ -119,7 +119,7 @@ async function forgetMissing(
     kind: 'ownership',
     path: dir.pathOf(leaf),
     operation: 'remove',
-    detail: `is recorded for this PV but the directory is gone (moved away?); keeping its record ${JSON.stringify(volumeMarkerName(leaf))}. Remove that record to let the PV go without the data`,
+    detail: `is recorded for this PV but the directory is gone (moved away?); keeping its record ${JSON.stringify(recordName(leaf))}. Remove that record to let the PV go without the data`,
   });
 }
 
@@ -132,16 +132,16 @@ async function forgetMissing(
  * cost of one listing.
  */
 async function refuseHostingVolumes(volume: DirectoryHandle, recorded: boolean): Promise<void> {
-  const found = recorded ? await topLevelBookkeeping(volume) : await findBookkeeping(volume);
+  const found = recorded ? await topLevelReservedName(volume) : await findReservedName(volume);
   if (found !== undefined) {
     throw ownershipError(
       volume.path,
-      `holds another volume's bookkeeping (found ${JSON.stringify(found)}), so removing it would take that volume's data along; refusing to touch it`,
+      `holds another volume's record or parent marker (found ${JSON.stringify(found)}), so removing it would take that volume's data along; refusing to touch it`,
     );
   }
 }
 
-async function topLevelBookkeeping(volume: DirectoryHandle): Promise<string | undefined> {
+async function topLevelReservedName(volume: DirectoryHandle): Promise<string | undefined> {
   const reserved = (await volume.readdir()).find((name) => isReservedName(nameText(name)));
   return reserved === undefined ? undefined : volume.pathOf(reserved);
 }
@@ -279,8 +279,10 @@ function archiveRecord(
 
 /**
  * Moves `leaf` (and its record, when there is one) to `name` in the same directory unless `name`
- * is taken; returns whether it moved. The target is reserved with an exclusive `mkdir` and the
- * record published exclusively, so `rename` only ever replaces the empty placeholder made here.
+ * is taken; returns whether it moved. A recorded volume's archive record is published exclusively
+ * first, then the target reserved with `mkdir`, so `rename` only ever replaces the empty placeholder
+ * made for it. A run killed after publishing finds its own record (this PV's, archived) on the retry
+ * and finishes the move to the same name, instead of leaving an empty archive beside the real one.
  */
 async function moveToUnused(
   dir: DirectoryHandle,
@@ -288,22 +290,19 @@ async function moveToUnused(
   name: string,
   record: OwnershipRecord | undefined,
 ): Promise<boolean> {
+  const resumed = record !== undefined && (await publishArchiveRecord(dir, name, record));
+  if (resumed === undefined) return false;
+  const undo: Array<() => Promise<unknown>> = [];
+  if (record !== undefined && !resumed) undo.push(() => dir.unlink(recordName(name)));
   try {
-    await dir.mkdir(name, 0o700);
-  } catch (err) {
-    if (errnoCode(err) === 'EEXIST') return false;
-    throw err;
-  }
-  const undo: Array<() => Promise<unknown>> = [() => dir.rmdir(name)];
-  try {
-    if (record !== undefined) {
-      try {
-        await writeOwnershipRecord(dir, name, record, false);
-      } catch (err) {
+    try {
+      await dir.mkdir(name, 0o700);
+      undo.push(() => dir.rmdir(name));
+    } catch (err) {
+      if (errnoCode(err) !== 'EEXIST' || !resumed || !(await isEmptyDirectory(dir, name))) {
         if (errnoCode(err) === 'EEXIST') return false;
         throw err;
       }
-      undo.push(() => dir.unlink(volumeMarkerName(name)));
     }
     await dir.rename(leaf, name);
     undo.length = 0;
@@ -312,6 +311,49 @@ async function moveToUnused(
   }
   if (record !== undefined) await dropRecord(dir, leaf);
   return true;
+}
+
+/**
+ * Publishes `record` as the record of archive `name`: `false` when published now, `true` when an
+ * earlier run of this archive had published it, `undefined` when `name` belongs to someone else.
+ */
+async function publishArchiveRecord(
+  dir: DirectoryHandle,
+  name: string,
+  record: OwnershipRecord,
+): Promise<boolean | undefined> {
+  let existing: OwnershipRecord | undefined;
+  try {
+    existing = await readOwnershipRecord(dir, name);
+  } catch (err) {
+    // A record that cannot be read is someone else's, as any entry of that name.
+    if (isSafeFsError(err)) return undefined;
+    throw err;
+  }
+  if (existing === undefined) {
+    // An unrecorded directory of that name (upstream's archive) is never given a record.
+    if ((await dir.lstat(name)) !== undefined) return undefined;
+    try {
+      await writeOwnershipRecord(dir, name, record, false);
+      return false;
+    } catch (err) {
+      if (errnoCode(err) === 'EEXIST') return undefined;
+      throw err;
+    }
+  }
+  const ours = existing.pvName === record.pvName && existing.claimUid === record.claimUid;
+  return ours && existing.archivedAt !== undefined && existing.removingAt === undefined ? true : undefined;
+}
+
+/** Whether `name` in `dir` is a real directory holding nothing. */
+async function isEmptyDirectory(dir: DirectoryHandle, name: string): Promise<boolean> {
+  const placeholder = await dir.openDirectory(name);
+  if (placeholder === undefined) return false;
+  try {
+    return (await placeholder.readdir()).length === 0;
+  } finally {
+    await placeholder.close();
+  }
 }
 
 /** Releases volume `path`; see {@link VolumeRoot.releaseVolume}. */

@@ -4,11 +4,11 @@
  */
 
 import { type DirectoryHandle, openBase } from './directory-handle.ts';
-import { isReservedName, parentMarkerName, volumeMarkerName } from './marker-names.ts';
+import { isReservedName, parentMarkerName, recordName } from './reserved-names.ts';
 import { type SweepReport, sweepTemporaryFiles } from './temporary-files.ts';
 import type { VolumeContext } from './volume-context.ts';
 
-/** Whether `child` (not a volume) holds bookkeeping of this package right inside it. */
+/** Whether `child` (not a volume) holds records or a parent marker of this package right inside it. */
 async function holdsRecords(child: DirectoryHandle): Promise<boolean> {
   if ((await child.lstat(parentMarkerName)) !== undefined) return true;
   return (await child.readdir()).some((name) => typeof name === 'string' && isReservedName(name));
@@ -26,7 +26,7 @@ async function sweepDirectory(
   for (const name of await dir.readdir()) {
     if (typeof name !== 'string' || isReservedName(name)) continue;
     if ((await dir.lstat(name))?.isDirectory() !== true) continue;
-    if ((await dir.lstat(volumeMarkerName(name))) !== undefined) continue;
+    if ((await dir.lstat(recordName(name))) !== undefined) continue;
     // `openDirectory` refuses a link swapped in after the lstat; nothing below it is swept then.
     const child = await dir.openDirectory(name).catch(() => undefined);
     if (child === undefined) continue;

@@ -15,11 +15,11 @@ import { ownershipError } from './adoption.ts';
 import { type CreateVolumeOptions, createVolume } from './create-volume.ts';
 import { nonDirectoryError } from './directory-handle.ts';
 import { errnoCode } from './errors.ts';
-import { adoptionLockName, volumeMarkerName } from './marker-names.ts';
 import { type OwnershipRecord, readOwnershipRecord, writeOwnershipRecord } from './ownership-record.ts';
 import { type ParentChain, removeEmptyParents, withParents } from './parent-chain.ts';
 import { findVolumesOfPv, type RecordedVolume } from './recorded-volume-search.ts';
 import type { RelativeVolumePath } from './relative-volume-path.ts';
+import { adoptionLockName, recordName } from './reserved-names.ts';
 import { newRecord, type VolumeContext } from './volume-context.ts';
 import { refuseParentAsVolume } from './volume-like.ts';
 import { guardedContext } from './write-guard.ts';
@@ -234,7 +234,7 @@ function reserve(
       } finally {
         await volume.close();
       }
-      await dir.rename(lock, volumeMarkerName(leaf));
+      await dir.rename(lock, recordName(leaf));
     } catch (err) {
       await dir.unlink(lock).catch(() => undefined);
       throw err;
@@ -287,7 +287,7 @@ function moveData(
           );
         }
       }
-      await dir.unlink(volumeMarkerName(leaf));
+      await dir.unlink(recordName(leaf));
       await removeEmptyParents(chain, parents);
     }),
   );

@@ -8,7 +8,7 @@
 
 import type { DirectoryHandle } from './directory-handle.ts';
 import { errnoCode } from './errors.ts';
-import { isTemporaryMarkerName, temporaryWriterTag } from './marker-names.ts';
+import { isTemporaryRecordName, temporaryWriterTag } from './reserved-names.ts';
 import { writerState } from './temporary-writer.ts';
 
 /**
@@ -66,7 +66,7 @@ export async function sweepTemporaryFiles(
   const removed: string[] = [];
   const kept: string[] = [];
   for (const name of await dir.readdir()) {
-    if (typeof name !== 'string' || !isTemporaryMarkerName(name)) continue;
+    if (typeof name !== 'string' || !isTemporaryRecordName(name)) continue;
     const stats = await dir.lstat(name);
     if (stats === undefined || !stats.isFile()) continue;
     if (!isAbandoned(name, stats.mtimeMs, now, graceMs)) {

@@ -144,6 +144,11 @@ export function scanVolumeUsage(
   );
 }
 
+/** Measures the open directory `top` at full speed; only reads. */
+export function measureDirectory(top: DirectoryHandle): Promise<VolumeUsage> {
+  return walk(top, new Tally({}));
+}
+
 async function walk(top: DirectoryHandle, tally: Tally): Promise<VolumeUsage> {
   const topStats = await top.stat();
   tally.add(topStats);
@@ -252,10 +257,10 @@ async function finishLevel(levels: Level[]): Promise<boolean> {
 }
 
 /**
- * Measures a volume by walking its directory `volume.path` under `base` ({@link scanVolumeUsage}),
- * in the shape a usage monitor's `measure` takes.
+ * {@link scanVolumeUsage} for every volume under `base`, in the shape a usage monitor's `measure`
+ * takes: each call scans the directory `volume.path`.
  */
-export function walkVolume(
+export function volumeUsageScanner(
   base: string,
   fs?: FsOps,
 ): (

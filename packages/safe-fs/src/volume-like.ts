@@ -5,8 +5,8 @@
 
 import { type DirectoryHandle, type EntryName, nameText } from './directory-handle.ts';
 import { SafeFsError } from './errors.ts';
-import { isReservedName, parentMarkerName, volumeMarkerName } from './marker-names.ts';
 import { isParentInProgress } from './parent-marker.ts';
+import { isReservedName, parentMarkerName, recordName } from './reserved-names.ts';
 
 const pvUidName = /(^|-)pvc-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}($|-)/u;
 
@@ -48,7 +48,7 @@ export async function refuseVolumeParent(
   child: DirectoryHandle,
   policy: VolumeParentPolicy,
 ): Promise<void> {
-  if (typeof name === 'string' && (await dir.lstat(volumeMarkerName(name))) !== undefined) {
+  if (typeof name === 'string' && (await dir.lstat(recordName(name))) !== undefined) {
     throw nestingError(dir.pathOf(name), 'is a volume itself; volumes cannot be nested');
   }
   const isOwnParent = async () =>
@@ -70,7 +70,7 @@ export async function refuseVolumeParent(
 
 /**
  * Refuses to take `volume` (an existing directory of that name) as a volume when it is a parent of
- * this package: made or removed right now ({@link isParentInProgress}), or holding bookkeeping. Its
+ * this package: made or removed right now ({@link isParentInProgress}), or holding a reserved name. Its
  * mode is read before and after its entries, so a parent passing between those two states while
  * this runs is still seen in one of them.
  */
@@ -78,8 +78,8 @@ export async function refuseParentAsVolume(volume: DirectoryHandle): Promise<voi
   const before = await volume.stat();
   const names = await volume.readdir();
   const after = await volume.stat();
-  const bookkeeping = names.find((name) => isReservedName(nameText(name)));
-  if (!isParentInProgress(before) && bookkeeping === undefined && !isParentInProgress(after)) return;
+  const reserved = names.find((name) => isReservedName(nameText(name)));
+  if (!isParentInProgress(before) && reserved === undefined && !isParentInProgress(after)) return;
   throw nestingError(
     volume.path,
     'is a parent directory of other volumes (or is being made as one), not a volume; volumes cannot be nested',

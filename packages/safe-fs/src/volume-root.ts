@@ -120,9 +120,9 @@ export class VolumeRoot {
   /**
    * Removes every archive whose record's `expiresAt` has passed (see
    * {@link ArchiveVolumeOptions.retentionMs}), each like {@link VolumeRoot.deleteVolume}: the record
-   * must name the archived PV, links are never followed, an archive holding another volume's
-   * bookkeeping is refused, and an interrupted removal is finished by the next sweep. Archives without
-   * a record are never touched; volumes are never entered.
+   * must name the archived PV, links are never followed, an archive holding another volume's record
+   * or parent marker is refused, and an interrupted removal is finished by the next sweep. Archives
+   * without a record are never touched; volumes are never entered.
    *
    * @throws whatever `options.beforeEachWrite` throws (a lost leadership term ends the sweep); any
    * other failure of one archive is reported in {@link ExpiredArchivesReport.failed}.
@@ -195,7 +195,7 @@ export class VolumeRoot {
    * The ownership record of volume `path`; `undefined` when it or one of its parents is absent.
    * Only reads: no temporary files are swept, so read-only tools (the audit) can use it.
    */
-  readOwner(path: RelativeVolumePath): Promise<OwnershipRecord | undefined> {
+  readRecord(path: RelativeVolumePath): Promise<OwnershipRecord | undefined> {
     return withParents(
       this.#context,
       path,

@@ -7,8 +7,9 @@
 
 import { constants } from 'node:fs';
 import type { FsOps, FsPath } from './fs-ops.ts';
-import { isTemporaryMarkerName } from './marker-names.ts';
+import { isTemporaryRecordName } from './reserved-names.ts';
 import type { VolumeContext } from './volume-context.ts';
+import { markWriteRefusal } from './write-refusal.ts';
 
 /**
  * Called before each change to the file system; throwing stops the operation there, with what was
@@ -19,19 +20,11 @@ import type { VolumeContext } from './volume-context.ts';
 export type WriteGuard = () => void;
 
 const writeFlags = constants.O_WRONLY | constants.O_RDWR | constants.O_CREAT | constants.O_TRUNC;
-// Errors thrown by guards, so that the system-error wrapping passes them through as they are.
-const refusals = new WeakSet<object>();
-
-/** Whether `err` was thrown by a {@link WriteGuard}. */
-export function isWriteRefusal(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && refusals.has(err);
-}
-
 function check(guard: WriteGuard): void {
   try {
     guard();
   } catch (err) {
-    if (typeof err === 'object' && err !== null) refusals.add(err);
+    markWriteRefusal(err);
     throw err;
   }
 }
@@ -63,7 +56,7 @@ function guardedFs(fs: FsOps, guard: WriteGuard): FsOps {
     rmdir: guardedCall(guard, fs.rmdir),
     // The operation's own temporary file is private to it: removing it never touches shared state.
     unlink: async (path) => {
-      if (!isTemporaryMarkerName(lastSegment(path))) check(guard);
+      if (!isTemporaryRecordName(lastSegment(path))) check(guard);
       return fs.unlink(path);
     },
     rename: guardedCall(guard, fs.rename),

@@ -44,14 +44,14 @@ function withParents(path: RelativeVolumePath): RelativeVolumePath[] {
   return segments.map((_, end) => parseRelativeVolumePath(segments.slice(0, end + 1).join('/')));
 }
 
-/** Every bookkeeping name anywhere below `dir`. */
-async function bookkeepingBelow(dir: string): Promise<string[]> {
+/** Every reserved name anywhere below `dir`. */
+async function reservedNamesBelow(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true });
   return entries.filter((entry) => entry.split('/').some((name) => name.includes('.kube-provisioner')));
 }
 
 describe('adoption over generated claims and pre-existing data', () => {
-  it('never replaces a live record, nests volumes, crosses namespaces or hands out bookkeeping', async () => {
+  it('never replaces a live record, nests volumes, crosses namespaces or hands out records and parent markers', async () => {
     let adopted = 0;
     await fc.assert(
       fc.asyncProperty(
@@ -94,7 +94,7 @@ describe('adoption over generated claims and pre-existing data', () => {
               pvName: `pv${index}`,
               provisioner: 'example.com/test',
             };
-            const before = await bookkeepingBelow(join(base, path)).catch(() => undefined);
+            const before = await reservedNamesBelow(join(base, path)).catch(() => undefined);
             const outcome = await root
               .createVolume(path, { owner, mode: 0o777, adopt, namespaceScopedPath: adopt })
               .catch((err: unknown) => {
@@ -120,7 +120,7 @@ describe('adoption over generated claims and pre-existing data', () => {
               recorded.set(path, { owner, released: false });
             }
             for (const [other, { owner: expected, released }] of recorded) {
-              const record = await root.readOwner(other);
+              const record = await root.readRecord(other);
               expect(record?.claimUid).toBe(expected.claimUid);
               expect(record?.releasedAt !== undefined).toBe(released);
               for (const inner of recorded.keys()) expect(inner.startsWith(`${other}/`)).toBe(false);
@@ -182,7 +182,7 @@ describe('adoption over generated claims and pre-existing data', () => {
               if (outcome === 'adopted') reattached++;
               if (outcome !== 'ownership') model = { owner, released: false };
             }
-            const record = await root.readOwner(path);
+            const record = await root.readRecord(path);
             expect(record?.claimUid).toBe(model?.owner.claimUid);
             expect(record?.releasedAt !== undefined).toBe(model?.released ?? false);
           }

@@ -24,7 +24,7 @@ describe('adopting existing data', () => {
       }),
     ).toBe('adopted');
 
-    expect((await root.readOwner(path('ns1/data')))?.claimUid).toBe('u1');
+    expect((await root.readRecord(path('ns1/data')))?.claimUid).toBe('u1');
     expect(await readFile(join(base, 'ns1/data/file'), 'utf8')).toBe('kept');
     expect((await stat(join(base, 'ns1/data'))).mode & 0o7777).toBe(0o750);
   });
@@ -43,7 +43,7 @@ describe('adopting existing data', () => {
       );
       expect(err.kind).toBe('ownership');
       expect(err.message).toContain('adoption is limited to data of namespace "ns1"');
-      expect(await root.readOwner(path(target))).toBeUndefined();
+      expect(await root.readRecord(path(target))).toBeUndefined();
     }
   });
 
@@ -87,7 +87,7 @@ describe('adopting existing data', () => {
 
     expect(err.kind).toBe('ownership');
     expect(err.message).toContain('starts with the namespace');
-    expect(await root.readOwner(path('shared/team-b-db'))).toBeUndefined();
+    expect(await root.readRecord(path('shared/team-b-db'))).toBeUndefined();
   });
 
   it('refuses recorded data of another namespace without naming it', async () => {
@@ -107,7 +107,7 @@ describe('adopting existing data', () => {
     expect(err.kind).toBe('ownership');
     expect(err.message).toContain('adoption is limited to data of namespace "ns1"');
     expect(err.message).not.toMatch(/ns2|secret/);
-    expect((await root.readOwner(path('data')))?.claimUid).toBe('u2');
+    expect((await root.readRecord(path('data')))?.claimUid).toBe('u2');
   });
 
   it('refuses a live volume of another claim in the same namespace, so its own PV can still delete it', async () => {
@@ -128,7 +128,7 @@ describe('adopting existing data', () => {
     expect(err.kind).toBe('ownership');
     expect(err.message).toContain('only released or unrecorded data can be adopted');
     expect(err.message).not.toMatch(/original|old/);
-    expect((await root.readOwner(path('ns1/data')))?.claimUid).toBe('old');
+    expect((await root.readRecord(path('ns1/data')))?.claimUid).toBe('old');
     expect(await root.deleteVolume(path('ns1/data'), { pvName: first.pvName })).toBe('deleted');
   });
 
@@ -152,8 +152,8 @@ describe('adopting existing data', () => {
     expect(err.kind).toBe('ownership');
     expect(err.message).toContain('is a parent directory of other volumes');
     expect(err.message).not.toMatch(/\.y\.|secret/);
-    expect(await root.readOwner(path('team-a/x'))).toBeUndefined();
-    expect(await root.readOwner(path('team-a/x/y'))).toMatchObject({ claimUid: 'u2' });
+    expect(await root.readRecord(path('team-a/x'))).toBeUndefined();
+    expect(await root.readRecord(path('team-a/x/y'))).toMatchObject({ claimUid: 'u2' });
     expect(await readFile(join(base, 'team-a/x/y/secret'), 'utf8')).toBe('team-b data');
   });
 
@@ -192,7 +192,7 @@ describe('adopting existing data', () => {
     );
 
     expect(err.kind).toBe('ownership');
-    expect(await root.readOwner(path('ns1/legacy'))).toBeUndefined();
+    expect(await root.readRecord(path('ns1/legacy'))).toBeUndefined();
   });
 
   it('never replaces a record another claim publishes while the data is being adopted', async () => {
@@ -224,7 +224,7 @@ describe('adopting existing data', () => {
 
     expect(err.kind).toBe('ownership');
     expect(err.message).toContain('concurrently');
-    expect((await root.readOwner(path('ns1/data')))?.claimUid).toBe('u2');
+    expect((await root.readRecord(path('ns1/data')))?.claimUid).toBe('u2');
     expect(await readdir(join(base, 'ns1/data'))).toEqual([]);
   });
 });

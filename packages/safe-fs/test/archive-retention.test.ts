@@ -34,7 +34,7 @@ describe('archive retention', () => {
 
     const archive = await archived(root, 'ns/data', 'u1', 720 * hour);
 
-    expect(await root.readOwner(path(archive))).toMatchObject({
+    expect(await root.readRecord(path(archive))).toMatchObject({
       claimUid: 'u1',
       archivedAt: '2026-11-01T00:00:00.000Z',
       expiresAt: '2026-12-01T00:00:00.000Z',
@@ -136,7 +136,7 @@ describe('archive retention', () => {
         },
       }),
     ).rejects.toBe(lost);
-    expect(await root.readOwner(path(archive))).toMatchObject({ claimUid: 'u1' });
+    expect(await root.readRecord(path(archive))).toMatchObject({ claimUid: 'u1' });
   });
 
   it('refuses a negative or fractional retention', async () => {

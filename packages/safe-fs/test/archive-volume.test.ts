@@ -18,7 +18,7 @@ describe('archiveVolume', () => {
 
     expect(result).toEqual({ outcome: 'archived', archivedPath: 'archived-ns1-data-pvc-u1' });
     expect(await readFile(join(base, 'archived-ns1-data-pvc-u1/file'), 'utf8')).toBe('kept');
-    expect((await root.readOwner(path('archived-ns1-data-pvc-u1')))?.claimUid).toBe('u1');
+    expect((await root.readRecord(path('archived-ns1-data-pvc-u1')))?.claimUid).toBe('u1');
     expect((await readdir(base)).sort()).toEqual([
       '.archived-ns1-data-pvc-u1.kube-provisioner.json',
       'archived-ns1-data-pvc-u1',
@@ -104,5 +104,43 @@ describe('archiveVolume', () => {
     expect(isSafeFsError(foreign) && foreign.kind === 'ownership').toBe(true);
     expect(isSafeFsError(linked) && linked.kind === 'symlink').toBe(true);
     expect((await readdir(base)).sort()).toEqual(['.theirs.kube-provisioner.json', 'link', 'theirs']);
+  });
+});
+
+describe('archiveVolume after a kill', () => {
+  it('run again after a kill at any step, archives to the same name with the data, leaving nothing else', async () => {
+    let stoppedMidway = 0;
+    for (let stopAt = 0; stopAt < 12; stopAt++) {
+      const base = await tempDir();
+      const root = new VolumeRoot(base);
+      await root.createVolume(path('ns1/data'), { owner: ownerOf('ns1', 'data', 'u1'), mode: 0o777 });
+      await writeFile(join(base, 'ns1/data/file'), 'kept');
+      let writes = 0;
+      const killed = await root
+        .archiveVolume(path('ns1/data'), {
+          pvName: 'pvc-u1',
+          beforeEachWrite: () => {
+            if (writes++ >= stopAt) throw new Error('killed');
+          },
+        })
+        .then(
+          () => false,
+          () => true,
+        );
+      if (killed && (await readdir(join(base, 'ns1'))).some((name) => name.startsWith('archived-'))) {
+        stoppedMidway++;
+      }
+
+      await root.archiveVolume(path('ns1/data'), { pvName: 'pvc-u1' });
+
+      expect(await readFile(join(base, 'ns1/archived-data/file'), 'utf8')).toBe('kept');
+      expect((await root.readRecord(path('ns1/archived-data')))?.claimUid).toBe('u1');
+      expect((await readdir(join(base, 'ns1'))).sort()).toEqual([
+        '.archived-data.kube-provisioner.json',
+        '.kube-provisioner-parent.json',
+        'archived-data',
+      ]);
+    }
+    expect(stoppedMidway).toBeGreaterThan(1);
   });
 });

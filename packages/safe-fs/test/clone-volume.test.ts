@@ -40,7 +40,7 @@ describe('cloneVolume', () => {
 
     expect(progress).toMatchObject({ entries: 25, skipped: 0 });
     expect(await readFile(join(base, 'ns1/copy/d3/f13'), 'utf8')).toBe('content 13');
-    expect((await new VolumeRoot(base).readOwner(path('ns1/copy')))?.claimUid).toBe('copy');
+    expect((await new VolumeRoot(base).readRecord(path('ns1/copy')))?.claimUid).toBe('copy');
     expect((await readdir(join(base, 'ns1'))).filter((name) => name.endsWith('.copy'))).toEqual([]);
   });
 
@@ -65,6 +65,20 @@ describe('cloneVolume', () => {
       expect((await readdir(join(base, 'ns1'))).filter((name) => name.endsWith('.copy'))).toEqual([]);
     }
     expect(leftovers).toBeGreaterThan(2);
+  });
+
+  it('run again after a kill that came once the copy was in place, keeps that copy instead of refusing', async () => {
+    const base = await sourceVolume(20);
+    await cloneVolume(contextOf(base), path('ns1/src'), path('ns1/copy'), request());
+    // The source changes after the copy: a second copy would show it.
+    await writeFile(join(base, 'ns1/src/late'), 'late');
+
+    const progress = await cloneVolume(contextOf(base), path('ns1/src'), path('ns1/copy'), request());
+
+    expect(progress).toMatchObject({ entries: 25, skipped: 0 });
+    expect(progress.bytes).toBeGreaterThan(0);
+    expect((await readdir(join(base, 'ns1/copy'), { recursive: true })).length).toBe(25);
+    expect((await readdir(join(base, 'ns1'))).filter((name) => name.endsWith('.copy'))).toEqual([]);
   });
 
   it('removes its temporary directory when aborted, leaving the empty volume to its caller', async () => {

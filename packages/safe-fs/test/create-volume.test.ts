@@ -41,7 +41,7 @@ describe('createVolume', () => {
     for (const level of ['ns1', 'ns1/team']) expect(await modeOf(join(base, level)), level).toBe(0o755);
     expect(await modeOf(join(base, 'ns1/team/data'))).toBe(0o2775);
     expect(await readdir(join(base, 'ns1/team/data'))).toEqual([]);
-    expect(await root.readOwner(path('ns1/team/data'))).toEqual({
+    expect(await root.readRecord(path('ns1/team/data'))).toEqual({
       ...owner,
       createdAt: '2025-01-02T03:04:05.000Z',
     });
@@ -174,7 +174,7 @@ describe('createVolume', () => {
       expect(err.message).toContain('belongs to another claim');
       expect(err.message).not.toContain('secret-db');
       expect(err.message).not.toContain('ns2');
-      expect((await root.readOwner(path('shared')))?.claimUid).toBe('u2');
+      expect((await root.readRecord(path('shared')))?.claimUid).toBe('u2');
     });
 
     it.each([

@@ -156,7 +156,7 @@ describe('deleteVolume', () => {
         message: expect.stringContaining('moved away'),
       });
     }
-    expect((await root.readOwner(path('ns1/data')))?.claimUid).toBe('u1');
+    expect((await root.readRecord(path('ns1/data')))?.claimUid).toBe('u1');
     // Moved back, it is still protected and deletable by its PV.
     await rename(join(base, 'ns1/elsewhere'), join(base, 'ns1/data'));
     expect(await root.deleteVolume(path('ns1/data'), { pvName: 'pvc-u1' })).toBe('deleted');

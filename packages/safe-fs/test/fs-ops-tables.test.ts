@@ -22,10 +22,10 @@ describe.each([
     const root = new VolumeRoot(base, { fs });
     const owner = ownerOf('ns1', 'data', 'u1');
     const path = parseRelativeVolumePath('ns1/data');
-    expect(await root.readOwner(path)).toBeUndefined();
+    expect(await root.readRecord(path)).toBeUndefined();
     expect(await root.createVolume(path, { owner, mode: 0o770 })).toBe('created');
     expect(await root.createVolume(path, { owner, mode: 0o770 })).toBe('reused');
-    expect(await root.readOwner(path)).toMatchObject({ claimUid: 'u1', pvName: owner.pvName });
+    expect(await root.readRecord(path)).toMatchObject({ claimUid: 'u1', pvName: owner.pvName });
     expect(await root.deleteVolume(path, { pvName: owner.pvName })).toBe('deleted');
     // The parent this package made goes with its last volume.
     expect(await readdir(base)).toEqual([]);

@@ -25,9 +25,9 @@ describe('deleting a volume never removes another claim’s data', () => {
     const err = await rejection(root.deleteVolume(path('o1'), { pvName: 'pvc-u-outer' }));
 
     expect(err.kind).toBe('ownership');
-    expect(err.message).toContain("holds another volume's bookkeeping");
+    expect(err.message).toContain("holds another volume's record or parent marker");
     expect(await readFile(join(base, 'o1/db/data'), 'utf8')).toBe('team-a data');
-    expect(await root.readOwner(path('o1'))).toMatchObject({ claimUid: 'u-outer' });
+    expect(await root.readRecord(path('o1'))).toMatchObject({ claimUid: 'u-outer' });
   });
 
   it('refuses to archive a recorded volume that holds another volume, moving nothing', async () => {

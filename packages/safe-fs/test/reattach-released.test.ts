@@ -22,7 +22,7 @@ describe('releaseVolume (onDelete: retain)', () => {
   it('stamps releasedAt on the record, keeping the data and the old claim and PV for audit', async () => {
     const { base, root } = await retainedVolume(true);
 
-    expect(await root.readOwner(path('ns1-data'))).toEqual({
+    expect(await root.readRecord(path('ns1-data'))).toEqual({
       ...ownerOf('ns1', 'data', 'old'),
       createdAt: new Date(releaseTime).toISOString(),
       releasedAt: new Date(releaseTime).toISOString(),
@@ -36,7 +36,7 @@ describe('releaseVolume (onDelete: retain)', () => {
 
     expect(await later.releaseVolume(path('ns1-data'), { pvName: 'pvc-old' })).toBe('released');
 
-    expect((await root.readOwner(path('ns1-data')))?.releasedAt).toBe(new Date(releaseTime).toISOString());
+    expect((await root.readRecord(path('ns1-data')))?.releasedAt).toBe(new Date(releaseTime).toISOString());
   });
 
   it('leaves a directory recorded for another PV untouched and says so', async () => {
@@ -44,7 +44,7 @@ describe('releaseVolume (onDelete: retain)', () => {
 
     expect(await root.releaseVolume(path('ns1-data'), { pvName: 'pvc-other' })).toBe('other-owner');
 
-    expect((await root.readOwner(path('ns1-data')))?.releasedAt).toBeUndefined();
+    expect((await root.readRecord(path('ns1-data')))?.releasedAt).toBeUndefined();
   });
 
   it('marks nothing on unrecorded data, and keeps the record of a directory moved away', async () => {
@@ -59,7 +59,7 @@ describe('releaseVolume (onDelete: retain)', () => {
     expect(await root.releaseVolume(path('absent/x'), { pvName: 'pvc-u1' })).toBe('missing');
 
     expect((await readdir(base)).sort()).toEqual(['legacy', 'moved', 'ns1']);
-    expect((await root.readOwner(path('ns1/gone')))?.claimUid).toBe('u1');
+    expect((await root.readRecord(path('ns1/gone')))?.claimUid).toBe('u1');
   });
 });
 
@@ -70,7 +70,7 @@ describe('adopting a released volume', () => {
 
     expect(await root.createVolume(path('ns1-data'), { owner, mode: 0o777, adopt: true })).toBe('adopted');
 
-    const record = await root.readOwner(path('ns1-data'));
+    const record = await root.readRecord(path('ns1-data'));
     expect(record).toMatchObject({ claimUid: 'new', pvName: 'pvc-new' });
     expect(record?.releasedAt).toBeUndefined();
     expect(await readFile(join(base, 'ns1-data/file'), 'utf8')).toBe('kept');
@@ -95,7 +95,7 @@ describe('adopting a released volume', () => {
     expect(foreign.kind).toBe('ownership');
     expect(foreign.message).toContain('adoption is limited to data of namespace "ns2"');
     expect(foreign.message).not.toMatch(/"ns1"|old/);
-    expect((await root.readOwner(path('ns1-data')))?.claimUid).toBe('old');
+    expect((await root.readRecord(path('ns1-data')))?.claimUid).toBe('old');
   });
 
   it('refuses a volume kept without release: its record is still live', async () => {
@@ -106,7 +106,7 @@ describe('adopting a released volume', () => {
     );
 
     expect(err.message).toContain('only released or unrecorded data can be adopted');
-    expect((await root.readOwner(path('ns1-data')))?.claimUid).toBe('old');
+    expect((await root.readRecord(path('ns1-data')))?.claimUid).toBe('old');
   });
 
   it('lets only one of two claims adopting at once win, never replacing the winner', async () => {
@@ -139,7 +139,7 @@ describe('adopting a released volume', () => {
 
     expect(err.kind).toBe('ownership');
     expect(err.message).toContain('changed owner while being adopted');
-    expect((await new VolumeRoot(base).readOwner(path('ns1-data')))?.claimUid).toBe('rival');
+    expect((await new VolumeRoot(base).readRecord(path('ns1-data')))?.claimUid).toBe('rival');
     expect((await readdir(base)).sort()).toEqual(['.ns1-data.kube-provisioner.json', 'ns1-data']);
   });
 
@@ -153,7 +153,7 @@ describe('adopting a released volume', () => {
     );
 
     expect(err.message).toContain('is being adopted concurrently by another claim');
-    expect((await root.readOwner(path('ns1-data')))?.claimUid).toBe('old');
+    expect((await root.readRecord(path('ns1-data')))?.claimUid).toBe('old');
   });
 
   it('completes an adoption its own claim left half-way, lock and all', async () => {
@@ -166,7 +166,7 @@ describe('adopting a released volume', () => {
 
     expect(await root.createVolume(path('ns1-data'), { owner, mode: 0o777, adopt: true })).toBe('adopted');
 
-    expect((await root.readOwner(path('ns1-data')))?.claimUid).toBe('new');
+    expect((await root.readRecord(path('ns1-data')))?.claimUid).toBe('new');
     expect((await readdir(base)).sort()).toEqual(['.ns1-data.kube-provisioner.json', 'ns1-data']);
   });
 
@@ -189,7 +189,7 @@ describe('adopting a released volume', () => {
       }),
     ).rejects.toMatchObject({ kind: 'io', errno: 'EIO' });
 
-    expect(await new VolumeRoot(base).readOwner(path('ns1-data'))).toMatchObject({
+    expect(await new VolumeRoot(base).readRecord(path('ns1-data'))).toMatchObject({
       claimUid: 'old',
       releasedAt: new Date(releaseTime).toISOString(),
     });

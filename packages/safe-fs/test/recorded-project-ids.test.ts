@@ -16,7 +16,7 @@ describe('project IDs in ownership records', () => {
     });
     await root.createVolume(path('plain'), { owner: ownerOf('ns1', 'plain', 'u2'), mode: 0o777 });
 
-    expect((await root.readOwner(path('ns1/team/data')))?.projectId).toBe(7);
+    expect((await root.readRecord(path('ns1/team/data')))?.projectId).toBe(7);
     expect(
       JSON.parse(await readFile(join(base, 'ns1/team/.data.kube-provisioner.json'), 'utf8')),
     ).toMatchObject({
@@ -42,7 +42,7 @@ describe('project IDs in ownership records', () => {
       const record = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
       await writeFile(file, `${JSON.stringify(record).slice(0, -1)},"projectId":${value}}`);
 
-      await expect(root.readOwner(path('data'))).rejects.toThrow(
+      await expect(root.readRecord(path('data'))).rejects.toThrow(
         /"projectId" field that is not an integer from 1 to 4294967294/u,
       );
     },

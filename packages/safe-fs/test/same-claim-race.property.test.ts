@@ -54,7 +54,7 @@ describe('two concurrent provisions of one claim', () => {
               inParent(`.${leaf}.kube-provisioner.json`),
             ].sort(),
           );
-          expect((await new VolumeRoot(base).readOwner(path))?.claimUid).toBe('u1');
+          expect((await new VolumeRoot(base).readRecord(path))?.claimUid).toBe('u1');
         },
       ),
       { numRuns: 40 },
@@ -86,6 +86,6 @@ describe('two concurrent provisions of one claim', () => {
     expect(await tree(base)).toEqual(
       ['ns1', 'ns1/.kube-provisioner-parent.json', 'ns1/.data.kube-provisioner.json', 'ns1/data'].sort(),
     );
-    expect((await new VolumeRoot(base).readOwner(path))?.claimUid).toBe('u1');
+    expect((await new VolumeRoot(base).readRecord(path))?.claimUid).toBe('u1');
   });
 });

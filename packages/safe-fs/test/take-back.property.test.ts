@@ -59,7 +59,7 @@ describe('take-back interrupted anywhere', () => {
 
         expect(['taken-back', 'reused']).toContain(retried.outcome);
         expect(await readFile(join(base, target, 'file'), 'utf8')).toBe('kept');
-        expect(await new VolumeRoot(base).readOwner(path(target))).toMatchObject({
+        expect(await new VolumeRoot(base).readRecord(path(target))).toMatchObject({
           claimUid: 'u2',
           takenFrom: 'pvc-old',
         });

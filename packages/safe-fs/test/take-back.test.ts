@@ -50,7 +50,7 @@ describe('takeBackVolume', () => {
 
       expect(result).toEqual({ outcome: 'taken-back', from: where });
       expect(await readFile(join(base, 'ns1/new/file'), 'utf8')).toBe('kept');
-      expect(await root.readOwner(path('ns1/new'))).toEqual({
+      expect(await root.readRecord(path('ns1/new'))).toEqual({
         ...ownerOf('ns1', 'new', 'u2'),
         createdAt: new Date(start).toISOString(),
         takenFrom: 'pvc-old',
@@ -79,7 +79,7 @@ describe('takeBackVolume', () => {
 
     expect(result).toEqual({ outcome: 'taken-back', from: 'ns1/data' });
     expect(await readFile(join(base, 'ns1/data/file'), 'utf8')).toBe('kept');
-    expect((await root.readOwner(path('ns1/data')))?.claimUid).toBe('u2');
+    expect((await root.readRecord(path('ns1/data')))?.claimUid).toBe('u2');
   });
 
   it('refuses a claim of another namespace, naming neither the namespace nor touching the data', async () => {
@@ -91,7 +91,7 @@ describe('takeBackVolume', () => {
     expect(error.message).toContain('another namespace');
     expect(error.message).not.toContain('ns1');
     expect(await readFile(join(base, where, 'file'), 'utf8')).toBe('kept');
-    expect((await root.readOwner(path(where)))?.claimUid).toBe('old');
+    expect((await root.readRecord(path(where)))?.claimUid).toBe('old');
     expect(await readdir(base)).not.toContain('ns2');
   });
 
@@ -127,7 +127,7 @@ describe('takeBackVolume', () => {
         }),
       ),
     );
-    expect((await root.readOwner(path(where)))?.takenFrom).toBe('pvc-old');
+    expect((await root.readRecord(path(where)))?.takenFrom).toBe('pvc-old');
 
     const error = await rejection(root.takeBackVolume(path('ns1/second'), request('ns1', 'u3')));
 
@@ -188,17 +188,17 @@ describe('takeBackVolume', () => {
     const error = await rejection(root.takeBackVolume(path('ns1/taken'), request('ns1', 'u2')));
 
     expect(error.message).toContain('belongs to another claim');
-    expect((await root.readOwner(path(where)))?.claimUid).toBe('old');
+    expect((await root.readRecord(path(where)))?.claimUid).toBe('old');
   });
 
-  it('refuses to move an old volume that holds another volume bookkeeping (a nesting race mark)', async () => {
+  it("refuses to move an old volume that holds another volume's record (a nesting race mark)", async () => {
     const { base, root, where } = await keptVolume('archived');
     await writeFile(join(base, where, '.x.kube-provisioner.json'), '{}');
 
     const error = await rejection(root.takeBackVolume(path('ns1/new'), request('ns1', 'u2')));
 
     expect(error.message).toContain('volumes cannot be nested');
-    expect((await root.readOwner(path(where)))?.claimUid).toBe('old');
+    expect((await root.readRecord(path(where)))?.claimUid).toBe('old');
   });
 
   it('is finished by the retry after a crash between the rename and the record update', async () => {
@@ -218,14 +218,14 @@ describe('takeBackVolume', () => {
     await rejection(new VolumeRoot(base, { fs }).takeBackVolume(path('ns1/new'), request('ns1', 'u2')));
     expect(await readFile(join(base, 'ns1/new/file'), 'utf8')).toBe('kept');
     // The old record still says the data is this claim's, so no other claim can take it meanwhile.
-    expect(await new VolumeRoot(base).readOwner(path(where))).toMatchObject({ claimUid: 'u2' });
+    expect(await new VolumeRoot(base).readRecord(path(where))).toMatchObject({ claimUid: 'u2' });
     const other = await rejection(new VolumeRoot(base).takeBackVolume(path('ns1/x'), request('ns1', 'u3')));
     expect(other.message).toContain('taken back by another claim');
 
     const retried = await new VolumeRoot(base).takeBackVolume(path('ns1/new'), request('ns1', 'u2'));
 
     expect(retried).toEqual({ outcome: 'taken-back', from: where });
-    expect(await new VolumeRoot(base).readOwner(path(where))).toBeUndefined();
+    expect(await new VolumeRoot(base).readRecord(path(where))).toBeUndefined();
     expect(await readFile(join(base, 'ns1/new/file'), 'utf8')).toBe('kept');
   });
 

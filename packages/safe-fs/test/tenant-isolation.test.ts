@@ -79,13 +79,13 @@ describe('directory names of 233 to 255 bytes (upstream <ns>-<pvc>-<pv> with lon
 
     expect(await root.createVolume(path(leaf), { owner, mode: 0o777 })).toBe('created');
     expect(await root.createVolume(path(leaf), { owner, mode: 0o777 })).toBe('reused');
-    expect(await root.readOwner(path(leaf))).toMatchObject({ claimUid: 'u1', volume: leaf });
+    expect(await root.readRecord(path(leaf))).toMatchObject({ claimUid: 'u1', volume: leaf });
     for (const name of await readdir(base)) expect(Buffer.byteLength(name)).toBeLessThanOrEqual(255);
     expect(await root.releaseVolume(path(leaf), { pvName: 'pvc-u1' })).toBe('released');
     const archived = await root.archiveVolume(path(leaf), { pvName: 'pvc-u1' });
     expect(archived.outcome).toBe('archived');
     if (archived.outcome === 'archived') {
-      expect((await root.readOwner(archived.archivedPath))?.claimUid).toBe('u1');
+      expect((await root.readRecord(archived.archivedPath))?.claimUid).toBe('u1');
       expect(await root.deleteVolume(archived.archivedPath, { pvName: 'pvc-u1' })).toBe('deleted');
     }
     expect(await readdir(base)).toEqual([]);
@@ -104,7 +104,7 @@ describe('directory names of 233 to 255 bytes (upstream <ns>-<pvc>-<pv> with lon
       mode: 0o777,
     });
 
-    expect((await root.readOwner(path(long)))?.claimUid).toBe('u1');
+    expect((await root.readRecord(path(long)))?.claimUid).toBe('u1');
   });
 });
 

@@ -23,7 +23,7 @@ describe('unrecorded directories holding volumes of this package', () => {
 
       await expect(root.deleteVolume(path(legacy), { pvName: 'pvc-legacy' })).rejects.toMatchObject({
         kind: 'ownership',
-        message: expect.stringContaining("holds another volume's bookkeeping"),
+        message: expect.stringContaining("holds another volume's record or parent marker"),
       });
       await expect(root.archiveVolume(path(legacy), { pvName: 'pvc-legacy' })).rejects.toMatchObject({
         kind: 'ownership',

@@ -5,23 +5,18 @@
  * running a CLI to completion.
  */
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiException, CoreV1Api, KubeConfig, StorageV1Api, type V1Node } from '@kubernetes/client-node';
+import { ApiException, CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
 import { afterAll, inject } from 'vitest';
-import { attachControlPlane, type ControlPlane } from './control-plane.ts';
-import { createFakeNode, type FakeNodeOptions } from './fake-node.ts';
-import { applyManifests, renderKustomization } from './manifests.ts';
+import { attachControlPlane } from './control-plane.ts';
+import { createFakeNode } from './fake-node.ts';
 import { type NfsProvisionerUnderTest, startNfsProvisioner } from './nfs-provisioner-process.ts';
 import { missingNfsPackages, NfsToolsMissingError } from './nfs-tools.ts';
 import type { ProgramCommand } from './program-process.ts';
-import {
-  mintServiceAccountKubeconfig,
-  type ServiceAccountKubeconfig,
-  type ServiceAccountKubeconfigOptions,
-} from './service-account-kubeconfig.ts';
+import { mintServiceAccountKubeconfig } from './service-account-kubeconfig.ts';
+import { type DeploymentAccount, deploymentAccount, type TestEnv, uniqueName } from './test-env.ts';
 import type { TestenvContext } from './vitest-context.ts';
 import { waitFor } from './wait-for.ts';
 
@@ -48,30 +43,12 @@ export {
   type UseRealNodeOptions,
   useRealNode,
 } from './node/use-real-node.ts';
-
-/** The cluster as seen from one test file. */
-export interface TestEnv {
-  /** Admin kubeconfig file. */
-  readonly kubeconfigPath: string;
-  /** Admin client configuration. */
-  readonly kubeConfig: KubeConfig;
-  /** Creates a namespace with a unique name starting with `prefix`; deleted after the file's tests. */
-  namespace(prefix?: string): Promise<string>;
-  /** Creates a fake Ready Node (unique name unless given); deleted after the file's tests. */
-  createNode(options?: FakeNodeOptions & { readonly name?: string }): Promise<V1Node>;
-  /** Mints a kubeconfig for a ServiceAccount (created if missing) via the TokenRequest API. */
-  serviceAccountKubeconfig(options: ServiceAccountKubeconfigOptions): Promise<ServiceAccountKubeconfig>;
-  /**
-   * The control plane, for fault hooks (restart kube-apiserver, compact etcd, stop the scheduler…).
-   * Rejects on an existing cluster that kube-testenv did not start.
-   */
-  controlPlane(): Promise<ControlPlane>;
-}
-
-/** A DNS-1123 name: `prefix-` and eight random hex digits. */
-export function uniqueName(prefix: string): string {
-  return `${prefix}-${randomBytes(4).toString('hex')}`;
-}
+export {
+  type DeploymentAccount,
+  deploymentAccount,
+  type TestEnv,
+  uniqueName,
+} from './test-env.ts';
 
 const ignoreNotFound = (err: unknown): void => {
   if (!(err instanceof ApiException && err.code === 404)) throw err;
@@ -183,42 +160,6 @@ export interface NfsProvisionersOptions {
   readonly expectedDenials?: RegExp;
 }
 
-const rbacKinds = new Set([
-  'Namespace',
-  'ServiceAccount',
-  'ClusterRole',
-  'ClusterRoleBinding',
-  'Role',
-  'RoleBinding',
-]);
-
-/** A deployment's ServiceAccount, with a kubeconfig that authenticates as it. */
-export interface DeploymentAccount {
-  readonly kubeconfigPath: string;
-  readonly namespace: string;
-  readonly name: string;
-}
-
-/**
- * Applies the RBAC of a kustomization (its Namespace, ServiceAccount, roles and bindings; nothing
- * else) and mints a kubeconfig for its ServiceAccount, so a provisioner under test runs with exactly
- * the permissions the deployment ships.
- */
-export async function deploymentAccount(env: TestEnv, deployDir: string): Promise<DeploymentAccount> {
-  const objects = await renderKustomization(deployDir);
-  await applyManifests(
-    env.kubeConfig,
-    objects.filter((object) => rbacKinds.has(object.kind ?? '')),
-  );
-  const account = objects.find((object) => object.kind === 'ServiceAccount')?.metadata;
-  if (!account?.name || !account.namespace) throw new Error(`${deployDir} has no namespaced ServiceAccount`);
-  const { kubeconfigPath } = await env.serviceAccountKubeconfig({
-    namespace: account.namespace,
-    name: account.name,
-  });
-  return { kubeconfigPath, namespace: account.namespace, name: account.name };
-}
-
 /** NFS provisioners under test for one file, each on its own nfs-ganesha export. */
 export interface NfsProvisioners {
   /**
@@ -231,7 +172,7 @@ export interface NfsProvisioners {
   storageClass(deployment: NfsProvisionerUnderTest, parameters?: Record<string, string>): Promise<string>;
   /**
    * The sorted entries of a directory on the export, relative to its root, without the dot files
-   * that hold the provisioner's bookkeeping; empty if the directory does not exist.
+   * that hold the provisioner's records and parent markers; empty if the directory does not exist.
    */
   entries(deployment: NfsProvisionerUnderTest, relative?: string): Promise<string[]>;
 }

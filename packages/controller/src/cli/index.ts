@@ -6,7 +6,7 @@
  * @packageDocumentation
  */
 
-export type { PvSaveStrategy } from '../controller/pv-save.ts';
+export type { PvSaveStrategy } from '../pv-save-options.ts';
 export type { Environment, FlagSpec, FlagSpecs, ParsedArgv } from './flags.ts';
 export { isUsageError, ParsedFlags, parseFlags, UsageError, usageText } from './flags.ts';
 export { goBooleanSpellings, parseGoBoolean, parseGoDuration } from './go-syntax.ts';

@@ -4,8 +4,9 @@
  * table and reads them with {@link readProvisionerFlags}.
  */
 import { defaultRateLimit, type RateLimit } from '../client/request-limiter.ts';
-import { defaults } from '../controller/options.ts';
-import { type PvSaveStrategy, pvSaveDefaults, pvSaveStrategies } from '../controller/pv-save.ts';
+import { pvSaveDefaults, pvSaveStrategies } from '../internal/pv-save.ts';
+import { defaults } from '../internal/resolve-options.ts';
+import type { PvSaveStrategy } from '../pv-save-options.ts';
 import { type FlagSpecs, type ParsedFlags, UsageError } from './flags.ts';
 
 /** Names of {@link provisionerFlags}. */

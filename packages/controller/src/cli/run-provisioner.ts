@@ -12,12 +12,12 @@
 import { createKubeApi } from '../client/kube-api.ts';
 import type { RateLimit } from '../client/request-limiter.ts';
 import type { KubeApi } from '../client/resource-client.ts';
-import { isLeaderElectionLostError } from '../controller/leader-election-lost-error.ts';
-import { isConfigurationError, type ProvisionControllerOptions } from '../controller/options.ts';
-import type { LeaderElectionOptions } from '../controller/process-options.ts';
-import type { GoPvSaveOptions } from '../controller/pv-save.ts';
+import { isConfigurationError } from '../configuration-error.ts';
 import { type Check, HealthServer } from '../http/health-server.ts';
+import { isLeaderElectionLostError } from '../leader-election-lost-error.ts';
+import type { LeaderElectionOptions } from '../process-options.ts';
 import { ProvisionController } from '../provision-controller.ts';
+import type { ProvisionControllerOptions } from '../provision-controller-options.ts';
 import { createLogger, type LogFields, type Logger, levelForVerbosity } from '../util/logger.ts';
 import { errorChainText, errorDetails } from './error-details.ts';
 import { type Environment, isUsageError } from './flags.ts';
@@ -35,13 +35,7 @@ export type CliApi = KubeApi & {
  */
 export type ProgramControllerOptions = Omit<
   ProvisionControllerOptions,
-  | 'api'
-  | 'logger'
-  | 'threadiness'
-  | 'leaderElectionNamespace'
-  | 'claimLabelSelector'
-  | 'pvSave'
-  | keyof GoPvSaveOptions
+  'api' | 'logger' | 'threadiness' | 'claimLabelSelector' | 'pvSave'
 >;
 
 /** What a program runs, built once the API is connected. */

@@ -1,5 +1,4 @@
-/** The typed lifecycle events of {@link LeaderElector}: when leading starts and ends, and why it ended. */
-import type { LeaderElector } from './leader-elector.ts';
+/** The typed lifecycle events of `LeaderElector`: when leading starts and ends, and why it ended. */
 
 /**
  * Why leading ended: `stopRequested`, the signal given to `run()` was aborted (a graceful stop);
@@ -33,7 +32,7 @@ export interface StoppedLeadingEvent {
   readonly ledMs: number;
 }
 
-/** Events of a {@link LeaderElector}, by name, with their payload. */
+/** Events of a `LeaderElector`, by name, with their payload. */
 export interface LeaderElectorEvents {
   /** The Lease was acquired; emitted before `onStartedLeading` is called. */
   leading: LeadingEvent;

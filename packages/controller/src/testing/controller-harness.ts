@@ -10,8 +10,8 @@ import type {
 } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import { resources } from '../client/resource-client.ts';
-import type { ProvisionControllerOptions } from '../controller/options.ts';
 import { ProvisionController } from '../provision-controller.ts';
+import type { ProvisionControllerOptions } from '../provision-controller-options.ts';
 import type { OperationContext, Provisioner, ProvisionOptions, ProvisionResult } from '../provisioner.ts';
 import { silentLogger } from '../util/logger.ts';
 import { FakeKubeApi } from './fake-api.ts';

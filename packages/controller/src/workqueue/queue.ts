@@ -5,6 +5,7 @@
  */
 import type { Registry } from 'prom-client';
 import { type Clock, realClock } from '../util/clock.ts';
+import { Fifo } from './fifo.ts';
 import { QueueMetrics } from './metrics.ts';
 
 /** How often the unfinished-work gauges are refreshed while items are being processed. */
@@ -31,8 +32,8 @@ const shutdownResult: GetResult = Object.freeze({ shutdown: true });
 export class WorkQueue {
   readonly name: string;
   protected readonly clock: Clock;
-  /** Queued keys in order. A key is queued at most once, so an insertion-ordered set is the FIFO. */
-  readonly #queue = new Set<string>();
+  /** Queued keys in order; a key is queued at most once (`add` ignores a dirty key). */
+  readonly #queue = new Fifo<string>();
   readonly #dirty = new Set<string>();
   readonly #processing = new Set<string>();
   /** Pending `get` calls, oldest first; non-empty only while the queue is empty. */
@@ -69,9 +70,8 @@ export class WorkQueue {
    */
   get(signal?: AbortSignal): Promise<GetResult> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    const [head] = this.#queue;
+    const head = this.#queue.shift();
     if (head !== undefined) {
-      this.#queue.delete(head);
       this.#take(head);
       return Promise.resolve({ item: head, shutdown: false });
     }
@@ -133,7 +133,7 @@ export class WorkQueue {
   #enqueue(item: string): void {
     const [waiter] = this.#waiters;
     if (waiter === undefined) {
-      this.#queue.add(item);
+      this.#queue.push(item);
       return;
     }
     this.#waiters.delete(waiter);

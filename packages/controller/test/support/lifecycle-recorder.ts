@@ -1,5 +1,6 @@
 /** Records every lifecycle event a `ProvisionController` emits, for the lifecycle-event tests. */
-import type { ProvisionController, ProvisionControllerEvents } from '../../src/index.ts';
+import type { ProvisionController } from '../../src/index.ts';
+import type { ProvisionControllerEvents } from '../../src/lifecycle.ts';
 
 const eventNames = [
   'leading',

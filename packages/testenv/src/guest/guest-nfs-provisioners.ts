@@ -12,7 +12,7 @@ import { afterAll } from 'vitest';
 import { runCommand } from '../command.ts';
 import { bundleProgram } from '../images/bundle.ts';
 import { type NfsServer, type StartNfsServerOptions, startNfsServer } from '../nfs-server.ts';
-import { type DeploymentAccount, deploymentAccount, type TestEnv, uniqueName } from '../testing.ts';
+import { type DeploymentAccount, deploymentAccount, type TestEnv, uniqueName } from '../test-env.ts';
 import type { Guest, GuestNfsEndpoint } from './guest.ts';
 import { defaultNfsMountOptions, type GuestNfsMount, mountNfs } from './guest-nfs-mount.ts';
 import type { GuestProgram } from './guest-programs.ts';

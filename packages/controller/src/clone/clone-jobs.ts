@@ -1,0 +1,205 @@
+/**
+ * Clones in the background, as the Go library's `ProvisioningInBackground`: the first `provision`
+ * of a claim with a PersistentVolumeClaim source protects the source and starts the copy, and every
+ * call until it ends answers `Background` with the progress (the controller's event shows it). At
+ * most {@link maxRunningClones} copies run at once; a claim beyond that waits for its next call. A
+ * deleted target claim cancels its copy; a failed or cancelled copy leaves nothing behind. The copy
+ * itself is the provisioner's {@link CloneVolumes} (safe-fs's `VolumeRoot` fits).
+ */
+import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { isNotFound } from '../client/api-error.ts';
+import type { ClaimDataSource, OperationContext } from '../provisioner.ts';
+import { type CloneSourceAccess, cloneSource, protectSource, releaseSource } from './clone-source.ts';
+
+/** Copies running at once; more claims wait (the disk, not the CPU, bounds a copy). */
+export const maxRunningClones = 2;
+
+const claimCheckIntervalMs = 5000;
+
+/** How far a copy has come (safe-fs's `CopyProgress` fits). */
+export interface CloneProgress {
+  readonly entries: number;
+  readonly bytes: number;
+  /** Special files left out of the copy. */
+  readonly skipped: number;
+}
+
+/** What {@link CloneJobs} adds to a copy's options: the source, cancellation, progress and the fence. */
+export interface CloneCopyOptions {
+  /** The source volume's PV. */
+  readonly sourcePvName: string;
+  readonly signal: AbortSignal;
+  /** Called as the copy advances; its latest value is what the claim's event shows. */
+  readonly onProgress: (progress: CloneProgress) => void;
+  /** Throws once the term ended; called before each write. */
+  readonly beforeEachWrite: () => void;
+}
+
+/**
+ * Where volumes live, as far as cloning needs: make volume `path` a copy of volume `source`, and
+ * remove a volume. `Path` is the provisioner's path type, `VolumeOptions` what else a new volume
+ * needs (owner, modes…). safe-fs's `VolumeRoot` fits.
+ */
+export interface CloneVolumes<Path, VolumeOptions> {
+  /** Creates volume `path` holding a copy of volume `source`; run again after a failure, it starts over. */
+  cloneVolume(source: Path, path: Path, options: VolumeOptions & CloneCopyOptions): Promise<CloneProgress>;
+  /** Removes volume `path` of PV `pvName` with its data: the empty or partial volume of a failed copy. */
+  deleteVolume(
+    path: Path,
+    options: { readonly pvName: string; readonly beforeEachWrite: () => void },
+  ): Promise<unknown>;
+}
+
+/** One claim's clone. */
+export interface CloneRequest<Path, VolumeOptions> {
+  readonly pvc: Readonly<V1PersistentVolumeClaim>;
+  readonly pvName: string;
+  readonly path: Path;
+  readonly dataSource: ClaimDataSource;
+  /** What the new volume needs besides {@link CloneCopyOptions}: its owner, modes, special-file policy. */
+  readonly volume: VolumeOptions;
+  /**
+   * Where the source PV's volume is. Throws (an `InfeasibleError` for a refusal) for a PV this
+   * instance cannot reach: on another export, root or node.
+   */
+  readonly pathOf: (pv: Readonly<V1PersistentVolume>) => Path;
+}
+
+interface CloneJob {
+  readonly source: { readonly namespace: string; readonly name: string };
+  progress: CloneProgress;
+  /** Set once the copy ended: `undefined` error for success. */
+  ended: { readonly error: unknown } | undefined;
+}
+
+/** `ended` when the volume holds its copy; else why the claim must be called again. */
+export type CloneStep = { readonly ended: true } | { readonly ended: false; readonly message: string };
+
+function describe(progress: CloneProgress): string {
+  const skipped = progress.skipped > 0 ? `, ${progress.skipped} special files skipped` : '';
+  return `${progress.entries} entries, ${progress.bytes} bytes copied${skipped}`;
+}
+
+/** The background clones of one provisioner. */
+export class CloneJobs<Path, VolumeOptions> {
+  readonly #root: CloneVolumes<Path, VolumeOptions>;
+  readonly #access: CloneSourceAccess;
+  readonly #provisionerName: string;
+  readonly #jobs = new Map<string, CloneJob>();
+  readonly #checkIntervalMs: number;
+
+  /** `checkIntervalMs`: how often a running copy checks that its claim still exists. */
+  constructor(
+    root: CloneVolumes<Path, VolumeOptions>,
+    access: CloneSourceAccess,
+    provisionerName: string,
+    checkIntervalMs: number = claimCheckIntervalMs,
+  ) {
+    this.#root = root;
+    this.#access = access;
+    this.#provisionerName = provisionerName;
+    this.#checkIntervalMs = checkIntervalMs;
+  }
+
+  /**
+   * Advances the clone of `request.pvc`: starts it, reports its progress, or ends it.
+   *
+   * @throws the copy's error once (the next call starts over), or why the source cannot be cloned.
+   */
+  async step(request: CloneRequest<Path, VolumeOptions>, context: OperationContext): Promise<CloneStep> {
+    const uid = request.pvc.metadata?.uid ?? '';
+    const what = `cloning ${request.dataSource.namespace}/${request.dataSource.name} into ${String(request.path)}`;
+    const job = this.#jobs.get(uid);
+    if (job !== undefined && job.ended === undefined) {
+      return { ended: false, message: `${what}: ${describe(job.progress)} so far` };
+    }
+    if (job?.ended !== undefined) {
+      if (job.ended.error !== undefined) {
+        this.#jobs.delete(uid);
+        throw job.ended.error;
+      }
+      context.assertLeader();
+      // Forgotten only once released: a failed release is retried, never the copy.
+      await releaseSource(this.#access, job.source, context.signal);
+      this.#jobs.delete(uid);
+      context.logger.info({ path: request.path, progress: job.progress }, 'volume directory cloned');
+      return { ended: true };
+    }
+    const running = [...this.#jobs.values()].filter((other) => other.ended === undefined).length;
+    if (running >= maxRunningClones) {
+      return { ended: false, message: `${what}: waiting, ${running} clones are running` };
+    }
+    const { claim, pv } = await cloneSource(
+      this.#access,
+      request.dataSource,
+      request.pvc,
+      this.#provisionerName,
+      context.signal,
+    );
+    const sourcePath = request.pathOf(pv);
+    context.assertLeader();
+    await protectSource(this.#access, claim, context.signal);
+    this.#start(uid, request, sourcePath, pv.metadata?.name ?? '', context);
+    return { ended: false, message: `${what}: started` };
+  }
+
+  #start(
+    uid: string,
+    request: CloneRequest<Path, VolumeOptions>,
+    sourcePath: Path,
+    sourcePvName: string,
+    context: OperationContext,
+  ): void {
+    const { namespace, name } = request.dataSource;
+    const job: CloneJob = {
+      source: { namespace, name },
+      progress: { entries: 0, bytes: 0, skipped: 0 },
+      ended: undefined,
+    };
+    this.#jobs.set(uid, job);
+    const abort = new AbortController();
+    const watch = setInterval(() => void this.#cancelIfDeleted(request.pvc, abort), this.#checkIntervalMs);
+    watch.unref();
+    const fence = () => context.assertLeader();
+    this.#root
+      .cloneVolume(sourcePath, request.path, {
+        ...request.volume,
+        sourcePvName,
+        signal: abort.signal,
+        onProgress: (progress) => {
+          job.progress = progress;
+        },
+        beforeEachWrite: fence,
+      })
+      .then(
+        (progress) => {
+          job.progress = progress;
+          job.ended = { error: undefined };
+        },
+        async (error: unknown) => {
+          // Nothing half-made stays: the empty volume goes, and the source is free again.
+          await this.#root
+            .deleteVolume(request.path, { pvName: request.pvName, beforeEachWrite: fence })
+            .then(fence)
+            .then(() => releaseSource(this.#access, job.source, AbortSignal.timeout(30_000)))
+            .catch((err: unknown) => context.logger.warn({ err }, 'could not clean up after a failed clone'));
+          context.logger.warn({ path: request.path, err: error }, 'clone failed');
+          if (abort.signal.aborted) this.#jobs.delete(uid);
+          else job.ended = { error };
+        },
+      )
+      .finally(() => clearInterval(watch));
+  }
+
+  /** Aborts the copy when its claim is gone (deleted, or replaced by one of the same name). */
+  async #cancelIfDeleted(pvc: Readonly<V1PersistentVolumeClaim>, abort: AbortController): Promise<void> {
+    const { name = '', namespace = '', uid } = pvc.metadata ?? {};
+    try {
+      const current = await this.#access.claims.get(name, { namespace, signal: AbortSignal.timeout(10_000) });
+      if (current.metadata?.uid === uid && current.metadata?.deletionTimestamp === undefined) return;
+    } catch (err) {
+      if (!isNotFound(err)) return;
+    }
+    abort.abort(new Error(`claim ${namespace}/${name} was deleted; its clone is cancelled`));
+  }
+}
