@@ -4,6 +4,7 @@
  * anything is written.
  */
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../src/client/api-error.ts';
 import {
@@ -13,10 +14,12 @@ import {
   type CloneRequest,
   type CloneSourceAccess,
   type CloneVolumes,
+  cloneMetricNames,
   finalizerCloningProtection,
   maxRunningClones,
 } from '../src/clone/index.ts';
 import { isInfeasibleError } from '../src/errors.ts';
+import { metricValue } from '../src/testing/metric-samples.ts';
 import { claimFixture, operationContext } from '../src/testing/provision-fixtures.ts';
 
 const provisioner = 'example.com/copier';
@@ -128,6 +131,30 @@ describe('CloneJobs', () => {
     ]);
   });
 
+  it('counts the copies running, the bytes they copy as they go, and how each ended', async () => {
+    const registry = new Registry();
+    const target = request('cancelled');
+    const fake = api(sourcePv(), [source, target.pvc]);
+    const volumes = new ManualVolumes();
+    const jobs = new CloneJobs(volumes, fake.access, provisioner, { registry, checkIntervalMs: 1 });
+    const value = (name: string, labels: Record<string, string> = {}) => metricValue(registry, name, labels);
+
+    await jobs.step(request('copy'), context);
+    await jobs.step(target, context);
+    expect(await value(cloneMetricNames.running)).toBe(2);
+    volumes.copies.get('copy')?.options.onProgress({ entries: 3, bytes: 10, skipped: 0 });
+    expect(await value(cloneMetricNames.bytes)).toBe(10);
+    volumes.copies.get('copy')?.finish({ entries: 4, bytes: 25, skipped: 0 });
+    await expect.poll(() => value(cloneMetricNames.ended, { result: 'succeeded' })).toBe(1);
+    expect(await value(cloneMetricNames.bytes)).toBe(25);
+
+    fake.deleted.add('cancelled');
+
+    await expect.poll(() => value(cloneMetricNames.ended, { result: 'cancelled' })).toBe(1);
+    expect(await value(cloneMetricNames.ended, { result: 'failed' })).toBe(0);
+    expect(await value(cloneMetricNames.running)).toBe(0);
+  });
+
   it(`runs at most ${maxRunningClones} copies at once; another claim waits for its next call`, async () => {
     const volumes = new ManualVolumes();
     const jobs = new CloneJobs(volumes, api().access, provisioner);
@@ -168,7 +195,7 @@ describe('CloneJobs', () => {
     const target = request('copy');
     const fake = api(sourcePv(), [source, target.pvc]);
     const volumes = new ManualVolumes();
-    const jobs = new CloneJobs(volumes, fake.access, provisioner, 1);
+    const jobs = new CloneJobs(volumes, fake.access, provisioner, { checkIntervalMs: 1 });
     await jobs.step(target, context);
 
     fake.deleted.add('copy');

@@ -15,7 +15,7 @@ import {
   provisionFailure,
 } from '@kube-provisioner/controller';
 import { isNotFound, type ResourceClient } from '@kube-provisioner/controller/client';
-import { CloneJobs, type CloneSourceAccess } from '@kube-provisioner/controller/clone';
+import { CloneJobs, type CloneJobsOptions, type CloneSourceAccess } from '@kube-provisioner/controller/clone';
 import type { DataSourceKind } from '@kube-provisioner/controller/provisioner';
 import type { UsageMonitor, VolumeLister } from '@kube-provisioner/controller/usage';
 import { annAlphaSelectedNode, annSelectedNode } from '@kube-provisioner/controller/wire-names';
@@ -82,8 +82,9 @@ export interface HostPathProvisionerOptions {
   /**
    * Reads clone sources and sets their cloning-protection finalizer. With it the provisioner clones
    * claims whose `dataSource` is a PersistentVolumeClaim on its root; without it such claims are refused.
+   * With `registry`, the clone metrics (`kube_provisioner_clone*`) are registered there.
    */
-  readonly clones?: CloneSourceAccess | undefined;
+  readonly clones?: (CloneSourceAccess & Pick<CloneJobsOptions, 'registry'>) | undefined;
 }
 
 // Per-node volumes live on one node, so only single-node access modes make sense.
@@ -123,7 +124,8 @@ export class HostPathProvisioner implements Provisioner {
     this.#usage = options.usage;
     this.#sizes = new SizeEnforcement(this.#root, options.projectQuotas);
     const { clones } = options;
-    this.#clones = clones && new CloneJobs(this.#root, clones, this.#provisionerName);
+    this.#clones =
+      clones && new CloneJobs(this.#root, clones, this.#provisionerName, { registry: clones.registry });
     this.dataSources = clones === undefined ? [] : [{ apiGroup: '', kind: 'PersistentVolumeClaim' }];
     const node = this.#mode === 'per-node' ? this.#nodeName : undefined;
     this.#scope = { root: this.#root.base, node, provisionerName: this.#provisionerName };

@@ -69,6 +69,7 @@ await runProvisioner<CliOptions>({
           clones: {
             claims: api.resource(resources.persistentVolumeClaims),
             volumes: api.resource(resources.persistentVolumes),
+            registry,
           },
         }),
         metricsRegistry: registry,

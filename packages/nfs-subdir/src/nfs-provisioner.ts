@@ -16,7 +16,12 @@ import {
   VolumeInUseError,
 } from '@kube-provisioner/controller';
 import { parseGoDuration } from '@kube-provisioner/controller/cli';
-import { type CloneCopyOptions, CloneJobs, type CloneSourceAccess } from '@kube-provisioner/controller/clone';
+import {
+  type CloneCopyOptions,
+  CloneJobs,
+  type CloneJobsOptions,
+  type CloneSourceAccess,
+} from '@kube-provisioner/controller/clone';
 import type { EventRecorder } from '@kube-provisioner/controller/events';
 import type { DataSourceKind } from '@kube-provisioner/controller/provisioner';
 import {
@@ -80,8 +85,9 @@ export interface NfsProvisionerOptions {
   /**
    * Reads clone sources and sets their cloning-protection finalizer. With it the provisioner clones
    * claims whose `dataSource` is a PersistentVolumeClaim; without it such claims are refused.
+   * With `registry`, the clone metrics (`kube_provisioner_clone*`) are registered there.
    */
-  readonly clones?: CloneSourceAccess | undefined;
+  readonly clones?: (CloneSourceAccess & Pick<CloneJobsOptions, 'registry'>) | undefined;
   /** Counts what archive retention keeps and removes; none without it. */
   readonly archiveMetrics?: ArchiveMetrics | undefined;
   /**
@@ -181,7 +187,9 @@ export class NfsProvisioner implements Provisioner {
     this.#usage = options.usage;
     const { clones } = options;
     this.#clones =
-      clones === undefined ? undefined : new CloneJobs(this.#root, clones, this.#provisionerName);
+      clones === undefined
+        ? undefined
+        : new CloneJobs(this.#root, clones, this.#provisionerName, { registry: clones.registry });
     this.dataSources = clones === undefined ? [] : [{ apiGroup: '', kind: 'PersistentVolumeClaim' }];
   }
 

@@ -68,6 +68,7 @@ export function runNfsProvisionerCli(cli: NfsCli): Promise<void> {
             clones: {
               claims: api.resource(resources.persistentVolumeClaims),
               volumes: api.resource(resources.persistentVolumes),
+              registry,
             },
             events,
             usage:

@@ -213,7 +213,7 @@ describe('cloning a claim', () => {
         },
       },
       provisionerName,
-      1,
+      { checkIntervalMs: 1 },
     );
     const options = cloneOptions();
     const path = parseRelativeVolumePath('team-a-copy');

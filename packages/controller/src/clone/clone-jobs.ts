@@ -7,22 +7,17 @@
  * itself is the provisioner's {@link CloneVolumes} (safe-fs's `VolumeRoot` fits).
  */
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import type { Registry } from 'prom-client';
 import { isNotFound } from '../client/api-error.ts';
 import type { ClaimDataSource, OperationContext } from '../provisioner.ts';
+import { CloneMetrics } from './clone-metrics.ts';
+import type { CloneProgress } from './clone-progress.ts';
 import { type CloneSourceAccess, cloneSource, protectSource, releaseSource } from './clone-source.ts';
 
 /** Copies running at once; more claims wait (the disk, not the CPU, bounds a copy). */
 export const maxRunningClones = 2;
 
 const claimCheckIntervalMs = 5000;
-
-/** How far a copy has come (safe-fs's `CopyProgress` fits). */
-export interface CloneProgress {
-  readonly entries: number;
-  readonly bytes: number;
-  /** Special files left out of the copy. */
-  readonly skipped: number;
-}
 
 /** What {@link CloneJobs} adds to a copy's options: the source, cancellation, progress and the fence. */
 export interface CloneCopyOptions {
@@ -80,6 +75,14 @@ function describe(progress: CloneProgress): string {
   return `${progress.entries} entries, ${progress.bytes} bytes copied${skipped}`;
 }
 
+/** Options of {@link CloneJobs}. */
+export interface CloneJobsOptions {
+  /** How often a running copy checks that its claim still exists. Default 5 s. */
+  readonly checkIntervalMs?: number | undefined;
+  /** Where the clone metrics (`kube_provisioner_clone*`) are registered. Default: no metrics. */
+  readonly registry?: Registry | undefined;
+}
+
 /** The background clones of one provisioner. */
 export class CloneJobs<Path, VolumeOptions> {
   readonly #root: CloneVolumes<Path, VolumeOptions>;
@@ -87,18 +90,19 @@ export class CloneJobs<Path, VolumeOptions> {
   readonly #provisionerName: string;
   readonly #jobs = new Map<string, CloneJob>();
   readonly #checkIntervalMs: number;
+  readonly #metrics: CloneMetrics | undefined;
 
-  /** `checkIntervalMs`: how often a running copy checks that its claim still exists. */
   constructor(
     root: CloneVolumes<Path, VolumeOptions>,
     access: CloneSourceAccess,
     provisionerName: string,
-    checkIntervalMs: number = claimCheckIntervalMs,
+    options: CloneJobsOptions = {},
   ) {
     this.#root = root;
     this.#access = access;
     this.#provisionerName = provisionerName;
-    this.#checkIntervalMs = checkIntervalMs;
+    this.#checkIntervalMs = options.checkIntervalMs ?? claimCheckIntervalMs;
+    this.#metrics = options.registry && new CloneMetrics(options.registry);
   }
 
   /**
@@ -161,19 +165,24 @@ export class CloneJobs<Path, VolumeOptions> {
     const watch = setInterval(() => void this.#cancelIfDeleted(request.pvc, abort), this.#checkIntervalMs);
     watch.unref();
     const fence = () => context.assertLeader();
+    const metrics = this.#metrics;
+    metrics?.started();
+    const advance = (progress: CloneProgress): void => {
+      metrics?.advanced(job.progress, progress);
+      job.progress = progress;
+    };
     this.#root
       .cloneVolume(sourcePath, request.path, {
         ...request.volume,
         sourcePvName,
         signal: abort.signal,
-        onProgress: (progress) => {
-          job.progress = progress;
-        },
+        onProgress: advance,
         beforeEachWrite: fence,
       })
       .then(
         (progress) => {
-          job.progress = progress;
+          advance(progress);
+          metrics?.ended('succeeded');
           job.ended = { error: undefined };
         },
         async (error: unknown) => {
@@ -184,6 +193,7 @@ export class CloneJobs<Path, VolumeOptions> {
             .then(() => releaseSource(this.#access, job.source, AbortSignal.timeout(30_000)))
             .catch((err: unknown) => context.logger.warn({ err }, 'could not clean up after a failed clone'));
           context.logger.warn({ path: request.path, err: error }, 'clone failed');
+          metrics?.ended(abort.signal.aborted ? 'cancelled' : 'failed');
           if (abort.signal.aborted) this.#jobs.delete(uid);
           else job.ended = { error };
         },

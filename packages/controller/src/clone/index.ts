@@ -8,11 +8,13 @@
  */
 export type {
   CloneCopyOptions,
-  CloneProgress,
+  CloneJobsOptions,
   CloneRequest,
   CloneStep,
   CloneVolumes,
 } from './clone-jobs.ts';
 export { CloneJobs, maxRunningClones } from './clone-jobs.ts';
+export { type CloneResult, cloneMetricNames } from './clone-metrics.ts';
+export type { CloneProgress } from './clone-progress.ts';
 export type { CloneSource, CloneSourceAccess } from './clone-source.ts';
 export { cloneSource, finalizerCloningProtection, protectSource, releaseSource } from './clone-source.ts';
