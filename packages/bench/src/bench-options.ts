@@ -183,7 +183,8 @@ function increasingSizes(value: string): number[] {
   return sizes;
 }
 
-function positiveInteger(name: string, value: string): number {
+/** `value` of flag `--name` as a positive integer; a {@link BenchUsageError} otherwise. */
+export function positiveInteger(name: string, value: string): number {
   if (!/^\d+$/.test(value) || Number(value) < 1) {
     throw new BenchUsageError(`--${name} must be a positive integer, got ${JSON.stringify(value)}`);
   }

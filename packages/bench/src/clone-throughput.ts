@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { parseRelativeVolumePath, type VolumeOwner, VolumeRoot } from '@kube-provisioner/safe-fs';
+import { positiveInteger } from './bench-options.ts';
 import { median } from './compare-table.ts';
 import { forEachConcurrently } from './concurrency.ts';
 
@@ -32,18 +33,10 @@ const { values } = parseArgs({
     out: { type: 'string' },
   },
 });
-const files = Number(values.files);
-const directories = Number(values.directories);
-const megabytes = Number(values.megabytes);
-const rounds = Number(values.rounds);
-for (const [name, value] of [
-  ['files', files],
-  ['directories', directories],
-  ['megabytes', megabytes],
-  ['rounds', rounds],
-] as const) {
-  if (!(Number.isInteger(value) && value >= 1)) throw new Error(`--${name} must be a positive integer`);
-}
+const files = positiveInteger('files', values.files);
+const directories = positiveInteger('directories', values.directories);
+const megabytes = positiveInteger('megabytes', values.megabytes);
+const rounds = positiveInteger('rounds', values.rounds);
 const run = promisify(execFile);
 const log = (message: string): void => {
   process.stderr.write(`${message}\n`);

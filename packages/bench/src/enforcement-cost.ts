@@ -27,6 +27,7 @@ import {
 } from '@kube-provisioner/testenv';
 import { CoreV1Api, StorageV1Api } from '@kubernetes/client-node';
 import { type BenchCluster, openBenchCluster } from './bench-cluster.ts';
+import { positiveInteger } from './bench-options.ts';
 import { median } from './compare-table.ts';
 import { hostpathCli } from './ours-program.ts';
 import { parseChildCpuTimes, parseCpuTimes } from './proc-stats.ts';
@@ -38,14 +39,8 @@ const { values } = parseArgs({
     out: { type: 'string' },
   },
 });
-const claims = Number(values.claims);
-const rounds = Number(values.rounds);
-for (const [name, value] of [
-  ['claims', claims],
-  ['rounds', rounds],
-] as const) {
-  if (!(Number.isInteger(value) && value >= 1)) throw new Error(`--${name} must be a positive integer`);
-}
+const claims = positiveInteger('claims', values.claims);
+const rounds = positiveInteger('rounds', values.rounds);
 const log = (message: string): void => {
   process.stderr.write(`${message}\n`);
 };
