@@ -35,6 +35,8 @@ export async function runBurst(
   const names = numberedNames('burst', claims);
   const deadline = phaseDeadline(claims);
   const cpuBefore = (await provisioner.sample()).cpuS;
+  // Resets the provisioner's event-loop delay histogram, so the next read covers the burst alone.
+  await provisioner.eventLoopDelayP99Ms();
   const firstCreate = performance.now();
   const creating = forEachConcurrently(names, claimRequestConcurrency, async (name) => {
     await api
@@ -48,6 +50,7 @@ export async function runBurst(
     Promise.all([creating, timeline.until((counts) => counts.volumesAdded >= claims, deadline)]),
   );
   const { cpuS, peakRssMb } = await provisioner.sample();
+  const eventLoopDelayP99Ms = await provisioner.eventLoopDelayP99Ms();
   await withProgress(
     'burst: Bound',
     claims,
@@ -69,6 +72,7 @@ export async function runBurst(
       annotated_to_pv_ms: summarizeLatencies(timeline.latencies('annotated')),
       peak_rss_mb: round(peakRssMb),
       cpu_s: round(cpuS - cpuBefore),
+      ...(eventLoopDelayP99Ms === undefined ? {} : { event_loop_delay_p99_ms: round(eventLoopDelayP99Ms) }),
     },
     latenciesMs,
     template,

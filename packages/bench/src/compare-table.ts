@@ -137,6 +137,13 @@ const metrics: readonly Metric[] = [
     target: oursAtMost(500, 'ours ≤ 500 ms'),
   },
   {
+    // NaN for Go (no event loop) and older reports: the cell, or the row, is left out.
+    name: "burst: provisioner's event-loop delay p99",
+    unit: 'ms',
+    value: (r) => r.burst.event_loop_delay_p99_ms ?? Number.NaN,
+    target: oursAtMost(20, 'ours ≤ 20 ms'),
+  },
+  {
     name: 'burst: last PV after last annotation (share of the annotation time)',
     unit: '',
     value: (r) => r.burst_lag_after_annotation,

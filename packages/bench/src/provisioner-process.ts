@@ -47,6 +47,12 @@ export interface ProvisionerProcess {
   /** When `/readyz` first answered 200; the Go reference serves none, so there it is `syncedAt`. */
   readonly readyzAt: number;
   sample(): Promise<ProcessSample>;
+  /**
+   * The event-loop delay p99 (ms) since the previous call, from prom-client's
+   * `nodejs_eventloop_lag_p99_seconds`, whose histogram every scrape of `/metrics` resets; the Go
+   * reference has no event loop, so `undefined` there.
+   */
+  eventLoopDelayP99Ms(): Promise<number | undefined>;
   /** SIGTERM, then waits for a graceful exit (SIGKILL after 30 s). */
   stop(): Promise<void>;
 }
@@ -141,6 +147,8 @@ export async function startProvisioner(options: ProvisionerProcessOptions): Prom
       syncedAt,
       readyzAt,
       sample: () => sampleProcess(child.pid as number),
+      eventLoopDelayP99Ms: async () =>
+        command.port === undefined ? undefined : scrapeEventLoopDelayP99Ms(command.port),
       stop: () => stopChild(child, exited),
     };
   } catch (err) {
@@ -170,6 +178,18 @@ async function probeReady(port: number, signal: AbortSignal): Promise<number> {
     }
     await new Promise((resolve) => setTimeout(resolve, probeIntervalMs));
   }
+}
+
+const eventLoopDelayP99 = /^nodejs_eventloop_lag_p99_seconds(?:\{[^}]*\})? (\S+)$/mu;
+
+async function scrapeEventLoopDelayP99Ms(port: number): Promise<number> {
+  const response = await fetch(`http://127.0.0.1:${port}/metrics`);
+  const text = await response.text();
+  const value = eventLoopDelayP99.exec(text)?.[1];
+  if (!response.ok || value === undefined) {
+    throw new Error(`no nodejs_eventloop_lag_p99_seconds on port ${port} (HTTP ${response.status})`);
+  }
+  return Number(value) * 1000;
 }
 
 async function stopChild(child: ChildProcess, exited: Promise<unknown>): Promise<void> {

@@ -29,6 +29,11 @@ export interface BurstResult {
   readonly peak_rss_mb: number;
   /** Provisioner CPU (user + system) between the first create and the last PV. */
   readonly cpu_s: number;
+  /**
+   * The provisioner's event-loop delay p99 between the first create and the last PV (prom-client's
+   * 10 ms resolution). Absent for the Go reference and from reports before 2026-11-27.
+   */
+  readonly event_loop_delay_p99_ms?: number;
 }
 
 /** A bare client creating PVs of the same shape with the provisioner's concurrency. */

@@ -47,11 +47,18 @@ describe('npm run bench (smoke, 4 claims)', () => {
       const report = JSON.parse(await readFile(out, 'utf8')) as BenchReport;
       const { burst, ceiling, delete: deletion, compare } = report.scenarios;
       expect(burst?.claims).toBe(4);
+      // Scraped from the provisioner's prom-client metrics: a reading of 0 is possible, none is not.
+      expect(burst?.event_loop_delay_p99_ms).toBeGreaterThanOrEqual(0);
       expect(ceiling?.ceiling_pv_per_s).toBeGreaterThan(0);
       expect(deletion?.claims).toBe(4);
       expect(compare?.go).toHaveLength(1);
       expect(compare?.ours).toHaveLength(1);
       expect(compare?.library).toHaveLength(1);
+      // Go has no event loop; both of ours report theirs.
+      expect(compare?.go[0]?.burst.event_loop_delay_p99_ms).toBeUndefined();
+      for (const round of [...(compare?.ours ?? []), ...(compare?.library ?? [])]) {
+        expect(round.burst.event_loop_delay_p99_ms).toBeGreaterThanOrEqual(0);
+      }
       for (const round of [...(compare?.go ?? []), ...(compare?.ours ?? []), ...(compare?.library ?? [])]) {
         expect(round.backlog.claims).toBe(4);
         // Read from /proc in clock ticks (10 ms): a 4-claim backlog can fit inside one, so 0 is a reading.

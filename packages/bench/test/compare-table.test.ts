@@ -139,6 +139,33 @@ describe('compareTable', () => {
   });
 });
 
+describe('compareTable, event-loop delay', () => {
+  const withDelay = (round: ImplementationRound, ms: number | undefined): ImplementationRound => ({
+    ...round,
+    burst: { ...round.burst, ...(ms === undefined ? {} : { event_loop_delay_p99_ms: ms }) },
+  });
+  const table = (oursMs: readonly (number | undefined)[]) =>
+    compareTable({
+      claims: 10,
+      qps: 1000,
+      burst: 1000,
+      workers: 4,
+      go: oursMs.map(() => implementationRound(1)),
+      ours: oursMs.map((ms) => withDelay(implementationRound(1), ms)),
+    });
+  const row = (rows: readonly (readonly string[])[]) =>
+    rows.find((cells) => cells[0] === "burst: provisioner's event-loop delay p99");
+
+  it("shows ours' range with n/a for Go, which has no event loop, and checks 20 ms on our median", () => {
+    expect(row(table([12, 30, 18]).rows)?.slice(1)).toEqual(['n/a', '12 – 30 ms', 'n/a', 'ours ≤ 20 ms ✔']);
+    expect(row(table([25, 30]).rows)?.[4]).toBe('ours ≤ 20 ms ✘');
+  });
+
+  it('leaves the row out of a report from before it was measured', () => {
+    expect(row(table([undefined, undefined]).rows)).toBeUndefined();
+  });
+});
+
 describe('compareTable, control plane CPU', () => {
   const withControlPlane = (round: ImplementationRound, ms: number | undefined): ImplementationRound => ({
     ...round,
