@@ -62,6 +62,20 @@ describe('options', () => {
     ]);
   });
 
+  it('refuses an option it does not know, such as a Go option name, instead of ignoring it', () => {
+    const options = {
+      ...base(),
+      CreateProvisionedPVRetryCount: 3,
+      threadines: 2,
+    } as ProvisionControllerOptions;
+    expect(() => resolveOptions(options)).toThrow(/unknown option CreateProvisionedPVRetryCount \(/);
+    expect(() => resolveOptions(options)).toThrow(/unknown option threadines \(/);
+    // Every documented option is known, additionalProvisionerNames included.
+    expect(() =>
+      resolveOptions({ ...base(), additionalProvisionerNames: ['b'], threadiness: 2 }),
+    ).not.toThrow();
+  });
+
   it('resolves the process groups, the defaults filling the fields left out', () => {
     const { leaderElection, metricsServer } = resolveOptions({
       ...base(),

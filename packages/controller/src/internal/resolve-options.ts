@@ -151,6 +151,15 @@ export function resolveOptions(options: ProvisionControllerOptions): ResolvedOpt
     logger: options.logger,
   };
 
+  // Every option has a field in `resolved` (knownNames is derived), so any other key is a typo or a
+  // Go option name: ignoring it would run with a default the caller did not mean.
+  const known = new Set<string>([...Object.keys(resolved), 'additionalProvisionerNames']);
+  known.delete('knownNames');
+  for (const key of Object.keys(options).filter((key) => !known.has(key))) {
+    problems.push(
+      `unknown option ${key} (the controller README lists every option, and Go's names beside ours)`,
+    );
+  }
   if (!(resolved.retryIntervalMaxMs > 0)) problems.push('retryIntervalMaxMs must be > 0');
   if (!(resolved.maintenanceIntervalMs > 0)) problems.push('maintenanceIntervalMs must be > 0');
 
