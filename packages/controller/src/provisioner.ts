@@ -102,6 +102,15 @@ export interface OperationContext {
    */
   assertLeader(): void;
   readonly logger: Logger;
+  /**
+   * Syncs the object this call is about (the claim of `provision` or `expand`, the PV of `delete`)
+   * again at once, without the retry back-off. For work that goes on after the call returned
+   * `Background`: call it when that work ends, so that the next call picks up its result instead of
+   * waiting out the back-off (`CloneJobs` does for its copies). May be called any time after the
+   * call, also more than once; ignored once the controller has stopped. Absent for calls about no
+   * single object (`maintain`). Not part of the Go library.
+   */
+  readonly requeue?: (() => void) | undefined;
 }
 
 /** Outcome of `provision`: a PV to save, or an error with the state of the backend operation. */

@@ -8,12 +8,9 @@ import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../src/client/api-error.ts';
 import {
-  type CloneCopyOptions,
   CloneJobs,
-  type CloneProgress,
   type CloneRequest,
   type CloneSourceAccess,
-  type CloneVolumes,
   cloneMetricNames,
   finalizerCloningProtection,
   maxRunningClones,
@@ -21,6 +18,7 @@ import {
 import { isInfeasibleError } from '../src/errors.ts';
 import { metricValue } from '../src/testing/metric-samples.ts';
 import { claimFixture, operationContext } from '../src/testing/provision-fixtures.ts';
+import { ManualVolumes } from './support/manual-clone-volumes.ts';
 
 const provisioner = 'example.com/copier';
 const context = operationContext();
@@ -60,31 +58,6 @@ function api(pv = sourcePv(), claims: V1PersistentVolumeClaim[] = [source]) {
     volumes: { get: async (name) => (name === pv.metadata?.name ? pv : Promise.reject(notFound())) },
   };
   return { access, patches, deleted };
-}
-
-interface Copy {
-  readonly source: string;
-  readonly options: { readonly label: string } & CloneCopyOptions;
-  finish(outcome: CloneProgress | Error): void;
-}
-
-/** Volumes whose copies end only when the test says so. */
-class ManualVolumes implements CloneVolumes<string, { readonly label: string }> {
-  readonly copies = new Map<string, Copy>();
-  readonly deleted: string[] = [];
-
-  cloneVolume(sourcePath: string, path: string, options: Copy['options']): Promise<CloneProgress> {
-    return new Promise((resolve, reject) => {
-      const finish = (outcome: CloneProgress | Error) =>
-        outcome instanceof Error ? reject(outcome) : resolve(outcome);
-      options.signal.addEventListener('abort', () => reject(options.signal.reason));
-      this.copies.set(path, { source: sourcePath, options, finish });
-    });
-  }
-
-  async deleteVolume(path: string): Promise<void> {
-    this.deleted.push(path);
-  }
 }
 
 const claims = new Map<string, V1PersistentVolumeClaim>();
@@ -169,6 +142,21 @@ describe('CloneJobs', () => {
     expect([...volumes.copies.keys()]).toEqual(['copy-0', 'copy-1']);
     volumes.copies.get('copy-0')?.finish({ entries: 1, bytes: 0, skipped: 0 });
     await expect.poll(() => jobs.step(request('late'), context)).toMatchObject({ message: /late: started/u });
+  });
+
+  it('requeues the claim as soon as its copy ends, succeeded or failed, and the oldest waiting claim as a slot frees', async () => {
+    const volumes = new ManualVolumes();
+    const jobs = new CloneJobs(volumes, api().access, provisioner);
+    const requeued: string[] = [];
+    for (const name of ['copy-0', 'copy-1', 'late-0', 'late-1']) {
+      await jobs.step(request(name), { ...context, requeue: () => requeued.push(name) });
+    }
+    expect(requeued).toEqual([]);
+
+    volumes.copies.get('copy-0')?.finish({ entries: 1, bytes: 0, skipped: 0 });
+    await expect.poll(() => requeued).toEqual(['copy-0', 'late-0']);
+    volumes.copies.get('copy-1')?.finish(new Error('disk full'));
+    await expect.poll(() => requeued).toEqual(['copy-0', 'late-0', 'copy-1', 'late-1']);
   });
 
   it('removes the new volume and frees the source after a failed copy, and throws its error once', async () => {

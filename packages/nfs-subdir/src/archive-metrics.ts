@@ -1,7 +1,8 @@
 /**
  * What archive retention does, as Prometheus metrics: the recorded archives kept after each sweep,
- * and the archives the sweeps removed or failed to remove. Only the leader sweeps, so only its
- * series move.
+ * and the archives the sweeps removed or failed to remove; when the sweeps size the archives, also
+ * the bytes kept and the bytes removed (these two appear with the first sized sweep). Only the
+ * leader sweeps, so only its series move.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 
@@ -9,6 +10,8 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 export const archiveMetricNames = {
   kept: 'kube_provisioner_archives',
   removed: 'kube_provisioner_archive_removals_total',
+  bytes: 'kube_provisioner_archive_bytes',
+  removedBytes: 'kube_provisioner_archive_removed_bytes_total',
 } as const;
 
 /** The outcome of one sweep, as the metrics count it. */
@@ -17,14 +20,19 @@ export interface ArchiveSweepCounts {
   readonly kept: number;
   readonly removed: number;
   readonly failed: number;
+  /** Bytes the kept archives hold and the removed ones held, when the sweep sized them. */
+  readonly bytes?: { readonly kept: number; readonly removed: number } | undefined;
 }
 
 /** The archive-retention metrics of one registry. */
 export class ArchiveMetrics {
   readonly #kept: Gauge;
   readonly #removals: Counter<'result'>;
+  readonly #registry: Registry;
+  #bytes: { readonly kept: Gauge; readonly removed: Counter } | undefined;
 
   constructor(registry: Registry) {
+    this.#registry = registry;
     this.#kept = new Gauge({
       name: archiveMetricNames.kept,
       help: 'Archived volumes with an ownership record, after the last retention sweep.',
@@ -46,5 +54,26 @@ export class ArchiveMetrics {
     this.#kept.set(counts.kept);
     this.#removals.inc({ result: 'removed' }, counts.removed);
     this.#removals.inc({ result: 'failed' }, counts.failed);
+    if (counts.bytes === undefined) return;
+    const bytes = this.#bytesMetrics();
+    bytes.kept.set(counts.bytes.kept);
+    bytes.removed.inc(counts.bytes.removed);
+  }
+
+  /** Registered with the first sized sweep: without sizing, a 0 would claim the archives are empty. */
+  #bytesMetrics(): { readonly kept: Gauge; readonly removed: Counter } {
+    this.#bytes ??= {
+      kept: new Gauge({
+        name: archiveMetricNames.bytes,
+        help: 'Bytes the archived volumes with an ownership record hold (as du counts them), after the last retention sweep.',
+        registers: [this.#registry],
+      }),
+      removed: new Counter({
+        name: archiveMetricNames.removedBytes,
+        help: 'Bytes the expired archives held that the retention sweeps removed.',
+        registers: [this.#registry],
+      }),
+    };
+    return this.#bytes;
   }
 }

@@ -42,6 +42,7 @@ import {
 } from '@kube-provisioner/safe-fs';
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { ArchiveMetrics } from './archive-metrics.ts';
+import { ArchiveSizes } from './archive-sizes.ts';
 import { sweepExpiredArchives } from './archive-sweep.ts';
 import { type ClassParameters, type NfsDialect, parseClassParameters } from './class-parameters.ts';
 import { annArchiveRetention, annOnDelete } from './delete-policy.ts';
@@ -88,7 +89,10 @@ export interface NfsProvisionerOptions {
    * With `registry`, the clone metrics (`kube_provisioner_clone*`) are registered there.
    */
   readonly clones?: (CloneSourceAccess & Pick<CloneJobsOptions, 'registry'>) | undefined;
-  /** Counts what archive retention keeps and removes; none without it. */
+  /**
+   * Counts what archive retention keeps and removes; none without it. With {@link usage} too, the
+   * sweeps size the archives (each once, within the usage monitor's I/O budget) for the byte metrics.
+   */
   readonly archiveMetrics?: ArchiveMetrics | undefined;
   /**
    * Usage reporting: each `maintain` call measures the volumes of this provisioner (read with
@@ -165,6 +169,8 @@ export class NfsProvisioner implements Provisioner {
     | CloneJobs<RelativeVolumePath, Omit<CloneVolumeOptions, keyof CloneCopyOptions>>
     | undefined;
   readonly #archiveMetrics: ArchiveMetrics | undefined;
+  /** With usage reporting and archive metrics: the archives are sized within the usage budget. */
+  readonly #archiveSizes: ArchiveSizes | undefined;
   readonly #usage: NfsProvisionerOptions['usage'];
   /** PersistentVolumeClaim (a clone) when {@link NfsProvisionerOptions.clones} is given, else none. */
   readonly dataSources: readonly DataSourceKind[];
@@ -185,6 +191,10 @@ export class NfsProvisioner implements Provisioner {
     this.#owners = options.owners;
     this.#archiveMetrics = options.archiveMetrics;
     this.#usage = options.usage;
+    this.#archiveSizes =
+      options.usage === undefined || options.archiveMetrics === undefined
+        ? undefined
+        : new ArchiveSizes(this.#root.base, options.usage.monitor, options.fs);
     const { clones } = options;
     this.#clones =
       clones === undefined
@@ -361,7 +371,7 @@ export class NfsProvisioner implements Provisioner {
    * Then measures the volumes' usage, when usage reporting is on.
    */
   async maintain(context: OperationContext): Promise<void> {
-    await sweepExpiredArchives(this.#root, this.#archiveMetrics, context);
+    await sweepExpiredArchives(this.#root, this.#archiveMetrics, context, this.#archiveSizes);
     if (this.#usage === undefined) return;
     const scope = { provisionerName: this.#provisionerName, exportPath: this.#exportPath };
     await measureOwnedVolumes(this.#usage, scope, context);

@@ -24,6 +24,13 @@ export interface ExpiredArchivesOptions {
    * made are always searched). Default 4.
    */
   readonly maxDepth?: number | undefined;
+  /**
+   * Sizes each recorded archive, in bytes (`undefined`: not measured, counted as nothing): an
+   * expired one right before its removal, the kept ones once the removals are done, so that sizing
+   * never delays a removal behind a kept archive. With it the report has
+   * {@link ExpiredArchivesReport.bytes}.
+   */
+  readonly measure?: ((path: RelativeVolumePath) => Promise<number | undefined>) | undefined;
 }
 
 /** What a sweep found and did; paths relative to the base. */
@@ -36,6 +43,8 @@ export interface ExpiredArchivesReport {
   readonly nextExpiry: string | undefined;
   /** Archives whose removal failed this time, with the reason; the next sweep tries again. */
   readonly failed: ReadonlyArray<{ readonly path: string; readonly error: string }>;
+  /** With {@link ExpiredArchivesOptions.measure}: what the kept archives hold, and the removed ones held. */
+  readonly bytes?: { readonly kept: number; readonly removed: number } | undefined;
 }
 
 interface Found {
@@ -63,21 +72,27 @@ export async function removeExpiredArchives(
   const kept = archives.filter((archive) => !expired.includes(archive));
   const removed: RelativeVolumePath[] = [];
   const failed: Array<{ path: string; error: string }> = [];
+  const { measure } = options;
+  const bytes = { kept: 0, removed: 0 };
   for (const archive of expired) {
+    const size = await measure?.(archive.path);
     try {
       await deleteVolume(context, archive.path, {
         pvName: archive.pvName,
         beforeEachWrite: options.beforeEachWrite,
       });
       removed.push(archive.path);
+      bytes.removed += size ?? 0;
     } catch (err) {
       // A lost leadership term ends the whole sweep; anything else is this archive's own problem.
       if (options.beforeEachWrite !== undefined) options.beforeEachWrite();
       failed.push({ path: archive.path, error: err instanceof Error ? err.message : String(err) });
     }
   }
+  if (measure !== undefined) for (const archive of kept) bytes.kept += (await measure(archive.path)) ?? 0;
   const expiries = kept.flatMap((archive) => (archive.expiresAt === undefined ? [] : [archive.expiresAt]));
-  return { removed, kept: kept.length, nextExpiry: expiries.sort()[0], failed };
+  const report = { removed, kept: kept.length, nextExpiry: expiries.sort()[0], failed };
+  return measure === undefined ? report : { ...report, bytes };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -56,6 +57,30 @@ describe('archive retention', () => {
     expect(due).toEqual({ removed: [archive], kept: 0, nextExpiry: undefined, failed: [] });
     // The archive, its record and the parent it left empty are gone.
     expect(await readdir(base)).toEqual([]);
+  });
+
+  it('sizes an expired archive right before its removal, and the kept ones after the removals', async () => {
+    const base = await tempDir();
+    const clock = { now: Date.parse('2026-11-01T00:00:00Z') };
+    const root = rootAt(base, clock);
+    const kept = await archived(root, 'ns/kept', 'u1');
+    const expired = await archived(root, 'ns/old', 'u2', hour);
+    clock.now += hour;
+    const present = (archive: string) => existsSync(join(base, archive));
+    const measured: string[] = [];
+
+    const report = await root.removeExpiredArchives({
+      measure: async (archive) => {
+        measured.push(`${archive}, expired one present: ${present(expired)}`);
+        return archive === expired ? 300 : 20;
+      },
+    });
+
+    expect(measured).toEqual([
+      `${expired}, expired one present: true`,
+      `${kept}, expired one present: false`,
+    ]);
+    expect(report).toMatchObject({ removed: [expired], kept: 1, bytes: { kept: 20, removed: 300 } });
   });
 
   it('keeps archives without retention, archives without a record, and volumes', async () => {

@@ -1,10 +1,12 @@
 /**
  * Clones in the background, as the Go library's `ProvisioningInBackground`: the first `provision`
  * of a claim with a PersistentVolumeClaim source protects the source and starts the copy, and every
- * call until it ends answers `Background` with the progress (the controller's event shows it). At
- * most {@link maxRunningClones} copies run at once; a claim beyond that waits for its next call. A
- * deleted target claim cancels its copy; a failed or cancelled copy leaves nothing behind. The copy
- * itself is the provisioner's {@link CloneVolumes} (safe-fs's `VolumeRoot` fits).
+ * call until it ends answers `Background` with the progress (the controller's event shows it). When
+ * the copy ends the claim is requeued at once (`OperationContext.requeue`), so it binds without
+ * waiting out the controller's back-off. At most {@link maxRunningClones} copies run at once; a
+ * claim beyond that waits, and is requeued when a copy ends. A deleted target claim cancels its
+ * copy; a failed or cancelled copy leaves nothing behind. The copy itself is the provisioner's
+ * {@link CloneVolumes} (safe-fs's `VolumeRoot` fits).
  */
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
@@ -89,6 +91,8 @@ export class CloneJobs<Path, VolumeOptions> {
   readonly #access: CloneSourceAccess;
   readonly #provisionerName: string;
   readonly #jobs = new Map<string, CloneJob>();
+  /** Claims waiting for a free slot, oldest first: UID → how to requeue it. */
+  readonly #waiting = new Map<string, () => void>();
   readonly #checkIntervalMs: number;
   readonly #metrics: CloneMetrics | undefined;
 
@@ -131,6 +135,7 @@ export class CloneJobs<Path, VolumeOptions> {
     }
     const running = [...this.#jobs.values()].filter((other) => other.ended === undefined).length;
     if (running >= maxRunningClones) {
+      if (context.requeue !== undefined && !this.#waiting.has(uid)) this.#waiting.set(uid, context.requeue);
       return { ended: false, message: `${what}: waiting, ${running} clones are running` };
     }
     const { claim, pv } = await cloneSource(
@@ -155,6 +160,7 @@ export class CloneJobs<Path, VolumeOptions> {
     context: OperationContext,
   ): void {
     const { namespace, name } = request.dataSource;
+    this.#waiting.delete(uid);
     const job: CloneJob = {
       source: { namespace, name },
       progress: { entries: 0, bytes: 0, skipped: 0 },
@@ -166,6 +172,11 @@ export class CloneJobs<Path, VolumeOptions> {
     watch.unref();
     const fence = () => context.assertLeader();
     const metrics = this.#metrics;
+    // The claim and a waiting one are synced again when the copy ends, not after their back-off.
+    const ended = (): void => {
+      if (!abort.signal.aborted) context.requeue?.();
+      this.#wakeWaiting();
+    };
     metrics?.started();
     const advance = (progress: CloneProgress): void => {
       metrics?.advanced(job.progress, progress);
@@ -184,6 +195,8 @@ export class CloneJobs<Path, VolumeOptions> {
           advance(progress);
           metrics?.ended('succeeded');
           job.ended = { error: undefined };
+          context.logger.info({ path: request.path, progress }, 'clone copy finished');
+          ended();
         },
         async (error: unknown) => {
           // Nothing half-made stays: the empty volume goes, and the source is free again.
@@ -196,9 +209,18 @@ export class CloneJobs<Path, VolumeOptions> {
           metrics?.ended(abort.signal.aborted ? 'cancelled' : 'failed');
           if (abort.signal.aborted) this.#jobs.delete(uid);
           else job.ended = { error };
+          ended();
         },
       )
       .finally(() => clearInterval(watch));
+  }
+
+  /** Requeues the claim that has waited longest for a slot, now that a copy ended. */
+  #wakeWaiting(): void {
+    const [oldest] = this.#waiting;
+    if (oldest === undefined) return;
+    this.#waiting.delete(oldest[0]);
+    oldest[1]();
   }
 
   /** Aborts the copy when its claim is gone (deleted, or replaced by one of the same name). */

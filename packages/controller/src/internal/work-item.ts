@@ -36,9 +36,11 @@ export interface WorkItemConfig {
  */
 export async function processWorkItem(config: WorkItemConfig, key: string): Promise<void> {
   const { kind, queue, threshold, logger, fence } = config;
+  // Outlives the item: a background operation calls it when it ends (a plain add, no back-off).
+  const requeue = (): void => queue.add(key);
   try {
     await withDeadline(config.clock, config.timeoutMs, config.signal, (signal) =>
-      config.sync(key, { signal, logger, assertLeader: fence.assertLeader }),
+      config.sync(key, { signal, logger, assertLeader: fence.assertLeader, requeue }),
     );
   } catch (err) {
     if (isLeadershipLapsedError(err) || fence.abandoned()) {

@@ -8,7 +8,13 @@
  */
 export type { VolumeLabels } from './usage-gauges.ts';
 export { UsageGauges, volumeStatsMetrics } from './usage-gauges.ts';
-export type { MeasuredVolume, MeasureVolume, UsageMonitorOptions, VolumeUsage } from './usage-monitor.ts';
+export type {
+  MeasuredVolume,
+  MeasureVolume,
+  UsageMonitorOptions,
+  UsageScan,
+  VolumeUsage,
+} from './usage-monitor.ts';
 export { UsageMonitor, usageExceededReason, warnOnClaim } from './usage-monitor.ts';
 export type { VolumeLister } from './volume-listing.ts';
 export { listMeasuredVolumes, measuredVolumeOf } from './volume-listing.ts';

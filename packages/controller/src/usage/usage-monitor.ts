@@ -28,15 +28,18 @@ export interface VolumeUsage {
   readonly inodes: number;
 }
 
+/** How one walk runs: its cancellation and its share of the I/O budget. */
+export interface UsageScan {
+  /** Aborts when the scan times out or the leadership term ends. */
+  readonly signal: AbortSignal;
+  /** The I/O budget: await before each system call. */
+  readonly pace: () => Promise<void>;
+}
+
 /** Measures one volume; `undefined` when it is gone. */
 export type MeasureVolume<V extends MeasuredVolume = MeasuredVolume> = (
   volume: V,
-  scan: {
-    /** Aborts when the scan times out or the leadership term ends. */
-    readonly signal: AbortSignal;
-    /** The I/O budget: await before each system call. */
-    readonly pace: () => Promise<void>;
-  },
+  scan: UsageScan,
 ) => Promise<VolumeUsage | undefined>;
 
 /** Options of {@link UsageMonitor}. */
@@ -66,6 +69,7 @@ export class UsageMonitor<V extends MeasuredVolume = MeasuredVolume> {
   readonly #measure: MeasureVolume<V>;
   readonly #onExceeded: UsageMonitorOptions<V>['onExceeded'];
   readonly #now: () => number;
+  readonly #scanTimeoutMs: number;
   /** PV names whose last measurement was above their request. */
   readonly #exceeded = new Set<string>();
   #watched: AbortSignal | undefined;
@@ -81,6 +85,17 @@ export class UsageMonitor<V extends MeasuredVolume = MeasuredVolume> {
     this.#measure = options.measure;
     this.#onExceeded = options.onExceeded;
     this.#now = options.now ?? Date.now;
+    this.#scanTimeoutMs = options.scanTimeoutMs;
+  }
+
+  /**
+   * The options of a walk the monitor does not publish (an archive, say) under the same rules as its
+   * scans: `pace` takes a slot of the shared I/O budget, so all walks together stay within
+   * `operationsPerSecond`, and `signal` aborts when `stop` does or after the scan timeout.
+   */
+  scanOptions(stop: AbortSignal): UsageScan {
+    const signal = AbortSignal.any([stop, AbortSignal.timeout(this.#scanTimeoutMs)]);
+    return { signal, pace: this.#pace(signal) };
   }
 
   /**
@@ -112,8 +127,7 @@ export class UsageMonitor<V extends MeasuredVolume = MeasuredVolume> {
   }
 
   async #scanOne(volume: V, signal: AbortSignal): Promise<void> {
-    const pace = () => this.#budget.add(() => undefined, { signal });
-    const usage = await this.#measure(volume, { signal, pace });
+    const usage = await this.#measure(volume, { signal, pace: this.#pace(signal) });
     signal.throwIfAborted();
     if (usage === undefined) return;
     this.#gauges.measured(volume, usage, this.#now());
@@ -124,6 +138,10 @@ export class UsageMonitor<V extends MeasuredVolume = MeasuredVolume> {
       this.#exceeded.add(volume.pvName);
       this.#onExceeded(volume, usage.bytes);
     }
+  }
+
+  #pace(signal: AbortSignal): () => Promise<void> {
+    return () => this.#budget.add(() => undefined, { signal });
   }
 
   #dropOnAbort(signal: AbortSignal): void {
