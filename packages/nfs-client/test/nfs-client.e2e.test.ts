@@ -12,23 +12,16 @@ import {
   type NfsProvisionerUnderTest,
   reachVolumeOverNfs,
   waitFor,
-  workspaceBinCommand,
 } from '@kube-provisioner/testenv';
-import { nfsToolsAvailable, useNfsProvisioners, useTestEnv } from '@kube-provisioner/testenv/testing';
+import { nfsToolsAvailable, useTestEnv } from '@kube-provisioner/testenv/testing';
 import { CoreV1Api, type V1PersistentVolume } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { useExampleDeployment } from './example-deployment.ts';
 
 const env = useTestEnv();
 const core = env.kubeConfig.makeApiClient(CoreV1Api);
-const packageDir = join(import.meta.dirname, '..');
 const timeoutMs = 90_000;
-const provisioners = useNfsProvisioners(env, {
-  command: workspaceBinCommand(packageDir, 'nfs-client-provisioner'),
-  deployDir: join(packageDir, '..', '..', 'examples', 'nfs', 'deploy'),
-  prefix: 'nfs-client',
-  // The Lease watch is an optional speed-up the example Role deliberately does not grant.
-  expectedDenials: /Cannot watch the lease/u,
-});
+const provisioners = useExampleDeployment(env, 'nfs-client');
 
 /** Binds claim `data` in a new namespace through a new StorageClass of `deployment`. */
 async function bindData(
