@@ -15,8 +15,16 @@ import type { ClassParameters } from './class-parameters.ts';
 import { volumeNode, volumePath } from './persistent-volume.ts';
 import { directoryOptions, volumeOwner } from './volume-request.ts';
 
-/** What a cloned volume needs besides the copy's own options: owner, modes, special files. */
+/** What a cloned volume needs besides the copy's own options: owner, modes, special files, its project. */
 export type CloneVolumeSettings = Omit<CloneVolumeOptions, keyof CloneCopyOptions>;
+
+/** What an enforced clone's volume gets besides an unenforced one's. */
+export interface EnforcedCloneSettings {
+  /** Recorded in the volume's record before the copy starts. */
+  readonly projectId: number;
+  /** Makes the copy's temporary directory the top of the project, with the limit. */
+  readonly beforeCopy: (directory: string) => Promise<void>;
+}
 
 /** Where this instance's volumes are: its root and, in per-node mode, its node. */
 export interface CloneScope {
@@ -52,22 +60,16 @@ export function sourcePathOf(pv: Readonly<V1PersistentVolume>, scope: CloneScope
 }
 
 /**
- * The clone of `options.dataSource` into volume `relative`.
- *
- * @throws InfeasibleError for a class with `enforceSize`: the copy would not be in the new volume's
- * quota project (see the README).
+ * The clone of `options.dataSource` into volume `relative`; `enforced` for a class with
+ * `enforceSize` (see `enforced-clone.ts`).
  */
 export function cloneRequest(
   options: ProvisionOptions & { readonly dataSource: ClaimDataSource },
   relative: RelativeVolumePath,
   parameters: ClassParameters,
   scope: CloneScope,
+  enforced?: EnforcedCloneSettings,
 ): CloneRequest<RelativeVolumePath, CloneVolumeSettings> {
-  if (parameters.enforceSize) {
-    throw new InfeasibleError(
-      'cloning into a StorageClass with "enforceSize" is not supported: the copied files would not count against the new volume\'s limit; clone with a class without "enforceSize"',
-    );
-  }
   return {
     pvc: options.pvc,
     pvName: options.pvName,
@@ -75,8 +77,9 @@ export function cloneRequest(
     dataSource: options.dataSource,
     volume: {
       ...directoryOptions(parameters),
-      owner: volumeOwner(options, scope.provisionerName, undefined),
+      owner: volumeOwner(options, scope.provisionerName, enforced?.projectId),
       specialFiles: parameters.cloneSpecialFiles,
+      beforeCopy: enforced?.beforeCopy,
     },
     pathOf: (pv) => sourcePathOf(pv, scope),
   };

@@ -4,6 +4,7 @@
  * symlink-safe operations of `@kube-provisioner/safe-fs`.
  */
 import {
+  type ClaimDataSource,
   type ExpandOptions,
   type ExpandResult,
   IgnoredError,
@@ -15,7 +16,13 @@ import {
   provisionFailure,
 } from '@kube-provisioner/controller';
 import { isNotFound, type ResourceClient } from '@kube-provisioner/controller/client';
-import { CloneJobs, type CloneJobsOptions, type CloneSourceAccess } from '@kube-provisioner/controller/clone';
+import {
+  CloneJobs,
+  type CloneJobsOptions,
+  type CloneSourceAccess,
+  type CloneStep,
+} from '@kube-provisioner/controller/clone';
+import type { EventRecorder } from '@kube-provisioner/controller/events';
 import type { DataSourceKind } from '@kube-provisioner/controller/provisioner';
 import type { UsageMonitor, VolumeLister } from '@kube-provisioner/controller/usage';
 import { annAlphaSelectedNode, annSelectedNode } from '@kube-provisioner/controller/wire-names';
@@ -30,7 +37,13 @@ import {
 } from '@kube-provisioner/safe-fs';
 import type { V1Node, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { type ClassParameters, parseClassParameters, resolveVolumeType } from './class-parameters.ts';
-import { type CloneScope, type CloneVolumeSettings, cloneRequest } from './clone-request.ts';
+import {
+  type CloneScope,
+  type CloneVolumeSettings,
+  cloneRequest,
+  type EnforcedCloneSettings,
+} from './clone-request.ts';
+import { cloneVolumesOf, stepEnforcedClone } from './enforced-clone.ts';
 import { type HostPathVolume, listOwnedVolumes } from './owned-volumes.ts';
 import {
   buildPersistentVolume,
@@ -85,6 +98,8 @@ export interface HostPathProvisionerOptions {
    * With `registry`, the clone metrics (`kube_provisioner_clone*`) are registered there.
    */
   readonly clones?: (CloneSourceAccess & Pick<CloneJobsOptions, 'registry'>) | undefined;
+  /** Where claim events of its own are recorded (`VolumeTakenBack`); a controller `EventRecorder` fits. */
+  readonly events?: Pick<EventRecorder, 'event'> | undefined;
 }
 
 // Per-node volumes live on one node, so only single-node access modes make sense.
@@ -102,6 +117,7 @@ export class HostPathProvisioner implements Provisioner {
   readonly #affinityKey: string;
   readonly #nodes: NodeReader | undefined;
   readonly #usage: HostPathProvisionerOptions['usage'];
+  readonly #events: HostPathProvisionerOptions['events'];
   readonly #sizes: SizeEnforcement;
   readonly #clones: CloneJobs<RelativeVolumePath, CloneVolumeSettings> | undefined;
   /** Where this instance's volumes are: its root and, in per-node mode, its node. */
@@ -122,10 +138,13 @@ export class HostPathProvisioner implements Provisioner {
     this.#affinityKey = options.nodeAffinityKey ?? defaultNodeAffinityKey;
     this.#nodes = options.nodes;
     this.#usage = options.usage;
+    this.#events = options.events;
     this.#sizes = new SizeEnforcement(this.#root, options.projectQuotas);
     const { clones } = options;
+    // Its deletes of failed copies remove their projects' limits too.
+    const volumes = cloneVolumesOf(this.#root, this.#sizes);
     this.#clones =
-      clones && new CloneJobs(this.#root, clones, this.#provisionerName, { registry: clones.registry });
+      clones && new CloneJobs(volumes, clones, this.#provisionerName, { registry: clones.registry });
     this.dataSources = clones === undefined ? [] : [{ apiGroup: '', kind: 'PersistentVolumeClaim' }];
     const node = this.#mode === 'per-node' ? this.#nodeName : undefined;
     this.#scope = { root: this.#root.base, node, provisionerName: this.#provisionerName };
@@ -204,7 +223,8 @@ export class HostPathProvisioner implements Provisioner {
     context.signal.throwIfAborted();
     const pvName = pv.metadata?.name ?? '';
     // A retained tree keeps its project ID in its record, but is no volume to limit any more.
-    await this.#sizes.removeLimit(relative, pvName, context);
+    const projectId = await this.#sizes.removeLimit(relative, pvName, context);
+    if (projectId !== undefined) context.logger.info({ path: relative, projectId }, 'volume limit removed');
     if (recordedDeletePolicy(pv) === 'delete') {
       await this.#removeDirectory(relative, pv, context);
       return;
@@ -318,8 +338,7 @@ export class HostPathProvisioner implements Provisioner {
   ): Promise<string | { readonly message: string }> {
     const { dataSource, pvc, pvName } = options;
     if (dataSource !== undefined && this.#clones !== undefined) {
-      const request = cloneRequest({ ...options, dataSource }, relative, parameters, this.#scope);
-      const step = await this.#clones.step(request, context);
+      const step = await this.#clone(this.#clones, { ...options, dataSource }, relative, parameters, context);
       return step.ended ? joinBasePath(this.#root.base, relative) : step;
     }
     const fromPvName = requestedTakeBack(pvc, pvName);
@@ -349,6 +368,24 @@ export class HostPathProvisioner implements Provisioner {
     return path;
   }
 
+  /** One step of a clone; with `enforceSize`, copied into the project of its volume (`enforced-clone.ts`). */
+  #clone(
+    clones: CloneJobs<RelativeVolumePath, CloneVolumeSettings>,
+    options: ProvisionOptions & { readonly dataSource: ClaimDataSource },
+    relative: RelativeVolumePath,
+    parameters: ClassParameters,
+    context: OperationContext,
+  ): Promise<CloneStep> {
+    const step = (enforced?: EnforcedCloneSettings) =>
+      clones.step(cloneRequest(options, relative, parameters, this.#scope, enforced), context);
+    if (!parameters.enforceSize) return step();
+    const limits = requestLimits(options, parameters);
+    const claimUid = options.pvc.metadata?.uid ?? '';
+    const makeVolume = (id: number) => this.#makeVolume(relative, options, parameters, id, context);
+    const target = { root: this.#root, sizes: this.#sizes, relative, pvName: options.pvName, claimUid };
+    return stepEnforcedClone({ ...target, limits, makeVolume }, context, step);
+  }
+
   /** Gives the claim the retained data of PV `fromPvName`, found on this instance's root only. */
   async #takeBack(
     relative: RelativeVolumePath,
@@ -365,7 +402,8 @@ export class HostPathProvisioner implements Provisioner {
     };
     const limits = parameters.enforceSize ? requestLimits(options, parameters) : undefined;
     const { node } = this.#scope;
-    await takeBackInto(this.#root, this.#sizes, { relative, request, limits, node }, context);
+    const into = { pvc: options.pvc, relative, request, limits, node };
+    await takeBackInto(this.#root, this.#sizes, into, context, this.#events);
     return joinBasePath(this.#root.base, relative);
   }
 

@@ -7,7 +7,7 @@ import { stat } from 'node:fs/promises';
 import type { KubeApi } from '@kube-provisioner/controller';
 import { runProvisioner } from '@kube-provisioner/controller/cli';
 import { resources } from '@kube-provisioner/controller/client';
-import { createEventRecorder } from '@kube-provisioner/controller/events';
+import { createEventRecorder, type EventRecorder } from '@kube-provisioner/controller/events';
 import { UsageMonitor, warnOnClaim } from '@kube-provisioner/controller/usage';
 import { checkWritableDirectory, fsOpsForRoot } from '@kube-provisioner/safe-fs';
 import { Registry } from 'prom-client';
@@ -21,17 +21,12 @@ async function checkRoot(root: string): Promise<void> {
 }
 
 /**
- * The usage monitor of `options`, reading PVs and writing events through `api`; off at rate 0. Its
+ * The usage monitor of `options`, reading PVs through `api` and writing events to `recorder`; off at rate 0. Its
  * walks stay on the thread pool whatever the root: at their paced rate the pool's cost is nothing,
  * and listing a directory of a million entries must not stop the event loop (and lease renewal).
  */
-function usageReporting(options: CliOptions, api: KubeApi, registry: Registry) {
+function usageReporting(options: CliOptions, api: KubeApi, registry: Registry, recorder: EventRecorder) {
   if (options.usageScanRate === 0) return undefined;
-  const recorder = createEventRecorder({
-    events: api.resource(resources.events),
-    component: options.provisionerName,
-    host: options.nodeName ?? '',
-  });
   const monitor = new UsageMonitor({
     registry,
     operationsPerSecond: options.usageScanRate,
@@ -54,6 +49,11 @@ await runProvisioner<CliOptions>({
     // a shared root may be a network file system, where they stay on the thread pool.
     const rootFs = fsOpsForRoot(options.root);
     const registry = new Registry();
+    const recorder = createEventRecorder({
+      events: api.resource(resources.events),
+      component: options.provisionerName,
+      host: options.nodeName ?? '',
+    });
     return {
       controller: {
         provisionerName: options.provisionerName,
@@ -65,7 +65,8 @@ await runProvisioner<CliOptions>({
           nodeAffinityKey: options.nodeAffinityKey,
           nodes: perNode ? api.resource(resources.nodes) : undefined,
           fs: rootFs.ops,
-          usage: usageReporting(options, api, registry),
+          usage: usageReporting(options, api, registry, recorder),
+          events: recorder,
           clones: {
             claims: api.resource(resources.persistentVolumeClaims),
             volumes: api.resource(resources.persistentVolumes),

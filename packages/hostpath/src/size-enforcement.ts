@@ -84,12 +84,32 @@ export class SizeEnforcement {
   ): Promise<void> {
     const projectId = (await this.#root.readRecord(relative))?.projectId;
     if (projectId === undefined) throw new Error(`the record of ${relative} holds no project ID`);
+    await this.limitDirectory({ relative, path, projectId }, quotas, limits, context);
+  }
+
+  /**
+   * Makes the directory at `target.path` (volume `target.relative`, or the directory that becomes
+   * it) the top of project `target.projectId`, with `limits`.
+   */
+  async limitDirectory(
+    target: { readonly relative: RelativeVolumePath; readonly path: string; readonly projectId: number },
+    quotas: ProjectQuotas,
+    limits: ProjectLimits,
+    context: OperationContext,
+  ): Promise<void> {
+    const { relative, path, projectId } = target;
     context.assertLeader();
     await quotas.assign(path, projectId, context.signal);
     context.assertLeader();
     await quotas.limit(projectId, limits, context.signal);
     context.assertLeader();
     context.logger.info({ path: relative, projectId, limits }, 'volume size enforced');
+  }
+
+  /** The project ID recorded on volume `relative` when its record names claim `claimUid`. */
+  async recordedProjectId(relative: RelativeVolumePath, claimUid: string): Promise<number | undefined> {
+    const record = await this.#root.readRecord(relative);
+    return record?.claimUid === claimUid ? record.projectId : undefined;
   }
 
   /**
@@ -114,17 +134,22 @@ export class SizeEnforcement {
   }
 
   /**
-   * Removes the limit of volume `relative` of PV `pvName` when it is recorded with a project. Called
-   * before its directory goes: a crash in between leaves the record, and the retry removes it again.
+   * Removes the limit of volume `relative` of PV `pvName` when it is recorded with a project, and
+   * returns that project. Called before its directory goes: a crash in between leaves the record,
+   * and the retry removes it again.
    */
-  async removeLimit(relative: RelativeVolumePath, pvName: string, context: OperationContext): Promise<void> {
+  async removeLimit(
+    relative: RelativeVolumePath,
+    pvName: string,
+    context: Pick<OperationContext, 'assertLeader' | 'signal'>,
+  ): Promise<number | undefined> {
     // A record that is unreadable or names another PV makes the directory removal refuse, loudly.
     const projectId = await this.#recordedProject(relative, pvName).catch(() => undefined);
-    if (projectId === undefined) return;
+    if (projectId === undefined) return undefined;
     const quotas = await this.quotas();
     context.assertLeader();
     await quotas.limit(projectId, { softBytes: 0, hardBytes: 0 }, context.signal);
-    context.logger.info({ path: relative, projectId }, 'volume limit removed');
+    return projectId;
   }
 
   /** The project ID in the record of `relative`, which must name PV `pvName`. */

@@ -5,6 +5,7 @@
  * instance of the node that held it.
  */
 import { InfeasibleError, type OperationContext } from '@kube-provisioner/controller';
+import type { EventRecorder } from '@kube-provisioner/controller/events';
 import {
   joinBasePath,
   type OwnershipRecord,
@@ -102,8 +103,13 @@ function checkEnforcement(source: TakeBackSource, enforceSize: boolean, fromPvNa
   }
 }
 
+/** Event reason on the claim when it took back retained data: nfs-subdir's. */
+export const reasonTakenBack = 'VolumeTakenBack';
+
 /** One take-back: where, from which PV, and the limits when the class enforces sizes. */
 export interface TakeBackInto {
+  /** The claim, which gets a `Normal` {@link reasonTakenBack} event when the data became its volume. */
+  readonly pvc: Readonly<V1PersistentVolumeClaim>;
   readonly relative: RelativeVolumePath;
   readonly request: Omit<TakeBackOptions, 'beforeEachWrite'>;
   /** The new volume's project limits; `undefined` when its class does not enforce sizes. */
@@ -115,13 +121,14 @@ export interface TakeBackInto {
 /**
  * Moves the retained data of `request.fromPvName` into volume `relative`, every write fenced. An
  * enforced tree keeps its project ID (recorded before the move, as for a new volume), and its limit
- * becomes the new request.
+ * becomes the new request. The claim gets an event when its data is moved.
  */
 export async function takeBackInto(
   root: VolumeRoot,
   sizes: SizeEnforcement,
-  { relative, request, limits, node }: TakeBackInto,
+  { pvc, relative, request, limits, node }: TakeBackInto,
   context: OperationContext,
+  events: Pick<EventRecorder, 'event'> | undefined,
 ): Promise<void> {
   const { fromPvName } = request;
   const source = await findTakeBackSource(root, request);
@@ -144,6 +151,16 @@ export async function takeBackInto(
   });
   context.assertLeader();
   context.logger.info({ path: relative, outcome, from, fromPvName }, 'volume directory ready');
+  // Said by the call that moved the data; a retry that finds it in place already did.
+  if (outcome === 'taken-back') {
+    const message = `took back the data of PersistentVolume ${fromPvName} into ${relative}`;
+    events?.event(
+      { apiVersion: 'v1', kind: 'PersistentVolumeClaim', ...pvc },
+      'Normal',
+      reasonTakenBack,
+      message,
+    );
+  }
   if (quotas !== undefined && limits !== undefined) {
     await sizes.enforce(relative, joinBasePath(root.base, relative), quotas, limits, context);
   }

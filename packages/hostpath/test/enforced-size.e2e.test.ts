@@ -4,6 +4,8 @@
  * plane, on a root of XFS or ext4 mounted with `prjquota`. A claim of a class with `enforceSize` gets a
  * volume a non-root workload cannot write past, whose usage is read from quota accounting; a resize
  * raises the limit; deleting the claim removes it. A root without `prjquota` refuses such a class with one event naming the mount option.
+ * A clone into such a class is counted against its own new project; a source using more than the
+ * limit fails the clone with one event and leaves nothing.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -116,13 +118,16 @@ async function scrape(vm: Guest, port: number, metric: string, pvName: string): 
   return line === undefined ? undefined : Number(line.split(' ').at(-1));
 }
 
-async function enforcedClass(provisionerName: string): Promise<string> {
+async function enforcedClass(
+  provisionerName: string,
+  parameters: Record<string, string> = { enforceSize: 'true' },
+): Promise<string> {
   const name = uniqueName('enforced');
   await storage.createStorageClass({
     body: {
       metadata: { name },
       provisioner: provisionerName,
-      parameters: { enforceSize: 'true' },
+      parameters,
       reclaimPolicy: 'Delete',
       volumeBindingMode: 'Immediate',
       allowVolumeExpansion: true,
@@ -163,6 +168,48 @@ async function hardLimits(vm: Guest, type: 'xfs' | 'ext4', mountPoint: string): 
   for (const [id, { hardKiB }] of await projects(vm, type, mountPoint))
     if (hardKiB > 0) limits.set(id, hardKiB);
   return limits;
+}
+
+/** Creates claim `name` of `storageClassName`, a clone of claim `source` of its namespace. */
+async function createClone(namespace: string, name: string, storageClassName: string, source: string) {
+  await core.createNamespacedPersistentVolumeClaim({
+    namespace,
+    body: {
+      metadata: { name },
+      spec: {
+        storageClassName,
+        accessModes: ['ReadWriteOnce'],
+        resources: { requests: { storage: '8Mi' } },
+        dataSource: { kind: 'PersistentVolumeClaim', name: source },
+      },
+    },
+  });
+}
+
+/** Runs `test` with a provisioner in the guest on a fresh quota file system of `type`, and a namespace. */
+async function withQuotaRoot(
+  type: 'xfs' | 'ext4',
+  test: (setup: {
+    vm: Guest;
+    mountPoint: string;
+    provisionerName: string;
+    namespace: string;
+  }) => Promise<void>,
+): Promise<void> {
+  const vm = await guest();
+  const fileSystem = await createQuotaFileSystem(vm, { type });
+  const { provisionerName, running } = await startProvisioner(vm, `${fileSystem.mountPoint}/volumes`);
+  try {
+    const namespace = await env.namespace(`enforced-clone-${type}`);
+    await test({ vm, mountPoint: fileSystem.mountPoint, provisionerName, namespace });
+  } finally {
+    try {
+      await stopProvisioner(running);
+    } finally {
+      await vm.sh('rm -rf "$1"/volumes', { args: [fileSystem.mountPoint] });
+      await fileSystem.remove();
+    }
+  }
 }
 
 describe.skipIf(!guestAvailable())('enforced sizes on a root with project quotas', () => {
@@ -283,5 +330,78 @@ describe.skipIf(!guestAvailable())('enforced sizes on a root with project quotas
     expect(claim.status?.phase).toBe('Pending');
     expect(await vm.sh('ls -A /var/tmp/unenforced')).toBe('');
     await stopProvisioner(running);
+  });
+
+  it('clones a tree into an enforced class: Bound, identical, counted against the new project', {
+    timeout: 2 * timeoutMs,
+  }, async () => {
+    await withQuotaRoot('xfs', async ({ vm, mountPoint, provisionerName, namespace }) => {
+      const plain = await enforcedClass(provisionerName, {});
+      const source = await bindClaim(env.kubeConfig, {
+        namespace,
+        name: 'src',
+        storageClassName: plain,
+        storage: '8Mi',
+      });
+      const sourceDir = source.spec?.hostPath?.path ?? '';
+      await vm.sh('cd "$1" && mkdir -p a/b && head -c 3145728 /dev/urandom > a/b/big && echo hi > top', {
+        args: [sourceDir],
+        user: writer,
+      });
+
+      await createClone(namespace, 'copy', await enforcedClass(provisionerName), 'src');
+
+      const name = await waitFor(
+        async () => {
+          const claim = await core.readNamespacedPersistentVolumeClaim({ namespace, name: 'copy' });
+          return claim.status?.phase === 'Bound' ? claim.spec?.volumeName : undefined;
+        },
+        { timeoutMs, intervalMs: 1000, description: 'the clone to be Bound' },
+      );
+      const copyDir = (await core.readPersistentVolume({ name })).spec?.hostPath?.path ?? '';
+      const sums = 'cd "$1" && find . -type f | sort | xargs sha256sum';
+      expect(await vm.sh(sums, { args: [copyDir] })).toBe(await vm.sh(sums, { args: [sourceDir] }));
+      // The source has no project; the copy is project 1, whose accounting holds the copied bytes.
+      const copied = (await projects(vm, 'xfs', mountPoint)).get(1);
+      expect(copied?.hardKiB).toBe(8 * 1024);
+      expect(copied?.usedKiB).toBeGreaterThanOrEqual(3 * 1024);
+    });
+  });
+
+  it('refuses, with one clear event and nothing left, a clone whose source uses more than the limit', {
+    timeout: 2 * timeoutMs,
+  }, async () => {
+    // XFS: ext4 lets a provisioner running as root (CAP_SYS_RESOURCE) write past a project's limit.
+    await withQuotaRoot('xfs', async ({ vm, mountPoint, provisionerName, namespace }) => {
+      const plain = await enforcedClass(provisionerName, {});
+      const source = await bindClaim(env.kubeConfig, {
+        namespace,
+        name: 'src',
+        storageClassName: plain,
+        storage: '8Mi',
+      });
+      // An unenforced volume holds more than it asked for.
+      expect((await append(vm, `${source.spec?.hostPath?.path}/big`, 12)).status).toBe(0);
+      const before = await vm.sh('ls -A "$1"/volumes', { args: [mountPoint] });
+
+      await createClone(namespace, 'copy', await enforcedClass(provisionerName), 'src');
+
+      const event = await waitFor(
+        async () =>
+          (await core.listNamespacedEvent({ namespace })).items.find(
+            // Progress reports share the reason; they start with what is being cloned.
+            (item) =>
+              item.reason === 'ProvisioningFailed' &&
+              item.involvedObject.name === 'copy' &&
+              !item.message?.startsWith('cloning '),
+          ),
+        { timeoutMs, intervalMs: 1000, description: 'the clone to be refused' },
+      );
+      expect(event.message).toContain("does not fit the new volume's limit of 8388608 bytes");
+      const claim = await core.readNamespacedPersistentVolumeClaim({ namespace, name: 'copy' });
+      expect(claim.status?.phase).toBe('Pending');
+      expect(await vm.sh('ls -A "$1"/volumes', { args: [mountPoint] })).toBe(before);
+      expect(await hardLimits(vm, 'xfs', mountPoint)).toEqual(new Map());
+    });
   });
 });

@@ -1,7 +1,8 @@
 /**
  * End-to-end: the `kube-hostpath-provisioner` binary under the shipped RBAC keeps the directory of a
  * deleted claim of a class with `onDelete: retain`, and gives that data to a new claim of the same
- * namespace that asks for it by the old PV's name; a claim of another namespace is refused.
+ * namespace that asks for it by the old PV's name, telling it so with a `VolumeTakenBack` event; a claim of
+ * another namespace is refused.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -52,5 +53,14 @@ it('reattaches a deleted claim’s retained data to a new claim of its namespace
 
   const pv = await bindClaim('new', '1Mi', { annotations });
   expect(await readFile(join(pv.spec?.hostPath?.path ?? '', 'data.txt'), 'utf8')).toBe('kept');
+  const takenBack = await waitFor(
+    async () =>
+      (await core.listNamespacedEvent({ namespace })).items.find(
+        (event) => event.reason === 'VolumeTakenBack',
+      ),
+    { timeoutMs, description: 'the VolumeTakenBack event' },
+  );
+  expect(takenBack).toMatchObject({ type: 'Normal', involvedObject: { name: 'new' } });
+  expect(takenBack.message).toContain(oldName);
   expect(program.output()).not.toMatch(/forbidden|"statusCode":403/i);
 });

@@ -6,6 +6,7 @@
  * the rename leaves the complete copy: the retry finds the volume holding data and keeps it.
  */
 
+import { join } from 'node:path';
 import { ownershipError } from './adoption.ts';
 import { type CopyProgress, type CopyTreeOptions, copyTree } from './copy-tree.ts';
 import { type CreateVolumeOptions, createVolume } from './create-volume.ts';
@@ -27,6 +28,13 @@ export interface CloneVolumeOptions
     Omit<CopyTreeOptions, 'beforeEachWrite'> {
   /** The source volume's PV: its record must name it. */
   readonly sourcePvName: string;
+  /**
+   * Awaited once per copy with the absolute path of the temporary directory, made and still empty,
+   * before anything is copied into it: the caller prepares what the copy must land in (a quota
+   * project, say). Not called when an earlier run's complete copy is kept. When it throws, the
+   * temporary directory is removed and the clone fails with its error. It must fence its own writes.
+   */
+  readonly beforeCopy?: ((directory: string) => Promise<void>) | undefined;
 }
 
 /** Runs `fn` in the parent of `path`; a missing parent means the volume is gone. */
@@ -128,6 +136,7 @@ export async function cloneVolume(
     await removeLeftover(dir, temporary);
     await dir.mkdir(temporary, 0o700);
     try {
+      await options.beforeCopy?.(join(context.base, dir.pathOf(temporary)));
       const into = await dir.openDirectory(temporary);
       if (into === undefined) throw ownershipError(dir.pathOf(temporary), 'vanished while being filled');
       let progress: CopyProgress;

@@ -105,4 +105,61 @@ describe('cloneVolume', () => {
     expect(error.message).toContain('is not the volume of pvc-other');
     expect(await readdir(join(base, 'ns1/copy'))).toEqual([]);
   });
+
+  it('calls beforeCopy once with the empty temporary directory, before any file is copied', async () => {
+    const base = await sourceVolume(10);
+    const seen: Array<{ directory: string; entries: string[]; volume: string[] }> = [];
+    const beforeCopy = async (directory: string) => {
+      seen.push({
+        directory,
+        entries: await readdir(directory),
+        volume: await readdir(join(base, 'ns1/copy')),
+      });
+    };
+
+    await cloneVolume(contextOf(base), path('ns1/src'), path('ns1/copy'), request({ beforeCopy }));
+
+    expect(seen).toHaveLength(1);
+    expect(seen[0]?.directory.startsWith(join(base, 'ns1/'))).toBe(true);
+    expect(seen[0]?.directory.endsWith('.copy')).toBe(true);
+    expect(seen[0]?.entries).toEqual([]);
+    expect(seen[0]?.volume).toEqual([]);
+    expect((await readdir(join(base, 'ns1/copy'), { recursive: true })).length).toBe(15);
+  });
+
+  it('copies into what beforeCopy prepared: the directory it was given becomes the volume', async () => {
+    const base = await sourceVolume(3);
+    const beforeCopy = (directory: string) => writeFile(join(directory, 'prepared'), 'by the caller');
+
+    await cloneVolume(contextOf(base), path('ns1/src'), path('ns1/copy'), request({ beforeCopy }));
+
+    expect(await readFile(join(base, 'ns1/copy/prepared'), 'utf8')).toBe('by the caller');
+    expect(await readFile(join(base, 'ns1/copy/d2/f2'), 'utf8')).toBe('content 2');
+  });
+
+  it('when beforeCopy fails, copies nothing and leaves no temporary directory', async () => {
+    const base = await sourceVolume(5);
+    const beforeCopy = () => Promise.reject(new Error('no quota project'));
+
+    const error = await rejection(
+      cloneVolume(contextOf(base), path('ns1/src'), path('ns1/copy'), request({ beforeCopy })),
+    );
+
+    expect(error.message).toBe('no quota project');
+    expect(await readdir(join(base, 'ns1/copy'))).toEqual([]);
+    expect((await readdir(join(base, 'ns1'))).filter((name) => name.endsWith('.copy'))).toEqual([]);
+  });
+
+  it("does not call beforeCopy again when it keeps an earlier run's complete copy", async () => {
+    const base = await sourceVolume(3);
+    await cloneVolume(contextOf(base), path('ns1/src'), path('ns1/copy'), request());
+    let calls = 0;
+    const beforeCopy = async () => {
+      calls++;
+    };
+
+    await cloneVolume(contextOf(base), path('ns1/src'), path('ns1/copy'), request({ beforeCopy }));
+
+    expect(calls).toBe(0);
+  });
 });
