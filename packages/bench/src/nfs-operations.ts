@@ -53,6 +53,9 @@ interface ImplementationResult {
   readonly implementation: string;
   readonly provision: PerClaim;
   readonly delete: PerClaim;
+  /** Claims seen Bound after the provision phase, and claims whose PV was gone after the delete phase. */
+  readonly bound: number;
+  readonly deleted: number;
   /** Wall time of each phase in the guest, ms per claim (User-Mode Linux: indicative only). */
   readonly provisionMsPerClaim: number;
   readonly deleteMsPerClaim: number;
@@ -107,7 +110,11 @@ async function measure(
     KUBECONFIG: await guest.kubeconfig(cluster.kubeconfigPath),
     METRICS_PORT: '0',
   });
-  const phase = async (names: readonly string[], state: 'Bound' | 'gone') => {
+  /**
+   * Waits until every claim of `names` is Bound (resolves with how many are) or, after deleting
+   * them, until their PVs are gone (resolves with how many PVs there were).
+   */
+  const phase = async (names: readonly string[], state: 'Bound' | 'gone'): Promise<number> => {
     const list = async () =>
       (await core.listNamespacedPersistentVolumeClaim({ namespace })).items.filter((claim) =>
         names.includes(claim.metadata?.name ?? ''),
@@ -119,17 +126,21 @@ async function measure(
       );
     if (state === 'Bound') {
       await createClaims(cluster.kubeConfig, { namespace, storageClassName, names });
-      await waitFor(
-        async () => ((await list()).every((claim) => claim.status?.phase === 'Bound') ? true : undefined),
+      return waitFor(
+        async () => {
+          const bound = (await list()).filter((claim) => claim.status?.phase === 'Bound').length;
+          return bound === names.length ? bound : undefined;
+        },
         { timeoutMs: 300_000, description: `${names.length} claims of ${implementation} to be Bound` },
       );
-    } else {
-      await Promise.all(names.map((name) => core.deleteNamespacedPersistentVolumeClaim({ namespace, name })));
-      await waitFor(async () => ((await volumes()).length === 0 ? true : undefined), {
-        timeoutMs: 120_000,
-        description: `the PVs of ${implementation} to be deleted`,
-      });
     }
+    const provisioned = (await volumes()).length;
+    await Promise.all(names.map((name) => core.deleteNamespacedPersistentVolumeClaim({ namespace, name })));
+    await waitFor(async () => (await volumes()).length === 0, {
+      timeoutMs: 120_000,
+      description: `the PVs of ${implementation} to be deleted`,
+    });
+    return provisioned;
   };
   try {
     // The warm-up claim leaves start-up, leader election and first lookups out of the counts.
@@ -137,11 +148,11 @@ async function measure(
     const names = Array.from({ length: claims }, (_, index) => `claim-${index}`);
     const ready = await nfsMountStats(guest, mountPoint);
     const provisionStart = performance.now();
-    await phase(names, 'Bound');
+    const boundClaims = await phase(names, 'Bound');
     const provisionMs = performance.now() - provisionStart;
     const bound = await nfsMountStats(guest, mountPoint);
     const deleteStart = performance.now();
-    await phase(names, 'gone');
+    const deletedClaims = await phase(names, 'gone');
     const deleteMs = performance.now() - deleteStart;
     const deleted = await nfsMountStats(guest, mountPoint);
     await phase(['warm-up'], 'gone');
@@ -149,6 +160,8 @@ async function measure(
       implementation,
       provision: perClaim(ready, bound),
       delete: perClaim(bound, deleted),
+      bound: boundClaims,
+      deleted: deletedClaims,
       provisionMsPerClaim: Math.round(provisionMs / claims),
       deleteMsPerClaim: Math.round(deleteMs / claims),
     };

@@ -173,6 +173,10 @@ export async function writeOwnershipRecord(
   }
 }
 
+// No O_EXCL: the temporary name ends in a random UUID drawn just before, so no one else can have
+// made or linked that name first, and an exclusive create costs NFSv4.1 a SETATTR after its OPEN.
+const temporaryFlags = constants.O_WRONLY | constants.O_CREAT;
+
 async function publish(
   dir: DirectoryHandle,
   temporary: string,
@@ -180,11 +184,9 @@ async function publish(
   record: OwnershipRecord,
   replace: boolean,
 ): Promise<void> {
-  const handle = await dir.openFile(
-    temporary,
-    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL,
-    0o600,
-  );
+  const handle = await dir.openFile(temporary, temporaryFlags, 0o600);
+  // A rename takes the temporary name away itself; only a link or a failure leaves it to remove.
+  let renamed = false;
   try {
     try {
       await handle.writeFile(`${JSON.stringify(record, [...recordFields], 2)}\n`);
@@ -194,10 +196,11 @@ async function publish(
     }
     if (replace) {
       await dir.rename(temporary, name);
+      renamed = true;
     } else {
       await dir.link(temporary, name);
     }
   } finally {
-    await dir.unlink(temporary).catch(() => undefined);
+    if (!renamed) await dir.unlink(temporary).catch(() => undefined);
   }
 }

@@ -49,16 +49,23 @@ function openHandle(level: Level): DirectoryHandle {
   return level.handle;
 }
 
-/** Removes everything inside `top`, leaving `top` itself in place (and open). */
-export async function emptyDirectory(top: DirectoryHandle): Promise<void> {
+/**
+ * Removes everything inside `top`, leaving `top` itself in place (and open). `listed`, a listing of
+ * `top` the caller has just made, stands for its first one (over NFS each listing costs a round
+ * trip); `top` is listed again after every pass, so entries added since are still seen.
+ */
+export async function emptyDirectory(top: DirectoryHandle, listed?: readonly EntryName[]): Promise<void> {
+  if (listed?.length === 0) return;
   const levels: Level[] = [{ handle: top, identity: await top.stat(), name: '', pending: [], pass: 0 }];
   let opened = 0;
+  let topListing = listed;
   try {
     while (levels.length > 0) {
       const level = levels[levels.length - 1] as Level;
       const dir = openHandle(level);
       if (level.pending.length === 0) {
-        const names = await dir.readdir();
+        const names = levels.length === 1 && topListing !== undefined ? [...topListing] : await dir.readdir();
+        topListing = undefined;
         if (names.length === 0 || level.pass >= maxPasses) {
           if (levels.length === 1) return;
           if (await finishLevel(levels)) opened++;
@@ -98,16 +105,16 @@ export async function emptyDirectory(top: DirectoryHandle): Promise<void> {
  * file system (`access(2)`: over NFS the server, so `root_squash` is seen); finds nothing to refuse
  * when the system calls have no `access`. Directories deeper than {@link maxOpenLevels} below `top`
  * are not looked at (one descriptor per level is held), nor a sticky directory's rule that only an
- * entry's owner may remove it.
+ * entry's owner may remove it. `listed` is a listing of `top` just made, as for {@link emptyDirectory}.
  */
-export function assertEmptiable(top: DirectoryHandle): Promise<void> {
-  return checkLevel(top, 0);
+export function assertEmptiable(top: DirectoryHandle, listed?: readonly EntryName[]): Promise<void> {
+  return checkLevel(top, 0, listed);
 }
 
-async function checkLevel(dir: DirectoryHandle, depth: number): Promise<void> {
+async function checkLevel(dir: DirectoryHandle, depth: number, listed?: readonly EntryName[]): Promise<void> {
   await dir.checkAccess(constants.W_OK | constants.X_OK);
   if (depth >= maxOpenLevels) return;
-  for (const name of await dir.readdir()) {
+  for (const name of listed ?? (await dir.readdir())) {
     const stats = await dir.lstat(name);
     if (stats?.isDirectory() !== true) continue;
     // Swapped for a link or a file meanwhile: `openDirectory` refuses it (nothing is followed), and

@@ -7,6 +7,7 @@ import { ownershipError } from './adoption.ts';
 import { archiveCandidate, maxArchiveAttempts } from './archive-name.ts';
 import {
   type DirectoryHandle,
+  type EntryName,
   isMissing,
   nameText,
   nonDirectoryError,
@@ -128,11 +129,17 @@ async function forgetMissing(
  * would take their data along. An unrecorded directory (an upstream provisioner's) may have received
  * them anywhere below it, so its whole tree is searched. Below a recorded volume every create is
  * refused, so the only way in was two creates racing for its name, which leaves their marks in its
- * top level (the parent marker and the inner volume's record): that is where it is searched, at the
- * cost of one listing.
+ * top level (the parent marker and the inner volume's record): that is where it is searched, in
+ * `recordedListing`, its listing (`undefined` for an unrecorded volume).
  */
-async function refuseHostingVolumes(volume: DirectoryHandle, recorded: boolean): Promise<void> {
-  const found = recorded ? await topLevelReservedName(volume) : await findReservedName(volume);
+async function refuseHostingVolumes(
+  volume: DirectoryHandle,
+  recordedListing: readonly EntryName[] | undefined,
+): Promise<void> {
+  const found =
+    recordedListing === undefined
+      ? await findReservedName(volume)
+      : topLevelReservedName(volume, recordedListing);
   if (found !== undefined) {
     throw ownershipError(
       volume.path,
@@ -141,8 +148,8 @@ async function refuseHostingVolumes(volume: DirectoryHandle, recorded: boolean):
   }
 }
 
-async function topLevelReservedName(volume: DirectoryHandle): Promise<string | undefined> {
-  const reserved = (await volume.readdir()).find((name) => isReservedName(nameText(name)));
+function topLevelReservedName(volume: DirectoryHandle, listed: readonly EntryName[]): string | undefined {
+  const reserved = listed.find((name) => isReservedName(nameText(name)));
   return reserved === undefined ? undefined : volume.pathOf(reserved);
 }
 
@@ -192,12 +199,14 @@ export function deleteVolume(
       const volume = await dir.openDirectory(leaf);
       if (volume === undefined) throw vanished(dir, leaf);
       try {
-        await refuseHostingVolumes(volume, record !== undefined);
+        // One listing serves the three looks at the top level: over NFS each costs a round trip.
+        const names = await volume.readdir();
+        await refuseHostingVolumes(volume, record === undefined ? undefined : names);
         // Nothing goes unless everything can: a refusal halfway (root_squash, another user's
         // directory) would leave a half-deleted volume.
-        await assertEmptiable(volume);
+        await assertEmptiable(volume, names);
         if (record !== undefined) await markRemoving(context, dir, leaf, record);
-        await emptyDirectory(volume);
+        await emptyDirectory(volume, names);
         // What was emptied must be what is about to be removed by name.
         const listed = await dir.lstat(leaf);
         if (listed === undefined || !sameIdentity(listed, await volume.stat())) throw vanished(dir, leaf);
@@ -240,7 +249,7 @@ export async function archiveVolume(
       const volume = await dir.openDirectory(leaf);
       if (volume === undefined) throw vanished(dir, leaf);
       try {
-        await refuseHostingVolumes(volume, record !== undefined);
+        await refuseHostingVolumes(volume, record === undefined ? undefined : await volume.readdir());
       } finally {
         await volume.close();
       }

@@ -1,0 +1,106 @@
+import { constants } from 'node:fs';
+import { basename } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { type FsOps, type FsPath, localFsOps, parseRelativeVolumePath, VolumeRoot } from '../src/index.ts';
+import { ownerOf, useTempDirs } from './fixtures.ts';
+
+const tempDir = useTempDirs();
+
+/** The last segment of `path`, with a temporary record name's writer tag and UUID cut off. */
+function nameOf(path: FsPath): string {
+  const last = path.toString().slice(path.toString().lastIndexOf('/') + 1);
+  return last.startsWith('.kube-provisioner.tmp.') ? 'temporary' : last;
+}
+
+/** `fs` recording each table call as `<call> <name>`, opens with the flags that matter here. */
+function recording(fs: FsOps): { readonly fs: FsOps; readonly calls: string[] } {
+  const calls: string[] = [];
+  const flagNames = (flags: number) =>
+    [
+      (flags & constants.O_CREAT) !== 0 ? 'creat' : '',
+      (flags & constants.O_EXCL) !== 0 ? 'excl' : '',
+      (flags & constants.O_DIRECTORY) !== 0 ? 'dir' : '',
+    ]
+      .filter((flag) => flag !== '')
+      .join('|');
+  const record =
+    <A extends [FsPath, ...unknown[]], R>(call: string, fn: (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> => {
+      calls.push(`${call} ${nameOf(args[0])}`);
+      return fn(...args);
+    };
+  return {
+    calls,
+    fs: {
+      ...fs,
+      open: (path, flags, mode) => {
+        calls.push(`open ${nameOf(path)} ${flagNames(flags)}`);
+        return fs.open(path, flags, mode);
+      },
+      fstat: (handle) => {
+        calls.push('fstat');
+        return fs.fstat(handle);
+      },
+      fchmod: (handle, mode) => {
+        calls.push('fchmod');
+        return fs.fchmod(handle, mode);
+      },
+      mkdir: record('mkdir', fs.mkdir),
+      lstat: record('lstat', fs.lstat),
+      // Of an open directory (`/proc/self/fd/<fd>`): the name says nothing.
+      readdir: (path) => {
+        calls.push('readdir');
+        return fs.readdir(path);
+      },
+      rmdir: record('rmdir', fs.rmdir),
+      unlink: record('unlink', fs.unlink),
+      rename: record('rename', fs.rename),
+      link: record('link', fs.link),
+      access: record('access', async (path: FsPath, mode: number) => fs.access?.(path, mode)),
+    },
+  };
+}
+
+const owner = (uid: string) => ({ ...ownerOf('ns1', uid, uid), pvName: `pv-${uid}` });
+
+describe('the system calls of one volume (each an NFS round trip or more on a mount)', () => {
+  it('creates with one lookup, a record published by link, and one check of the new directory', async () => {
+    const { fs, calls } = recording(localFsOps);
+    const base = await tempDir();
+    const root = new VolumeRoot(base, { fs });
+    // The first operation also sweeps the base for leftovers: not part of a create's cost.
+    await root.createVolume(parseRelativeVolumePath('warm-up'), { owner: owner('w'), mode: 0o777 });
+    calls.length = 0;
+    await root.createVolume(parseRelativeVolumePath('ns1-data'), { owner: owner('u1'), mode: 0o777 });
+    expect(calls).toEqual([
+      `open ${basename(base)} dir`,
+      'lstat ns1-data',
+      // No read of the record first: the no-replace link fails on one already there.
+      'open temporary creat',
+      'link temporary',
+      'unlink temporary',
+      'mkdir ns1-data',
+      'open ns1-data dir',
+      'fstat',
+      'lstat ns1-data',
+      'readdir',
+      'fchmod',
+    ]);
+  });
+
+  it('deletes with one listing of the volume, and a record replaced by rename leaves nothing to unlink', async () => {
+    const { fs, calls } = recording(localFsOps);
+    const root = new VolumeRoot(await tempDir(), { fs });
+    await root.createVolume(parseRelativeVolumePath('ns1-data'), { owner: owner('u1'), mode: 0o777 });
+    calls.length = 0;
+    await expect(root.deleteVolume(parseRelativeVolumePath('ns1-data'), { pvName: 'pv-u1' })).resolves.toBe(
+      'deleted',
+    );
+    expect(calls.filter((call) => call.startsWith('readdir'))).toEqual(['readdir']);
+    expect(calls.filter((call) => call.includes('temporary'))).toEqual([
+      'open temporary creat',
+      'rename temporary',
+    ]);
+    expect(calls.slice(-2)).toEqual(['rmdir ns1-data', 'unlink .ns1-data.kube-provisioner.json']);
+  });
+});
