@@ -10,10 +10,13 @@ import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleProgram } from '@kube-provisioner/testenv';
 
-/** `image`: the bundle under the image's Node.js flags; `sources`: the CLI's TypeScript sources. */
-export type OursBuild = 'image' | 'sources';
+/**
+ * `image`: the bundle under the image's Node.js flags; `sources`: the CLI's TypeScript sources;
+ * `package`: the compiled JavaScript installed from its npm package, run with plain `node`.
+ */
+export type OursBuild = 'image' | 'sources' | 'package';
 
-/** The builds {@link OursBuild} allows. */
+/** The builds `--ours` chooses from (`packed-programs.ts` makes `package` ones). */
 export const oursBuilds: readonly OursBuild[] = ['image', 'sources'];
 
 /**

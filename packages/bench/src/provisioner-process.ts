@@ -17,7 +17,15 @@ import { type ProcessSample, sampleProcess } from './proc-stats.ts';
  * reference built by {@link ensureBenchGo}.
  */
 export type Implementation =
-  | { readonly name: 'ours' | 'library'; readonly program: OursProgram }
+  | {
+      readonly name: 'ours' | 'library';
+      readonly program: OursProgram;
+      /**
+       * The program's flags for its volume root and health port, where they are not hostpath's
+       * (`--mode=shared --root --health-port`) or the example's (`--root --health-port`): the NFS CLIs'.
+       */
+      readonly placementFlags?: (root: string, healthPort: number) => readonly string[];
+    }
   | { readonly name: 'go'; readonly binary: string };
 
 /** Options of {@link startProvisioner}. */
@@ -76,17 +84,15 @@ async function freePort(): Promise<number> {
 /** The command line of ours (hostpath in shared mode, or the library example), with the port of its health server. */
 async function oursCommand(
   program: OursProgram,
-  modeArgs: readonly string[],
+  placementFlags: (root: string, healthPort: number) => readonly string[],
   options: ProvisionerProcessOptions,
 ): Promise<{ file: string; args: string[]; port: number }> {
   const port = await freePort();
   const args = nodeArgs(program, options.nodeFlags ?? [], [
-    ...modeArgs,
-    `--root=${options.root}`,
+    ...placementFlags(options.root, port),
     `--kubeconfig=${options.kubeconfigPath}`,
     `--provisioner-name=${options.provisionerName}`,
     `--leader-election-namespace=${options.leaseNamespace}`,
-    `--health-port=${port}`,
     ...(options.extraArgs ?? []),
   ]);
   return { file: process.execPath, args, port };
@@ -115,7 +121,12 @@ export async function startProvisioner(options: ProvisionerProcessOptions): Prom
       ? goCommand(implementation.binary, options)
       : await oursCommand(
           implementation.program,
-          implementation.name === 'ours' ? ['--mode=shared'] : [],
+          implementation.placementFlags ??
+            ((root, port) => [
+              ...(implementation.name === 'ours' ? ['--mode=shared'] : []),
+              `--root=${root}`,
+              `--health-port=${port}`,
+            ]),
           options,
         );
   const spawnedAt = performance.now();

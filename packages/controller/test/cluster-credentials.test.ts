@@ -83,7 +83,7 @@ describe('defaultCredentials, in kubectl order', () => {
       directory: await serviceAccount('pod-token'),
     });
     expect(credentials.server).toBe('https://one.example:6443');
-    expect(await credentials.headers()).toMatchObject({ Authorization: 'Bearer t1' });
+    expect(await credentials.headers()).toEqual({ authorization: 'Bearer t1' });
   });
 
   it('uses ~/.kube/config when KUBECONFIG is unset, before the service account', async () => {

@@ -1,10 +1,10 @@
 /**
  * Where a client's cluster and credentials come from: the server URL, the TLS material, the
  * authentication headers and (for plain HTTP, servers without HTTP/2 and proxies) an undici
- * dispatcher. Two sources implement it: a `@kubernetes/client-node` `KubeConfig` (every kubeconfig
- * form client-node supports) and the pod's service account ({@link inClusterCredentials}), which
- * needs neither client-node nor undici at run time: importing client-node's configuration module
- * loads every generated API (about 0.8 s and 85 MiB).
+ * dispatcher. Three sources implement it: a `@kubernetes/client-node` `KubeConfig` (every kubeconfig
+ * form client-node supports), a kubeconfig file with static credentials (`kubeconfigFileCredentials`)
+ * and the pod's service account ({@link inClusterCredentials}); the last two need neither client-node
+ * nor undici at run time: importing client-node's configuration module loads every generated API.
  */
 import type { RequestOptions } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';

@@ -1,17 +1,18 @@
 /**
  * The credentials kubectl would use, in client-node's `loadFromDefault` order: the files of
- * `KUBECONFIG`, else `~/.kube/config`, else the pod's service account. client-node is imported
- * only for a kubeconfig file, so a provisioner running in its pod never loads it.
+ * `KUBECONFIG`, else `~/.kube/config`, else the pod's service account. Neither source loads
+ * client-node unless a kubeconfig's user runs a plugin or its cluster a proxy ({@link kubeconfigFileCredentials}).
  */
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { type ClusterCredentials, kubeConfigCredentials } from './cluster-credentials.ts';
+import type { ClusterCredentials } from './cluster-credentials.ts';
 import {
   type InClusterSource,
   inClusterCredentials,
   inClusterTokenExists,
 } from './in-cluster-credentials.ts';
+import { kubeconfigFileCredentials } from './kubeconfig-file.ts';
 
 /** Inputs of {@link defaultCredentials}; defaults are the process's. */
 export interface DefaultSource extends InClusterSource {
@@ -30,23 +31,4 @@ export async function defaultCredentials(source: DefaultSource = {}): Promise<Cl
   throw new Error(
     `no cluster configured: set KUBECONFIG, create ${homeConfig}, or run in a pod with a service account`,
   );
-}
-
-/**
- * The credentials of the current context of kubeconfig `files`, merged as kubectl merges the files
- * of `KUBECONFIG`: the first file that names a current context wins (client-node's own
- * `loadFromDefault` lets the last one win).
- */
-export async function kubeconfigFileCredentials(files: readonly string[]): Promise<ClusterCredentials> {
-  const { KubeConfig } = await import('@kubernetes/client-node');
-  const kubeConfig = new KubeConfig();
-  for (const [index, file] of files.entries()) {
-    if (index === 0) kubeConfig.loadFromFile(file);
-    else {
-      const more = new KubeConfig();
-      more.loadFromFile(file);
-      kubeConfig.mergeConfig(more, Boolean(kubeConfig.getCurrentContext()));
-    }
-  }
-  return kubeConfigCredentials(kubeConfig);
 }

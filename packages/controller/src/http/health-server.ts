@@ -7,9 +7,13 @@
  * Probe bodies follow the API server's `/healthz?verbose` style, one `[+]name ok` or
  * `[-]name failed: reason` line per check, so a failing probe says which check failed.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Registry } from 'prom-client';
+
+// Not `import … from 'node:http'`: the ES module facade of node:http reads every export, and one
+// lazily loads Node's bundled undici, which costs a process 14 MiB and 0.1 s of CPU it never uses.
+const { createServer } = process.getBuiltinModule('node:http');
 
 /** A probe check: passes when it returns (or resolves), fails when it throws (or rejects). */
 export type Check = () => void | Promise<void>;
