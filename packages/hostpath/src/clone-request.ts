@@ -12,16 +12,18 @@ import {
 } from '@kube-provisioner/safe-fs';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import type { ClassParameters } from './class-parameters.ts';
+import type { CopyLimit } from './copy-limit.ts';
 import { volumeNode, volumePath } from './persistent-volume.ts';
 import { directoryOptions, volumeOwner } from './volume-request.ts';
 
 /** What a cloned volume needs besides the copy's own options: owner, modes, special files, its project. */
-export type CloneVolumeSettings = Omit<CloneVolumeOptions, keyof CloneCopyOptions>;
+export type CloneVolumeSettings = Omit<CloneVolumeOptions, keyof CloneCopyOptions> & {
+  /** For a class with `enforceSize`: the copy is refused once its project uses more (`copy-limit.ts`). */
+  readonly limit?: CopyLimit | undefined;
+};
 
 /** What an enforced clone's volume gets besides an unenforced one's. */
-export interface EnforcedCloneSettings {
-  /** Recorded in the volume's record before the copy starts. */
-  readonly projectId: number;
+export interface EnforcedCloneSettings extends CopyLimit {
   /** Makes the copy's temporary directory the top of the project, with the limit. */
   readonly beforeCopy: (directory: string) => Promise<void>;
 }
@@ -80,6 +82,7 @@ export function cloneRequest(
       owner: volumeOwner(options, scope.provisionerName, enforced?.projectId),
       specialFiles: parameters.cloneSpecialFiles,
       beforeCopy: enforced?.beforeCopy,
+      limit: enforced && { projectId: enforced.projectId, hardBytes: enforced.hardBytes },
     },
     pathOf: (pv) => sourcePathOf(pv, scope),
   };

@@ -3,12 +3,14 @@
  * first, as an enforced create makes it, so a retry after a crash finds the same ID. The temporary
  * directory the copy fills is made the top of that project, with the limit, before anything is
  * copied (safe-fs's `beforeCopy`): every copied file counts, and a source using more than the limit
- * stops the copy. A failed or cancelled copy's volume loses its limit before its directory goes.
+ * stops the copy, by the kernel's refusal or by the provisioner's own check (`copy-limit.ts`). A
+ * failed or cancelled copy's volume loses its limit before its directory goes.
  */
 import { InfeasibleError, type OperationContext } from '@kube-provisioner/controller';
 import type { CloneStep, CloneVolumes } from '@kube-provisioner/controller/clone';
 import { isSafeFsError, type RelativeVolumePath, type VolumeRoot } from '@kube-provisioner/safe-fs';
 import type { CloneVolumeSettings, EnforcedCloneSettings } from './clone-request.ts';
+import { copyDoesNotFit, copyWithinLimit } from './copy-limit.ts';
 import type { SizeEnforcement } from './size-enforcement.ts';
 import type { ProjectLimits } from './xfs-quota.ts';
 
@@ -16,15 +18,26 @@ import type { ProjectLimits } from './xfs-quota.ts';
 const cleanupTimeoutMs = 30_000;
 
 /**
- * The volumes the clone jobs reach: `root`'s, where removing a failed copy's volume first removes
- * its project's limit, as deleting a PV does.
+ * The volumes the clone jobs reach: `root`'s, where a copy with a limit is refused once above it
+ * (`copy-limit.ts`), and removing a failed copy's volume first removes its project's limit, as
+ * deleting a PV does.
  */
 export function cloneVolumesOf(
   root: VolumeRoot,
   sizes: SizeEnforcement,
 ): CloneVolumes<RelativeVolumePath, CloneVolumeSettings> {
   return {
-    cloneVolume: (source, path, options) => root.cloneVolume(source, path, options),
+    cloneVolume(source, path, { limit, ...options }) {
+      if (limit === undefined) return root.cloneVolume(source, path, options);
+      const usage = (signal: AbortSignal) => sizes.projectBytes(limit.projectId, signal);
+      const copy = { signal: options.signal, onProgress: options.onProgress };
+      return copyWithinLimit(
+        (own) => root.cloneVolume(source, path, { ...options, ...own }),
+        limit,
+        usage,
+        copy,
+      );
+    },
     async deleteVolume(path, options) {
       const fence = { assertLeader: options.beforeEachWrite, signal: AbortSignal.timeout(cleanupTimeoutMs) };
       await sizes.removeLimit(path, options.pvName, fence);
@@ -69,7 +82,7 @@ export async function stepEnforcedClone(
   const beforeCopy = (path: string) =>
     sizes.limitDirectory({ relative, path, projectId }, quotas, limits, context);
   try {
-    return await step({ projectId, beforeCopy });
+    return await step({ projectId, hardBytes: limits.hardBytes, beforeCopy });
   } catch (err) {
     // A step that throws starts no copy: a volume made by this call, or one the source is refused
     // for, serves nothing. (A failed copy's volume is gone already, removed by the clone jobs.)
@@ -90,10 +103,7 @@ async function removeVolume(target: EnforcedCloneTarget, context: OperationConte
 function explainFailure(target: EnforcedCloneTarget, err: unknown): unknown {
   // XFS says ENOSPC when a project's hard limit is reached, ext4 EDQUOT.
   if (isSafeFsError(err) && (err.errno === 'ENOSPC' || err.errno === 'EDQUOT')) {
-    return new InfeasibleError(
-      `the source's data does not fit the new volume's limit of ${target.limits.hardBytes} bytes (the request plus "hardLimitGrace"), or the file system is full; the partial copy was removed: request at least what the source uses`,
-      { cause: err },
-    );
+    return copyDoesNotFit(target.limits.hardBytes, err);
   }
   return err;
 }

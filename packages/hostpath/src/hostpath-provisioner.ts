@@ -139,7 +139,8 @@ export class HostPathProvisioner implements Provisioner {
     this.#nodes = options.nodes;
     this.#usage = options.usage;
     this.#events = options.events;
-    this.#sizes = new SizeEnforcement(this.#root, options.projectQuotas);
+    // Per node, this instance alone writes records on its root: its free-ID search reads them once.
+    this.#sizes = new SizeEnforcement(this.#root, options.projectQuotas, this.#mode === 'per-node');
     const { clones } = options;
     // Its deletes of failed copies remove their projects' limits too.
     const volumes = cloneVolumesOf(this.#root, this.#sizes);

@@ -37,13 +37,21 @@ export class SizeEnforcement {
   readonly #root: VolumeRoot;
   readonly #quotas: (mount: QuotaMount) => ProjectQuotas;
   readonly #readMountInfo: () => Promise<string>;
+  readonly #soleWriter: boolean;
   /** The allocation in progress: allocations run one at a time, each until its record is written. */
   #allocating: Promise<unknown> = Promise.resolve();
+  /** For a sole writer: the highest ID recorded on the root or handed out since, once read. */
+  #highestRecorded: number | undefined;
 
-  constructor(root: VolumeRoot, options: ProjectQuotaAccess = {}) {
+  /**
+   * `soleWriter`: this instance alone writes records on the root for as long as it lives (per-node
+   * mode), so the records are read once per process for free IDs, not once per create.
+   */
+  constructor(root: VolumeRoot, options: ProjectQuotaAccess = {}, soleWriter = false) {
     this.#root = root;
     this.#quotas = options.tool ?? xfsQuota;
     this.#readMountInfo = options.readMountInfo ?? (() => readFile('/proc/self/mountinfo', 'utf8'));
+    this.#soleWriter = soleWriter;
   }
 
   /**
@@ -69,7 +77,12 @@ export class SizeEnforcement {
     signal: AbortSignal,
     record: (id: number) => Promise<T>,
   ): Promise<T> {
-    const run = this.#allocating.then(async () => record(await this.#freeProjectId(quotas, signal)));
+    const run = this.#allocating.then(async () => {
+      const id = await this.#freeProjectId(quotas, signal);
+      // Handed out even if `record` fails: an ID is never reused, so one skipped is harmless.
+      if (this.#highestRecorded !== undefined) this.#highestRecorded = id;
+      return record(id);
+    });
     this.#allocating = run.catch(() => undefined);
     return run;
   }
@@ -104,6 +117,12 @@ export class SizeEnforcement {
     await quotas.limit(projectId, limits, context.signal);
     context.assertLeader();
     context.logger.info({ path: relative, projectId, limits }, 'volume size enforced');
+  }
+
+  /** The bytes project `projectId` uses, as quota accounting holds them (one report of the mount). */
+  async projectBytes(projectId: number, signal: AbortSignal): Promise<number> {
+    const usage = await (await this.quotas()).report(signal);
+    return usage.get(projectId)?.bytes ?? 0;
   }
 
   /** The project ID recorded on volume `relative` when its record names claim `claimUid`. */
@@ -163,17 +182,27 @@ export class SizeEnforcement {
 
   /** One above the highest ID held by a record (live, retained or archived) or used on the mount. */
   async #freeProjectId(quotas: ProjectQuotas, signal: AbortSignal): Promise<number> {
-    const [recorded, used] = await Promise.all([
-      this.#root.recordedVolumes((record) => record.projectId !== undefined),
-      quotas.report(signal),
-    ]);
-    let highest = 0;
-    for (const { record } of recorded) highest = Math.max(highest, record.projectId ?? 0);
+    const [recorded, used] = await Promise.all([this.#highestRecordedId(), quotas.report(signal)]);
+    let highest = recorded;
     for (const id of used.keys()) highest = Math.max(highest, id);
     const next = highest + 1;
     if (next > maxProjectId)
       throw new Error('no project ID is left above the highest one in use on the root');
     return next;
+  }
+
+  /**
+   * The highest project ID in a record on the root: every record read, except by a sole writer
+   * after its first call. A shared root's records are read each time: another replica may have
+   * led in between, and nothing tells this one that a term began.
+   */
+  async #highestRecordedId(): Promise<number> {
+    if (this.#highestRecorded !== undefined) return this.#highestRecorded;
+    const recorded = await this.#root.recordedVolumes((record) => record.projectId !== undefined);
+    let highest = 0;
+    for (const { record } of recorded) highest = Math.max(highest, record.projectId ?? 0);
+    if (this.#soleWriter) this.#highestRecorded = highest;
+    return highest;
   }
 }
 

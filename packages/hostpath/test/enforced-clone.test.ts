@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { parseRelativeVolumePath, VolumeRoot } from '@kube-provisioner/safe-fs';
 import { describe, expect, it } from 'vitest';
 import type { ProjectQuotaAccess } from '../src/size-enforcement.ts';
+import type { ProjectUsage } from '../src/xfs-quota.ts';
 import { api, boundSource, cloneOptions, hostpath, untilFinished } from './clone-fixtures.ts';
 import { FakeQuotas, prjquota } from './fake-quotas.ts';
 import { context, failed, provisioned, storageClass, temporaryRoot } from './fixtures.ts';
@@ -19,6 +20,15 @@ class WatchingQuotas extends FakeQuotas {
     if (this.failAssign !== undefined) throw this.failAssign;
     this.assigned.push({ path, entries: await readdir(path) });
     await super.assign(path, projectId);
+  }
+}
+
+/** Accounting that stops nothing, as ext4 for a provisioner with CAP_SYS_RESOURCE: each limited project is over. */
+class LenientQuotas extends WatchingQuotas {
+  override async report(): Promise<Map<number, ProjectUsage>> {
+    const used = await super.report();
+    for (const [id, { hardBytes }] of this.limits) used.set(id, { bytes: hardBytes + 4096, inodes: 3 });
+    return used;
   }
 }
 
@@ -109,6 +119,26 @@ describe('cloning into a class that enforces sizes', () => {
     expect(failed(result, false).message).toBe('xfs_quota project failed');
     expect(await tree(root.path)).toEqual(before);
     expect(quotas.limits.size).toBe(0);
+    expect(fake.patches).toHaveLength(2);
+  });
+
+  it('refuses a source above the limit even when the kernel lets the whole copy through', async () => {
+    await using root = await temporaryRoot();
+    const { bound, pv, dir } = await boundSource(root.path);
+    await writeFile(join(dir, 'a.txt'), 'alpha');
+    const before = await tree(root.path);
+    const quotas = new LenientQuotas();
+    const fake = api(bound, pv);
+    const provisioner = hostpath(root.path, undefined, fake.access, access(quotas));
+    const options = cloneOptions(enforced);
+
+    const result = await untilFinished(() => provisioner.provision(options, context));
+
+    expect(failed(result, true).message).toContain(`does not fit the new volume's limit of ${gib} bytes`);
+    expect(await tree(root.path)).toEqual(before);
+    expect(quotas.assigned).toHaveLength(1);
+    expect(quotas.limits.size).toBe(0);
+    // The source was protected for the copy and released after it.
     expect(fake.patches).toHaveLength(2);
   });
 

@@ -1,4 +1,6 @@
+import { constants } from 'node:fs';
 import { readdir } from 'node:fs/promises';
+import { type FsOps, nodeFsOps } from '@kube-provisioner/safe-fs';
 import { describe, expect, it } from 'vitest';
 import { HostPathProvisioner } from '../src/hostpath-provisioner.ts';
 import { FakeQuotas, prjquota } from './fake-quotas.ts';
@@ -27,6 +29,35 @@ function provisioner(root: string, quotas: FakeQuotas, mountInfo = prjquota): Ho
 
 const sized = (size: string) => claim({ storage: size });
 
+/** System calls counting the ownership records opened for reading. */
+function countingRecordReads(): { fs: FsOps; reads: () => number } {
+  let reads = 0;
+  const fs: FsOps = {
+    ...nodeFsOps,
+    open(path, flags, mode) {
+      const readOnly = (flags & (constants.O_WRONLY | constants.O_RDWR)) === 0;
+      if (readOnly && String(path).endsWith('.kube-provisioner.json')) reads++;
+      return nodeFsOps.open(path, flags, mode);
+    },
+  };
+  return { fs, reads: () => reads };
+}
+
+/** An instance on `root` in `mode` counting its record reads, and how many one enforced create makes. */
+function countingInstance(root: string, quotas: FakeQuotas, mode: 'shared' | 'per-node') {
+  const { fs, reads } = countingRecordReads();
+  const projectQuotas = { tool: () => quotas, readMountInfo: async () => prjquota };
+  const hostpath = new HostPathProvisioner({ mode, root, nodeName: 'node-a', fs, projectQuotas });
+  const node = mode === 'per-node' ? 'node-a' : undefined;
+  const readsOfCreate = async (): Promise<number> => {
+    const before = reads();
+    const pvc = claim({ storage: '1Mi', node });
+    provisioned(await hostpath.provision(provisionOptions(pvc, enforced), context));
+    return reads() - before;
+  };
+  return { readsOfCreate };
+}
+
 describe('enforced sizes', () => {
   it('makes each volume its own project, limited to its request and the graces', async () => {
     await using root = await temporaryRoot();
@@ -53,6 +84,31 @@ describe('enforced sizes', () => {
     // A retry of a claim keeps its ID.
     await hostpath.provision(provisionOptions(claims[0] ?? sized('1Mi'), enforced), context);
     expect(quotas.projects.size).toBe(5);
+  });
+
+  it('reads the records of a per-node root once per process to find free IDs, not once per create', async () => {
+    await using root = await temporaryRoot();
+    const quotas = new FakeQuotas();
+    const instance = countingInstance(root.path, quotas, 'per-node');
+    const reads: number[] = [];
+    for (let created = 0; created < 8; created++) reads.push(await instance.readsOfCreate());
+
+    // However many volumes the root holds, a create reads as many records as the first one did.
+    expect(new Set(reads)).toEqual(new Set([reads[0]]));
+    expect([...quotas.projects.values()]).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    // A restarted instance reads them all again, and goes on above them.
+    const restarted = countingInstance(root.path, quotas, 'per-node');
+    expect(await restarted.readsOfCreate()).toBeGreaterThanOrEqual(8);
+    expect(Math.max(...quotas.projects.values())).toBe(9);
+  });
+
+  it('reads every record of a shared root on each create: another replica may have led in between', async () => {
+    await using root = await temporaryRoot();
+    const instance = countingInstance(root.path, new FakeQuotas(), 'shared');
+    const reads: number[] = [];
+    for (let created = 0; created < 4; created++) reads.push(await instance.readsOfCreate());
+
+    expect(reads[3]).toBe((reads[0] ?? 0) + 3);
   });
 
   it('refuses a class asking for enforcement on a root mounted without prjquota, and makes nothing', async () => {
