@@ -267,6 +267,21 @@ export function compareTable(result: CompareResult): GridTable {
       ),
     );
   }
+  if (withLibrary) {
+    // What ours' storage layer adds to the library, round by round: ours in place of Go's column.
+    const oursCpu = result.ours.slice(0, rounds).map((r) => r.backlog.cpu_ms_per_claim);
+    const aloneCpu = library.slice(0, rounds).map((r) => r.backlog.cpu_ms_per_claim);
+    const ratio = medianRatio(oursCpu, aloneCpu);
+    rows.push([
+      'backlog CPU per claim, ours ÷ library alone (in the ratio column)',
+      '',
+      range(oursCpu, 'ms'),
+      ratioText(ratio),
+      range(aloneCpu, 'ms'),
+      '',
+      ratioTarget('≤', 1.25, ratio),
+    ]);
+  }
   if (result.go_defaults !== undefined) {
     const d = result.go_defaults;
     rows.push([

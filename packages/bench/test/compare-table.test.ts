@@ -280,6 +280,14 @@ describe('compareTable, our library alone', () => {
     ]);
   });
 
+  it('sets ours against the library alone for the backlog CPU per claim, with the 1.25 target', () => {
+    const row = (rows: readonly (readonly string[])[]) =>
+      rows.find((cells) => cells[0] === 'backlog CPU per claim, ours ÷ library alone (in the ratio column)');
+    // Ours 4 and 2 ms against 3 and 2.5 ms: per-round ratios 1.33 and 0.8, median 1.07.
+    expect(row(table.rows)?.slice(1)).toEqual(['', '2 – 4 ms', '1.07', '2.5 – 3 ms', '', 'ratio ≤ 1.25 ✔']);
+    expect(row(compareTable(result).rows)).toBeUndefined();
+  });
+
   it('shows no bare client of its own: it is ours', () => {
     const rows = table.rows.filter((r) => r[0]?.startsWith('bare client'));
     expect(rows.map((row) => row.slice(4, 6))).toEqual([
