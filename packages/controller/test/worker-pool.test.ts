@@ -23,6 +23,29 @@ async function until(condition: () => boolean, attempts = 1000): Promise<void> {
 }
 
 describe('runWorkers', () => {
+  it('lets timers run while items that re-add themselves at once keep the queue full', async () => {
+    const queue = new WorkQueue();
+    const stop = new AbortController();
+    let passes = 0;
+    const pool = runWorkers(
+      queue,
+      2,
+      async (item) => {
+        passes++;
+        // As an item abandoned while the Lease is unconfirmed: back on the queue, no I/O awaited.
+        queue.add(item);
+      },
+      { signal: stop.signal },
+    );
+    queue.add('a');
+    queue.add('b');
+    // Without the workers yielding, this timer never fires and the test times out.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    stop.abort();
+    await pool;
+    expect(passes).toBeGreaterThan(2);
+  });
+
   it('processes every item with at most N at once, and resolves after shutdown', async () => {
     const queue = new WorkQueue();
     const release = gate();

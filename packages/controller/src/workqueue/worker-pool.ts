@@ -2,6 +2,7 @@
  * N async workers on one queue, each looping `get → process → done`. The pool is generic: whether a
  * failed item is retried or forgotten is the process function's decision.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type Logger, silentLogger } from '../util/logger.ts';
 import type { WorkQueue } from './queue.ts';
 
@@ -20,6 +21,14 @@ export interface WorkerPoolOptions {
 }
 
 /**
+ * How long a worker may take items without letting the event loop turn. Items that settle without
+ * I/O (one that re-adds itself at once, as an item abandoned while the Lease is unconfirmed does)
+ * would otherwise chain promise reactions forever, and no timer, such as the Lease renewal that
+ * would end it, ever ran.
+ */
+const turnEveryMs = 10;
+
+/**
  * Runs `workers` loops on `queue`. Resolves once every worker has exited: after the queue is shut down
  * and empty, or after `signal` aborts.
  */
@@ -33,7 +42,12 @@ export async function runWorkers(
   const logger = options.logger ?? silentLogger;
 
   const work = async (): Promise<void> => {
+    let turnedAt = performance.now();
     while (!signal.aborted) {
+      if (performance.now() - turnedAt >= turnEveryMs) {
+        await nextTurn();
+        turnedAt = performance.now();
+      }
       // `get` rejects only when the signal aborts.
       const next = await queue.get(signal).catch(() => undefined);
       if (next === undefined || next.shutdown) return;
