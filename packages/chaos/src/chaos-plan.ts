@@ -16,9 +16,9 @@ export interface ChaosPlan extends ScenarioPlan {
   readonly sweepClaims: number;
   /** Files in each of their volumes, so that a sweep takes long enough to be cut short. */
   readonly sweepFiles: number;
-  /** Claims taking archived or retained data back at once in the take-back phase (nfs-subdir). */
+  /** Claims taking archived or retained data back at once in the take-back phase, per target. */
   readonly takeBackClaims: number;
-  /** Clone claims in the clone phase (nfs-subdir), two per source. */
+  /** Clone claims in the clone phase per target, two per source. */
   readonly cloneClaims: number;
   /** Files in each source, so that a copy takes long enough to be cut short. */
   readonly cloneFiles: number;

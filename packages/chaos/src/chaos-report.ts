@@ -11,9 +11,10 @@ import type { NestedRendersResult } from './nested-renders.ts';
 import type { ResizeResult } from './resize-under-kill.ts';
 import type { TakeBackResult } from './take-back-under-kill.ts';
 
-/** The results of the data-lifecycle phases, which run on nfs-subdir only. */
+/** The results of the data-lifecycle phases on one target; archive expiry only where it sweeps archives. */
 export interface LifecycleResults {
-  readonly expiry: ArchiveExpiryResult;
+  readonly target: string;
+  readonly expiry: ArchiveExpiryResult | undefined;
   readonly takeBack: TakeBackResult;
   readonly clone: CloneResult;
 }
@@ -28,7 +29,7 @@ export function formatChaosReport(
   results: readonly ScenarioResult[],
   nested: readonly NestedRendersResult[] = [],
   resizes: readonly ResizeResult[] = [],
-  lifecycle?: LifecycleResults,
+  lifecycles: readonly LifecycleResults[] = [],
 ): string {
   const lines = [
     `chaos run: seed ${plan.seed}, ${plan.claims} claims per target (replay: npm run chaos -- --claims ${plan.claims} --seed ${plan.seed})`,
@@ -84,17 +85,33 @@ export function formatChaosReport(
     for (const line of [...result.notResized, ...result.leftInProgress].slice(0, 20))
       lines.push(`    ${line}`);
   }
-  if (lifecycle !== undefined) lines.push(...lifecycleLines(lifecycle));
+  for (const lifecycle of lifecycles)
+    lines.push(...expiryLines(lifecycle.expiry), ...lifecycleLines(lifecycle));
   return lines.join('\n');
 }
 
-function lifecycleLines({ expiry, takeBack, clone }: LifecycleResults): string[] {
-  const findings = (audit: AuditReport | undefined): string => `${audit?.findings.length ?? 'not run'}`;
+const findings = (audit: AuditReport | undefined): string => `${audit?.findings.length ?? 'not run'}`;
+
+/** The first findings of a phase's audits, one line each. */
+const auditLines = (...audits: readonly (AuditReport | undefined)[]): string[] =>
+  audits
+    .flatMap((audit) => audit?.findings ?? [])
+    .slice(0, 20)
+    .map((finding) => `    audit: ${finding.kind}: ${finding.message}`);
+
+function expiryLines(expiry: ArchiveExpiryResult | undefined): string[] {
+  if (expiry === undefined) return [];
   return [
     `${expiry.target} archive expiry: ${expiry.expiring} expiring and ${expiry.lasting} kept archives, not archived ${expiry.notArchived.length}, removed early ${expiry.removedEarly.length}, left over ${expiry.leftOver.length}, data lost ${expiry.dataLost.length}, removed twice ${expiry.removedTwice}, ${expiry.leftAtKill} left when the sweeping leader was killed (${expiry.killedMidSweep ? 'mid-sweep' : 'no removal seen'}), audit ${findings(expiry.audit)} findings, kills (leading again after ${expiry.faults.map((fault) => seconds(fault.recoveryMs)).join(', ')})`,
     ...[...expiry.notArchived, ...expiry.removedEarly, ...expiry.leftOver, ...expiry.dataLost]
       .slice(0, 20)
       .map((line) => `    ${line}`),
+    ...auditLines(expiry.audit),
+  ];
+}
+
+function lifecycleLines({ takeBack, clone }: LifecycleResults): string[] {
+  return [
     `${takeBack.target} take-back: ${takeBack.claims} claims, not bound ${takeBack.notBound.length}, data missing ${takeBack.dataMissing.length}, not in one place ${takeBack.notInOnePlace.length}, rivals bound ${takeBack.rivalsBound} of 2, lost deletes ${takeBack.lostDeletes.length}, audit ${findings(takeBack.auditBound)} findings while bound and ${findings(takeBack.audit)} after, kill (leading again after ${seconds(takeBack.fault?.recoveryMs)})`,
     ...[...takeBack.notBound, ...takeBack.dataMissing, ...takeBack.notInOnePlace]
       .slice(0, 20)
@@ -103,9 +120,6 @@ function lifecycleLines({ expiry, takeBack, clone }: LifecycleResults): string[]
     ...[...clone.notBound, ...clone.notIdentical, ...clone.copiesLeft, ...clone.stillProtected]
       .slice(0, 20)
       .map((line) => `    ${line}`),
-    ...[expiry.audit, takeBack.auditBound, takeBack.audit, clone.audit]
-      .flatMap((audit) => audit?.findings ?? [])
-      .slice(0, 20)
-      .map((finding) => `    audit: ${finding.kind}: ${finding.message}`),
+    ...auditLines(takeBack.auditBound, takeBack.audit, clone.audit),
   ];
 }

@@ -2,12 +2,15 @@
  * The two shipped CLIs as chaos targets: two replicas each, under their shipped RBAC, with leader
  * election on the same Lease. kube-hostpath-provisioner runs in shared mode on one root;
  * nfs-subdir-provisioner runs over one nfs-ganesha export. Each target names its StorageClasses: a
- * bulk class whose data is deleted, and classes whose data must survive deletion.
+ * bulk class whose data is deleted, classes whose data must survive deletion, and the classes whose
+ * deleted data a new claim can take back.
  */
 import { readFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import type { VolumeLayout } from '@kube-provisioner/audit';
 import { leaseNameFor } from '@kube-provisioner/controller/leader-election';
+import { annTakeBackFrom as hostPathTakeBackFrom } from '@kube-provisioner/hostpath';
+import { annTakeBackFrom as nfsTakeBackFrom } from '@kube-provisioner/nfs-subdir';
 import {
   applyManifests,
   type NfsServer,
@@ -25,6 +28,20 @@ import { type ReplicaSet, startReplicaSet } from './replica-set.ts';
 
 /** What happens to a class's data when its claim is deleted. */
 export type DataFate = 'delete' | 'archive' | 'retain';
+
+/** A class whose deleted claims leave data that a new claim can take back. */
+export interface KeepingClass {
+  readonly storageClassName: string;
+  readonly fate: Exclude<DataFate, 'delete'>;
+}
+
+/** How a new claim takes back the data of a deleted one (see `take-back-under-kill.ts`). */
+export interface TakeBackSupport {
+  /** The claim annotation naming the old PV. */
+  readonly annotation: string;
+  /** Classes that delete the PV but keep its data for taking back. */
+  readonly from: readonly KeepingClass[];
+}
 
 /** A provisioner under chaos. */
 export interface ChaosTarget {
@@ -52,6 +69,7 @@ export interface ChaosTarget {
   readonly retention?: { readonly expiringClass: string; readonly lastingClass: string };
   /** Whether a retained volume keeps its PV (reclaim policy Retain) rather than only its data. */
   readonly retainKeepsPv: boolean;
+  readonly takeBack: TakeBackSupport;
   /** The volume directory of `pv` on disk. */
   volumeDir(pv: V1PersistentVolume): string;
   /** Where an archived volume's data is, given its directory before archiving. */
@@ -135,12 +153,19 @@ export async function startHostPathTarget(context: TargetContext): Promise<Chaos
     replicas: 2,
     logDir: context.logDir,
   });
-  const { nested, expandable, ...classes } = await createClasses(env, provisionerName, `${runId}-hostpath`, {
-    delete: { parameters: {}, reclaimPolicy: 'Delete' },
-    retain: { parameters: {}, reclaimPolicy: 'Retain' },
-    nested: { parameters: { pathPattern: byAnnotation }, reclaimPolicy: 'Delete' },
-    expandable: { parameters: {}, reclaimPolicy: 'Delete', allowVolumeExpansion: true },
-  });
+  const { nested, expandable, keep, ...classes } = await createClasses(
+    env,
+    provisionerName,
+    `${runId}-hostpath`,
+    {
+      delete: { parameters: {}, reclaimPolicy: 'Delete' },
+      retain: { parameters: {}, reclaimPolicy: 'Retain' },
+      nested: { parameters: { pathPattern: byAnnotation }, reclaimPolicy: 'Delete' },
+      expandable: { parameters: {}, reclaimPolicy: 'Delete', allowVolumeExpansion: true },
+      // The PV goes and the directory stays, released, for a claim to take back.
+      keep: { parameters: { onDelete: 'retain' }, reclaimPolicy: 'Delete' },
+    },
+  );
   return {
     name: 'hostpath',
     provisionerName,
@@ -153,6 +178,10 @@ export async function startHostPathTarget(context: TargetContext): Promise<Chaos
     nestedClass: nested,
     expandableClass: expandable,
     retainKeepsPv: true,
+    takeBack: {
+      annotation: hostPathTakeBackFrom,
+      from: [{ storageClassName: keep, fate: 'retain' }],
+    },
     volumeDir: (pv) => pv.spec?.hostPath?.path ?? '',
     archivedDir: () => {
       throw new Error('hostpath has no archive');
@@ -219,6 +248,13 @@ export async function startNfsSubdirTarget(context: TargetContext): Promise<Chao
     expandableClass: expandable,
     retention: { expiringClass: expiring, lastingClass: lasting },
     retainKeepsPv: false,
+    takeBack: {
+      annotation: nfsTakeBackFrom,
+      from: [
+        { storageClassName: classes.archive, fate: 'archive' },
+        { storageClassName: classes.retain, fate: 'retain' },
+      ],
+    },
     volumeDir: (pv) => join(server.exportDir, posix.relative(server.exportPath, pv.spec?.nfs?.path ?? '')),
     // The default directory name contains the PV name, so the archive is `archived-<dir>` beside it.
     archivedDir: (dir) => join(dir, '..', `archived-${posix.basename(dir)}`),

@@ -1,6 +1,6 @@
 /**
  * The clone phase: source claims are bound and filled with thousands of files written straight into
- * their directories on the export; clone claims (`dataSource` of kind PersistentVolumeClaim) are
+ * their directories on the target's root (the host root or the export); clone claims (`dataSource` of kind PersistentVolumeClaim) are
  * created, and the leader is SIGKILLed as soon as a copy is seen in progress. Every clone must be
  * Bound with exactly its source's files and contents, no copy directory may be left, no source may
  * keep its cloning-protection finalizer, and the audit must be clean once every claim is gone.
@@ -25,7 +25,7 @@ export interface CloneResult {
   readonly notBound: readonly string[];
   /** Clones whose tree differs from their source's: `clone: path missing|extra|differs`, a few each. */
   readonly notIdentical: readonly string[];
-  /** Copy directories left in the export once every clone was Bound. */
+  /** Copy directories left on the root once every clone was Bound. */
   readonly copiesLeft: readonly string[];
   /** Sources still carrying the cloning-protection finalizer once every clone was Bound. */
   readonly stillProtected: readonly string[];

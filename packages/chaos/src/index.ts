@@ -15,8 +15,10 @@ export { ChaosScenario, type ScenarioPlan, type ScenarioResult } from './chaos-s
 export {
   type ChaosTarget,
   type DataFate,
+  type KeepingClass,
   startHostPathTarget,
   startNfsSubdirTarget,
+  type TakeBackSupport,
   type TargetContext,
 } from './chaos-targets.ts';
 export { ClaimFleet, type FleetClaim, forEachLimited, newClaim } from './claim-fleet.ts';

@@ -17,6 +17,7 @@ export const workMessages: ReadonlySet<string> = new Set([
   'volume directory deleted',
   'volume directory archived',
   'volume directory removed',
+  'volume directory retained',
   'keeping the volume directory',
   'volume directory cloned',
   'expired archive removed',

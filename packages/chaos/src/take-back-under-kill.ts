@@ -1,13 +1,15 @@
 /**
- * The take-back phase: claims of an archiving and of a retaining class are bound, stamped and
- * deleted; then new claims of the same namespace name the old PVs in the take-back annotation, two
- * of them the same PV, all created at once while the leader is SIGKILLed. Every taker must be Bound
- * to a volume holding the old data, each old stamp must be in exactly one place of the export, one
- * of the two rivals exactly must get the data, and the audit must be clean.
+ * The take-back phase: claims of the target's keeping classes (nfs-subdir archiving and retaining,
+ * hostpath `onDelete: retain`) are bound, stamped and deleted; then new claims of the same namespace
+ * name the old PVs in the target's take-back annotation, two of them the same PV, all created at
+ * once while the leader is SIGKILLed. Every taker must be Bound to a volume holding the old data,
+ * each old stamp must be in exactly one place of the root, one of the two rivals exactly must get
+ * the data, and the audit must be clean.
  */
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AuditReport } from '@kube-provisioner/audit';
+import type { KeepingClass } from './chaos-targets.ts';
 import { ClaimFleet, type FleetClaim, newClaim } from './claim-fleet.ts';
 import { holdsWithin } from './holds-within.ts';
 import { killLeaderDuring, type LeaderFault } from './leader-faults.ts';
@@ -15,8 +17,6 @@ import type { PhaseContext } from './phase-context.ts';
 import type { SeededRandom } from './seeded-random.ts';
 import { settledAudit } from './settled-audit.ts';
 
-/** Claim annotation naming the PV whose data a new claim takes back (the nfs-subdir wire name). */
-const annTakeBackFrom = 'nfs.kube-provisioner.io/take-back-from';
 const stampFile = 'chaos-take-back.txt';
 
 /** What the take-back phase found. */
@@ -27,7 +27,7 @@ export interface TakeBackResult {
   readonly notBound: readonly string[];
   /** Takers whose volume does not hold the old stamp. */
   readonly dataMissing: readonly string[];
-  /** Old stamps found in no place or in more than one place of the export. */
+  /** Old stamps found in no place or in more than one place of the root. */
   readonly notInOnePlace: readonly string[];
   /** How many of the two rivals asking for the same data were Bound; must be 1. */
   readonly rivalsBound: number;
@@ -43,27 +43,24 @@ export interface TakeBackResult {
 export interface TakeBackOptions extends PhaseContext {
   readonly random: SeededRandom;
   readonly namespace: string;
-  /** Old volumes taken back (half archived, half retained), plus one the two rivals ask for. */
+  /** Old volumes taken back (spread over the target's keeping classes), plus one the two rivals ask for. */
   readonly claims: number;
   readonly maxKillDelayMs: number;
 }
 
-/** A claim of `storageClassName` taking back the data of PV `from`. */
-function takerOf(name: string, storageClassName: string, from: string | undefined): FleetClaim {
-  return newClaim(name, storageClassName, { annotations: { [annTakeBackFrom]: from ?? '' } });
-}
-
-/** Runs the phase on `options.target`, which must have an archiving class. */
+/** Runs the phase on `options.target`. */
 export async function runTakeBackUnderKill(options: TakeBackOptions): Promise<TakeBackResult> {
   const { target } = options;
-  const { archive, retain, delete: plain } = target.classes;
-  if (archive === undefined || retain === undefined || plain === undefined)
+  const { annotation, from: keepingClasses } = target.takeBack;
+  const plain = target.classes.delete;
+  if (plain === undefined || keepingClasses.length === 0)
     throw new Error(`${target.name} cannot take data back`);
-  const old = Array.from({ length: options.claims + 1 }, (_, i) =>
-    i % 2 === 0
-      ? newClaim(`old-${String(i).padStart(3, '0')}`, archive, { fate: 'archive' })
-      : newClaim(`old-${String(i).padStart(3, '0')}`, retain, { fate: 'retain' }),
-  );
+  const takerOf = (name: string, fromPv: string | undefined): FleetClaim =>
+    newClaim(name, plain, { annotations: { [annotation]: fromPv ?? '' } });
+  const old = Array.from({ length: options.claims + 1 }, (_, i) => {
+    const keeping = keepingClasses[i % keepingClasses.length] as KeepingClass;
+    return newClaim(`old-${String(i).padStart(3, '0')}`, keeping.storageClassName, { fate: keeping.fate });
+  });
   const fleet = new ClaimFleet(options.kubeConfig, options.namespace, old);
   const bound = (claims: readonly FleetClaim[]) => async () => {
     await fleet.observe();
@@ -84,11 +81,9 @@ export async function runTakeBackUnderKill(options: TakeBackOptions): Promise<Ta
   const contested = usable.at(-1);
   const takers = usable
     .slice(0, -1)
-    .map((c) => ({ from: c, taker: takerOf(`back-${c.name}`, plain, c.volumeName) }));
+    .map((c) => ({ from: c, taker: takerOf(`back-${c.name}`, c.volumeName) }));
   const rivals =
-    contested === undefined
-      ? []
-      : ['a', 'b'].map((side) => takerOf(`rival-${side}`, plain, contested.volumeName));
+    contested === undefined ? [] : ['a', 'b'].map((side) => takerOf(`rival-${side}`, contested.volumeName));
   const newClaims = [...takers.map(({ taker }) => taker), ...rivals];
   const takerFleet = new ClaimFleet(options.kubeConfig, options.namespace, newClaims);
   const fault = await killLeaderDuring(() => takerFleet.create(newClaims), {
@@ -152,7 +147,7 @@ export async function runTakeBackUnderKill(options: TakeBackOptions): Promise<Ta
   };
 }
 
-/** Where each stamp is in the export: the volume directories (flat, as the default pattern makes them) by stamp. */
+/** Where each stamp is on the root: the volume directories (flat, as the default pattern makes them) by stamp. */
 async function stampPlaces(root: string): Promise<Map<string, string[]>> {
   const places = new Map<string, string[]>();
   for (const name of await readdir(root)) {

@@ -1,7 +1,8 @@
 /**
- * What the chaos suite reads and writes directly in the export, beside the provisioner: trees of
- * files in volumes, their digests, the ownership records kept next to volumes and the reserved
- * copy directories of clones in progress (their names as the nfs-subdir README documents them).
+ * What the chaos suite reads and writes directly on a target's root, beside the provisioner: trees
+ * of files in volumes, their digests, the ownership records kept next to volumes and the reserved
+ * copy directories of clones in progress (their names as the nfs-subdir README documents them; the
+ * hostpath provisioner names them the same way, through the same directory layer).
  */
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';

@@ -5,8 +5,8 @@
  * it for longer than the lease, while kube-apiserver is restarted, etcd compacted and
  * kube-controller-manager restarted; then every claim is deleted under more SIGKILLs and another
  * SIGSTOP; and pairs of claims rendering `P` and `P/…` are created at once and the outer ones deleted;
- * claims grow under a kill; and on nfs-subdir expired archives are swept, data taken back and claims
- * cloned with the leader killed in the middle. The oracle: the orphan audit, every claim
+ * claims grow under a kill; data is taken back and claims cloned on both, and expired archives
+ * swept on nfs-subdir, with the leader killed in the middle. The oracle: the orphan audit, every claim
  * Bound exactly once, no data lost, no delete lost, and no work outside the Lease holder's tenure.
  * The seed is printed; `npm run chaos -- --claims N --seed S` replays a run at any size.
  */
@@ -169,7 +169,10 @@ function expectCloned(result: CloneResult): void {
   expect.soft(result.audit?.findings, `${target} audit after the clones`).toEqual([]);
 }
 
-/** The data-lifecycle phases on nfs-subdir, one after another: each kills the leader its own way. */
+/**
+ * The data-lifecycle phases on one target, one after another: each kills the leader its own way.
+ * Archive expiry runs where the target removes expired archives (nfs-subdir).
+ */
 async function runLifecycle(
   target: ChaosTarget,
   lease: LeaseTracker,
@@ -177,26 +180,29 @@ async function runLifecycle(
 ): Promise<LifecycleResults> {
   // Larger runs copy and sweep more: the allowance grows with the claims, as the scenario's does.
   const common = { target, lease, api, kubeConfig: env.kubeConfig, waitMs: 180_000 + plan.claims * 200 };
-  const expiry = await runArchiveExpiryUnderKill({
-    ...common,
-    namespace: await env.namespace('expiry-nfs-subdir'),
-    claims: plan.sweepClaims,
-    filesPerVolume: plan.sweepFiles,
-  });
+  const expiry =
+    target.retention === undefined
+      ? undefined
+      : await runArchiveExpiryUnderKill({
+          ...common,
+          namespace: await env.namespace(`expiry-${target.name}`),
+          claims: plan.sweepClaims,
+          filesPerVolume: plan.sweepFiles,
+        });
   const takeBack = await runTakeBackUnderKill({
     ...common,
     random: seededRandom(seed),
-    namespace: await env.namespace('take-back-nfs-subdir'),
+    namespace: await env.namespace(`take-back-${target.name}`),
     claims: plan.takeBackClaims,
     maxKillDelayMs: plan.maxKillDelayMs,
   });
   const clone = await runCloneUnderKill({
     ...common,
-    namespace: await env.namespace('clone-nfs-subdir'),
+    namespace: await env.namespace(`clone-${target.name}`),
     clones: plan.cloneClaims,
     filesPerSource: plan.cloneFiles,
   });
-  return { expiry, takeBack, clone };
+  return { target: target.name, expiry, takeBack, clone };
 }
 
 describe.skipIf(!nfsToolsAvailable())('chaos', () => {
@@ -276,11 +282,13 @@ describe.skipIf(!nfsToolsAvailable())('chaos', () => {
           }),
         ),
       );
-      const nfsIndex = targets.findIndex((target) => target.name === 'nfs-subdir');
-      const nfsTarget = targets[nfsIndex] as ChaosTarget;
-      const nfsLease = leases[nfsIndex] as LeaseTracker;
-      const lifecycle = await runLifecycle(nfsTarget, nfsLease, plan.seed + 3 * targets.length + 1);
-      console.log(formatChaosReport(plan, clusterFaults, results, nested, resizes, lifecycle));
+      // Side by side: hostpath's take-back and clones run while nfs-subdir sweeps its archives first.
+      const lifecycles = await Promise.all(
+        targets.map((target, index) =>
+          runLifecycle(target, leases[index] as LeaseTracker, plan.seed + 3 * targets.length + index + 1),
+        ),
+      );
+      console.log(formatChaosReport(plan, clusterFaults, results, nested, resizes, lifecycles));
 
       expect(clusterFaults.map((fault) => fault.fault)).toEqual([
         'restart kube-apiserver',
@@ -291,16 +299,22 @@ describe.skipIf(!nfsToolsAvailable())('chaos', () => {
       for (const result of nested) expectNoNesting(result);
       expect(resizes.map((result) => result.target)).toEqual(['hostpath', 'nfs-subdir']);
       for (const result of resizes) expectResized(result);
-      expectExpiredOnce(lifecycle.expiry);
-      expectTakenBack(lifecycle.takeBack);
-      expectCloned(lifecycle.clone);
-      // Every phase since the scenario's own count, removals of expired archives and clones included.
-      expect
-        .soft(
-          findOverlaps(nfsLease.tenures(), nfsTarget.replicas.workLines()).length,
-          'nfs-subdir work lines outside the lease tenure over the whole run',
-        )
-        .toBe(0);
+      expect(lifecycles.filter((lifecycle) => lifecycle.expiry !== undefined).map((l) => l.target)).toEqual([
+        'nfs-subdir',
+      ]);
+      for (const lifecycle of lifecycles) {
+        if (lifecycle.expiry !== undefined) expectExpiredOnce(lifecycle.expiry);
+        expectTakenBack(lifecycle.takeBack);
+        expectCloned(lifecycle.clone);
+      }
+      // Every phase since the scenario's own count: removals of expired archives, take-backs and clones.
+      for (const [index, target] of targets.entries())
+        expect
+          .soft(
+            findOverlaps((leases[index] as LeaseTracker).tenures(), target.replicas.workLines()).length,
+            `${target.name} work lines outside the lease tenure over the whole run`,
+          )
+          .toBe(0);
       const nfs = results.find((result) => result.target === 'nfs-subdir');
       expect(nfs?.auditAfterDelete?.summary).toMatchObject({
         archived: Math.ceil(plan.claims / 10),
