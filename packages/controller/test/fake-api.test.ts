@@ -377,6 +377,15 @@ describe('FakeKubeApi: reactors and actions', () => {
     expect(await names()).toEqual([['from-reactor', { transformed: 'yes' }]]);
   });
 
+  it('leaves managedFields out of listed items when asked, as the real client does', async () => {
+    const client = api.resource(resources.persistentVolumes);
+    await client.create(pv('stored', { managedFields: [{ manager: 'kubectl', operation: 'Update' }] }));
+    const [omitted] = (await client.list({ omitManagedFields: true })).items;
+    expect(omitted?.metadata).not.toHaveProperty('managedFields');
+    const [kept] = (await client.list()).items;
+    expect(kept?.metadata?.managedFields).toHaveLength(1);
+  });
+
   it('fails a watch when a failure is injected for it', async () => {
     api.failNext({ verb: 'watch', error: statusError('TooManyRequests', 'slow down', 1) });
     await expect(api.resource(resources.persistentVolumes).watch({}, () => {})).rejects.toMatchObject({

@@ -108,6 +108,23 @@ describe('createKubeApi: paths, verbs and bodies', () => {
     expect(list.metadata).toEqual({ resourceVersion: '9' });
   });
 
+  it('leaves managedFields out of listed items when asked, and keeps them otherwise', async () => {
+    const managedFields = [{ manager: 'kubectl', operation: 'Apply', fieldsV1: { 'f:spec': {} } }];
+    const item = { ...pvJson, metadata: { ...pvJson.metadata, managedFields } };
+    env.server.handle((_req, res) =>
+      sendJson(res, 200, { metadata: { resourceVersion: '9' }, items: [item] }),
+    );
+    const volumes = api().resource(resources.persistentVolumes);
+    const [omitted] = (await volumes.list({ omitManagedFields: true })).items;
+    expect(omitted?.metadata).toEqual({
+      name: 'pv-1',
+      resourceVersion: '7',
+      creationTimestamp: expect.any(Date),
+    });
+    const [kept] = (await volumes.list()).items;
+    expect(kept?.metadata?.managedFields).toEqual(managedFields);
+  });
+
   it('retries a LIST whose body was cut short and keeps only the complete answer', async () => {
     const full = JSON.stringify({ metadata: { resourceVersion: '9' }, items: [pvJson, pvJson] });
     env.server.handle((_req, res, req) => {

@@ -13,23 +13,26 @@ const list = {
   trailing: [{ kept: true }],
 };
 
-/** The list's JSON text in pieces of `size` characters. */
-function pieces(text: string, size: number): string[] {
-  const out: string[] = [];
-  for (let at = 0; at < text.length; at += size) out.push(text.slice(at, at + size));
+const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
+
+/** The list's JSON text as UTF-8 in pieces of `size` bytes, cut inside characters too. */
+function pieces(text: string, size: number): Uint8Array[] {
+  const bytes = utf8(text);
+  const out: Uint8Array[] = [];
+  for (let at = 0; at < bytes.length; at += size) out.push(bytes.subarray(at, at + size));
   return out;
 }
 
-function decode(texts: readonly string[]): { items: unknown[]; rest: Record<string, unknown> } {
+function decode(chunks: readonly Uint8Array[]): { items: unknown[]; rest: Record<string, unknown> } {
   const items: unknown[] = [];
   const decoder = new ListBodyDecoder((item) => items.push(item));
-  for (const text of texts) decoder.write(text);
+  for (const chunk of chunks) decoder.write(chunk);
   return { items, rest: decoder.end() };
 }
 
 describe('ListBodyDecoder', () => {
   it.each([1, 2, 3, 5, 7, 64, 100_000])(
-    'yields each item and the list around them, whatever the piece size (%i characters)',
+    'yields each item and the list around them, whatever the piece size (%i bytes)',
     (size) => {
       for (const text of [JSON.stringify(list), JSON.stringify(list, null, 2)]) {
         const { items, rest } = decode(pieces(text, size));
@@ -39,33 +42,49 @@ describe('ListBodyDecoder', () => {
     },
   );
 
+  it.each([1, 3, 64, 100_000])(
+    'leaves each item’s metadata.managedFields out when asked, whatever the piece size (%i bytes)',
+    (size) => {
+      const managedFields = [{ manager: 'm', fieldsV1: { 'f:spec': {} } }];
+      const withFields = {
+        ...list,
+        items: list.items.map((item, index) => ({ ...item, metadata: { name: `i${index}`, managedFields } })),
+      };
+      const items: unknown[] = [];
+      const decoder = new ListBodyDecoder((item) => items.push(item), { omitManagedFields: true });
+      for (const chunk of pieces(JSON.stringify(withFields), size)) decoder.write(chunk);
+      expect(items).toEqual(list.items.map((item, index) => ({ ...item, metadata: { name: `i${index}` } })));
+      expect(decoder.end()).toEqual({ ...list, items: [] });
+    },
+  );
+
   it('hands each item on as soon as its text is complete, before the rest of the body arrives', () => {
     const items: unknown[] = [];
     const decoder = new ListBodyDecoder((item) => items.push(item));
-    decoder.write('{"metadata":{"resourceVersion":"1"},"items":[{"n":1},{"n"');
+    decoder.write(utf8('{"metadata":{"resourceVersion":"1"},"items":[{"n":1},{"n"'));
     expect(items).toEqual([{ n: 1 }]);
-    decoder.write(':2}]}');
+    decoder.write(utf8(':2}]}'));
     expect(items).toEqual([{ n: 1 }, { n: 2 }]);
     expect(decoder.end()).toEqual({ metadata: { resourceVersion: '1' }, items: [] });
   });
 
   it('rejects an item that is not an object', () => {
     const decoder = new ListBodyDecoder(() => {});
-    expect(() => decoder.write('{"items":[{},3]}')).toThrow(/item is not an object/);
+    expect(() => decoder.write(utf8('{"items":[{},3]}'))).toThrow(/item is not an object/);
   });
 
   it.each(['{"items":[{"a":1}', '{"items":[{"a":"x', '{"metadata":{}'])(
     'rejects a body cut short: %s',
     (text) => {
       const decoder = new ListBodyDecoder(() => {});
-      decoder.write(text);
+      decoder.write(utf8(text));
       expect(() => decoder.end()).toThrow(/unexpected end/);
     },
   );
 
   it('rejects a body that is not a JSON object', () => {
     const decoder = new ListBodyDecoder(() => {});
-    decoder.write('[]');
+    decoder.write(utf8('[]'));
     expect(() => decoder.end()).toThrow(/not an object/);
   });
 });

@@ -24,6 +24,7 @@ export function withoutManagedFields<T extends KubeObject>(client: ResourceClien
       const { transform } = options;
       const list = await client.list({
         ...options,
+        omitManagedFields: true,
         transform: transform === undefined ? trimManagedFields : (item) => transform(trimManagedFields(item)),
       });
       // Again on the result, for a client that ignores `transform`; a no-op on trimmed items.
@@ -39,7 +40,7 @@ export function withoutManagedFields<T extends KubeObject>(client: ResourceClien
 }
 
 /** `object` without `metadata.managedFields`; a shallow copy only when there was something to drop. */
-function trimManagedFields<T extends KubeObject>(object: T): T {
+export function trimManagedFields<T extends KubeObject>(object: T): T {
   const metadata = object.metadata;
   if (metadata?.managedFields === undefined) return object;
   const { managedFields: _, ...rest } = metadata;

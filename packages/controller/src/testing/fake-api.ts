@@ -23,6 +23,7 @@ import type {
   WatchEvent,
   WatchOptions,
 } from '../client/resource-client.ts';
+import { trimManagedFields } from '../informer/without-managed-fields.ts';
 import { type Clock, realClock } from '../util/clock.ts';
 import {
   modifiedMessage,
@@ -403,11 +404,13 @@ function optionsRecord(options: object): Record<string, unknown> {
     signal: _signal,
     beforeSend: _beforeSend,
     transform: _transform,
+    omitManagedFields: _omitManagedFields,
     ...rest
   } = options as {
     signal?: unknown;
     beforeSend?: unknown;
     transform?: unknown;
+    omitManagedFields?: unknown;
   };
   return structuredClone(rest);
 }
@@ -469,9 +472,10 @@ class FakeResourceClient<T extends KubeObject> implements ResourceClient<T> {
       }
       return { items: page.map((object) => this.#decode(object)), metadata };
     });
-    // After the reactors too: the real client transforms whatever the server answered.
-    const { transform } = options;
-    return transform === undefined ? list : { ...list, items: list.items.map(transform) };
+    // After the reactors too: the real client decodes whatever the server answered.
+    const { transform, omitManagedFields } = options;
+    const items = omitManagedFields ? list.items.map(trimManagedFields) : list.items;
+    return { ...list, items: transform === undefined ? items : items.map(transform) };
   }
 
   watch(options: WatchOptions, onEvent: (event: WatchEvent<T>) => void): Promise<void> {
