@@ -138,8 +138,15 @@ export function useGuestNfsProvisioners(
     const problems: string[] = [];
     for (const deployment of deployments) {
       const code = await deployment.stop();
-      if (code !== 0)
-        problems.push(`${deployment.provisionerName} exited with ${code}:\n${deployment.program.output()}`);
+      if (code !== 0) {
+        const how =
+          code === null
+            ? `was ended by ${deployment.program.exitSignal() ?? 'a lost agent connection'}`
+            : `exited with ${code}`;
+        // The reason first and the last lines of output: a summary shows only an error's beginning.
+        const tail = deployment.program.output().trimEnd().split('\n').slice(-40).join('\n');
+        problems.push(`${deployment.provisionerName} ${how}; its last lines:\n${tail}`);
+      }
       const denied = deployment.program
         .output()
         .split('\n')

@@ -44,6 +44,13 @@ export interface GuestRunResult {
 
 const maxOutputChars = 4 << 20;
 
+/**
+ * How long `stop()` waits after SIGTERM before SIGKILL. Generous: the guest is a process of the host
+ * and a loaded host starves it for seconds at a time, while what a stop checks is that the program
+ * exits on SIGTERM at all, not how fast.
+ */
+const stopGraceMs = 60_000;
+
 /** Sends a JSON request to the agent and resolves with the response's status and body. */
 export function agentRequest(
   socketPath: string,
@@ -163,10 +170,13 @@ export function spawnInGuest(
           },
           { timeoutMs, intervalMs: 100, description: `output of ${name} matching ${pattern}` },
         ),
-      async stop(graceMs = 15_000) {
+      async stop(graceMs = stopGraceMs) {
         if (exitCode !== undefined) return exitCode;
         await signal('SIGTERM');
-        const timer = setTimeout(() => void signal('SIGKILL').catch(() => {}), graceMs);
+        const timer = setTimeout(() => {
+          record(`\n[testenv: still running ${graceMs} ms after SIGTERM; sending SIGKILL]\n`, 'stderr');
+          void signal('SIGKILL').catch(() => {});
+        }, graceMs);
         try {
           return await exited;
         } finally {
