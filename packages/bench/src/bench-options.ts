@@ -6,10 +6,28 @@ import { parseArgs } from 'node:util';
 import { type OursBuild, oursBuilds } from './ours-program.ts';
 
 /** The scenarios, in the order they run. */
-export const scenarioNames = ['burst', 'ceiling', 'delete', 'scale', 'compare', 'go-defaults'] as const;
+export const scenarioNames = [
+  'burst',
+  'ceiling',
+  'delete',
+  'scale',
+  'compare',
+  'go-defaults',
+  'nfs-operations',
+  'unbundled',
+] as const;
 
 /** One scenario. */
 export type ScenarioName = (typeof scenarioNames)[number];
+
+/**
+ * The scenarios that need more than a cluster, which `all` leaves out: `nfs-operations` boots the
+ * test guest (root), `unbundled` packs the built workspace (`npm run build` first).
+ */
+export const standaloneScenarios: readonly ScenarioName[] = ['nfs-operations', 'unbundled'];
+
+/** `--claims` of nfs-operations when not given: each claim costs seconds in the guest. */
+const defaultNfsOperationsClaims = 50;
 
 /** Validated options of one bench run. */
 export interface BenchOptions {
@@ -20,8 +38,27 @@ export interface BenchOptions {
   readonly scenarios: readonly ScenarioName[];
   /** Claims per scenario (N). */
   readonly claims: number;
-  /** Rounds of the compare and scale scenarios; each runs every implementation, rotating which goes first. */
+  /** Claims of the nfs-operations scenario: `--claims` when given, else 50. */
+  readonly nfsOperationsClaims: number;
+  /**
+   * The upstream nfs-subdir-external-provisioner binary nfs-operations measures beside ours; ours
+   * alone when undefined.
+   */
+  readonly upstream: string | undefined;
+  /**
+   * Rounds of the compare, scale and unbundled scenarios; each runs every implementation, rotating
+   * which goes first.
+   */
   readonly rounds: number;
+  /** unbundled: seconds each program idles after its caches synced before its RSS is read again. */
+  readonly idleSeconds: number;
+  /** unbundled: fresh processes that each time `import('@kube-provisioner/controller')`. */
+  readonly imports: number;
+  /**
+   * unbundled: a directory of tarballs an earlier checkout packed, measured in the same rounds as a
+   * before; none when undefined.
+   */
+  readonly baseline: string | undefined;
   /** Client QPS and burst both provisioners get in the compare and scale scenarios. */
   readonly compareQps: number;
   readonly compareBurst: number;
@@ -58,10 +95,15 @@ export function benchUsage(): string {
   return [
     'Usage: npm run bench -- [flags]',
     '',
-    `  --scenario <names>   comma-separated: ${scenarioNames.join(', ')} or all (default burst,ceiling,delete,compare)`,
-    '  --claims <N>         claims per scenario (default 1000)',
+    `  --scenario <names>   comma-separated: ${scenarioNames.join(', ')} or all`,
+    `                       (default burst,ceiling,delete,compare; all leaves out ${standaloneScenarios.join(' and ')})`,
+    `  --claims <N>         claims per scenario (default 1000; nfs-operations: ${defaultNfsOperationsClaims})`,
     '  --existing <M[,M…]>  scale: foreign bound PV/PVC pairs, increasing sizes measured in turn (default 10000)',
-    '  --rounds <R>         compare, scale: rounds, rotating which implementation goes first (default 3)',
+    '  --rounds <R>         compare, scale, unbundled: rounds, rotating which implementation goes first (default 3)',
+    '  --upstream <binary>  nfs-operations: upstream nfs-subdir-external-provisioner measured beside ours',
+    '  --idle-seconds <S>   unbundled: idle wait after caches synced before RSS is read again (default 5)',
+    "  --imports <I>        unbundled: fresh processes timing import('@kube-provisioner/controller') (default 7)",
+    '  --baseline <dir>     unbundled: tarballs an earlier checkout packed, measured beside this one',
     '  --compare-qps <Q>    compare, scale: client QPS of every provisioner (default 1000)',
     '  --compare-burst <B>  compare, scale: client burst of every provisioner (default 1000)',
     '  --out <file.json>    results (default bench-results.json)',
@@ -76,6 +118,7 @@ export function benchUsage(): string {
     '  --help',
     '',
     'Runs against $TESTENV_KUBECONFIG when set, else starts its own control plane.',
+    'nfs-operations needs root (the test guest); unbundled needs `npm run build` first.',
   ].join('\n');
 }
 
@@ -101,6 +144,10 @@ export function parseBenchOptions(argv: readonly string[], cwd: string): BenchOp
         claims: { type: 'string' },
         existing: { type: 'string' },
         rounds: { type: 'string' },
+        upstream: { type: 'string' },
+        'idle-seconds': { type: 'string' },
+        imports: { type: 'string' },
+        baseline: { type: 'string' },
         'compare-qps': { type: 'string' },
         'compare-burst': { type: 'string' },
         out: { type: 'string' },
@@ -127,12 +174,20 @@ export function parseBenchOptions(argv: readonly string[], cwd: string): BenchOp
   const cpuProfileDir = text('cpu-prof');
   const volumeDir = text('volume-dir');
   const logDir = text('log-dir');
+  const claims = text('claims');
+  const upstream = text('upstream');
+  const baseline = text('baseline');
   return {
     scenarios: parseScenarios(text('scenario') ?? 'burst,ceiling,delete,compare'),
     rounds: positiveInteger('rounds', text('rounds') ?? '3'),
     compareQps: positiveInteger('compare-qps', text('compare-qps') ?? '1000'),
     compareBurst: positiveInteger('compare-burst', text('compare-burst') ?? '1000'),
-    claims: positiveInteger('claims', text('claims') ?? '1000'),
+    claims: positiveInteger('claims', claims ?? '1000'),
+    nfsOperationsClaims: positiveInteger('claims', claims ?? String(defaultNfsOperationsClaims)),
+    upstream: upstream === undefined ? undefined : resolve(cwd, upstream),
+    idleSeconds: positiveInteger('idle-seconds', text('idle-seconds') ?? '5'),
+    imports: positiveInteger('imports', text('imports') ?? '7'),
+    baseline: baseline === undefined ? undefined : resolve(cwd, baseline),
     existingPairs: increasingSizes(text('existing') ?? '10000'),
     out,
     chart: chart === undefined ? out.replace(/(\.json)?$/, '.svg') : resolve(cwd, chart),
@@ -162,7 +217,9 @@ function list(value: string | boolean | string[] | undefined): string[] {
 
 function parseScenarios(list: string): ScenarioName[] {
   const asked = new Set(list.split(',').map((name) => name.trim()));
-  if (asked.delete('all')) for (const name of scenarioNames) asked.add(name);
+  if (asked.delete('all')) {
+    for (const name of scenarioNames) if (!standaloneScenarios.includes(name)) asked.add(name);
+  }
   for (const name of asked) {
     if (!(scenarioNames as readonly string[]).includes(name)) {
       throw new BenchUsageError(

@@ -7,16 +7,24 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname } from 'node:path';
 import { openBenchCluster } from './bench-cluster.ts';
-import { type BenchOptions, BenchUsageError, benchUsage, parseBenchOptions } from './bench-options.ts';
+import {
+  type BenchOptions,
+  BenchUsageError,
+  benchUsage,
+  parseBenchOptions,
+  standaloneScenarios,
+} from './bench-options.ts';
 import { runBurst } from './burst.ts';
 import { runCeiling } from './ceiling.ts';
 import { runCompare } from './compare.ts';
 import { compareTable } from './compare-table.ts';
 import { runDelete } from './deletion.ts';
 import { ensureBenchGo } from './go-build.ts';
-import { renderGrid } from './grid-table.ts';
+import { type GridTable, renderGrid } from './grid-table.ts';
 import { latencyCdfSvg } from './latency-chart.ts';
 import { latencyTimelineSvg } from './latency-timeline-chart.ts';
+import { runNfsOperations } from './nfs-operations.ts';
+import { nfsOperationsTable } from './nfs-operations-table.ts';
 import { libraryExampleCli, type OursProgram, prepareOurs } from './ours-program.ts';
 import { startProvisioner } from './provisioner-process.ts';
 import type { BenchReport, ScenarioResults } from './report.ts';
@@ -25,6 +33,8 @@ import { createRunContext, type RunContext } from './run-context.ts';
 import { describeEnvironment, finishEnvironment } from './run-environment.ts';
 import { runScale } from './scale.ts';
 import { scaleTables } from './scale-table.ts';
+import { runUnbundled } from './unbundled.ts';
+import { unbundledTables } from './unbundled-table.ts';
 import { version } from './version.ts';
 import { fileSystemLabel, volumeFileSystem } from './volume-file-system.ts';
 
@@ -34,6 +44,10 @@ const log = (message: string): void => {
 
 function printTables(results: ScenarioResults): void {
   for (const table of scenarioTables(results)) process.stderr.write(`\n${renderTable(table)}\n\n`);
+}
+
+function printGrids(tables: readonly GridTable[]): void {
+  for (const table of tables) process.stderr.write(`\n${renderGrid(table)}\n\n`);
 }
 
 async function writeOutput(path: string, content: string): Promise<void> {
@@ -91,46 +105,35 @@ async function runBurstScenarios(
   return results;
 }
 
-async function run(options: BenchOptions): Promise<void> {
-  const volumeDir = options.volumeDir ?? tmpdir();
-  const fileSystem = volumeFileSystem(volumeDir);
-  if (fileSystem.journal === false) {
-    log(
-      `volume roots in ${volumeDir}: ext4 without a journal, where creates after deletions cost several times ` +
-        'the kernel time (docs/benchmarks-history.md, ninth round); --volume-dir on a journaled file system avoids that',
-    );
+/** The scenarios that run the hostpath CLI: burst (with ceiling and delete), scale and compare. */
+async function runHostpathScenarios(
+  context: RunContext,
+  options: BenchOptions,
+  ours: OursProgram,
+): Promise<ScenarioResults> {
+  let results: ScenarioResults = {};
+  if (options.scenarios.includes('burst')) results = await runBurstScenarios(context, options, ours);
+  if (options.scenarios.includes('scale')) {
+    const scale = await runScale(context, {
+      ours,
+      goBinary: await ensureBenchGo(log),
+      existingPairs: options.existingPairs,
+      claims: options.claims,
+      rounds: options.rounds,
+      qps: options.compareQps,
+      burst: options.compareBurst,
+      provisionerArgs: options.provisionerArgs,
+      nodeFlags: options.nodeFlags,
+      log,
+      logDir: options.logDir,
+    });
+    printGrids(scaleTables(scale));
+    results = { ...results, scale };
   }
-  const cluster = await openBenchCluster(log);
-  let context: RunContext | undefined;
-  let ours: OursProgram | undefined;
-  let library: OursProgram | undefined;
-  try {
-    const environment = await describeEnvironment(cluster.kubernetesVersion, import.meta.dirname);
-    context = await createRunContext(cluster, volumeDir);
-    log(`run ${context.runId}: ${options.scenarios.join(', ')} with ${options.claims} claims`);
-    ours = await prepareOurs(options.ours, log);
-    let results: ScenarioResults = {};
-    if (options.scenarios.includes('burst')) results = await runBurstScenarios(context, options, ours);
-    if (options.scenarios.includes('scale')) {
-      const scale = await runScale(context, {
-        ours,
-        goBinary: await ensureBenchGo(log),
-        existingPairs: options.existingPairs,
-        claims: options.claims,
-        rounds: options.rounds,
-        qps: options.compareQps,
-        burst: options.compareBurst,
-        provisionerArgs: options.provisionerArgs,
-        nodeFlags: options.nodeFlags,
-        log,
-        logDir: options.logDir,
-      });
-      for (const table of scaleTables(scale)) process.stderr.write(`\n${renderGrid(table)}\n\n`);
-      results = { ...results, scale };
-    }
-    if (options.scenarios.includes('compare')) {
-      const goBinary = await ensureBenchGo(log);
-      library = await prepareOurs(options.ours, log, libraryExampleCli(), 'custom-provisioner');
+  if (options.scenarios.includes('compare')) {
+    const goBinary = await ensureBenchGo(log);
+    const library = await prepareOurs(options.ours, log, libraryExampleCli(), 'custom-provisioner');
+    try {
       const compare = await runCompare(context, {
         claims: options.claims,
         rounds: options.rounds,
@@ -145,7 +148,7 @@ async function run(options: BenchOptions): Promise<void> {
         log,
       });
       results = { ...results, compare: compare.result };
-      process.stderr.write(`\n${renderGrid(compareTable(compare.result))}\n\n`);
+      printGrids([compareTable(compare.result)]);
       const title = `annotated → PV over time, ${options.claims} claims at once, QPS ${options.compareQps} (round 1)`;
       await writeOutput(
         options.timelineChart,
@@ -158,12 +161,66 @@ async function run(options: BenchOptions): Promise<void> {
           title,
         ),
       );
+    } finally {
+      await library.close();
+    }
+  }
+  return results;
+}
+
+async function run(options: BenchOptions): Promise<void> {
+  const volumeDir = options.volumeDir ?? tmpdir();
+  // nfs-operations and unbundled run programs of their own; the hostpath CLI only runs for the rest.
+  const runsHostpath = options.scenarios.some((name) => !standaloneScenarios.includes(name));
+  const fileSystem = volumeFileSystem(volumeDir);
+  if (runsHostpath && fileSystem.journal === false) {
+    log(
+      `volume roots in ${volumeDir}: ext4 without a journal, where creates after deletions cost several times ` +
+        'the kernel time (docs/benchmarks-history.md, ninth round); --volume-dir on a journaled file system avoids that',
+    );
+  }
+  const cluster = await openBenchCluster(log);
+  let context: RunContext | undefined;
+  let ours: OursProgram | undefined;
+  try {
+    const environment = await describeEnvironment(cluster.kubernetesVersion, import.meta.dirname);
+    context = await createRunContext(cluster, volumeDir);
+    log(`run ${context.runId}: ${options.scenarios.join(', ')}`);
+    let results: ScenarioResults = {};
+    if (runsHostpath) {
+      ours = await prepareOurs(options.ours, log);
+      results = await runHostpathScenarios(context, options, ours);
+    }
+    if (options.scenarios.includes('nfs-operations')) {
+      const nfsOperations = await runNfsOperations(context, {
+        claims: options.nfsOperationsClaims,
+        upstream: options.upstream,
+        log,
+      });
+      printGrids([nfsOperationsTable(nfsOperations)]);
+      results = { ...results, nfs_operations: nfsOperations };
+    }
+    if (options.scenarios.includes('unbundled')) {
+      const unbundled = await runUnbundled(context, {
+        rounds: options.rounds,
+        idleSeconds: options.idleSeconds,
+        imports: options.imports,
+        baseline: options.baseline,
+        goBinary: await ensureBenchGo(log),
+        log,
+      });
+      printGrids(unbundledTables(unbundled));
+      results = { ...results, unbundled };
     }
     const report: BenchReport = {
       ...finishEnvironment(environment),
-      ours_build: ours.build,
-      provisioner_flags: [...ours.nodeFlags, ...options.nodeFlags, ...options.provisionerArgs],
-      volume_dir: { path: volumeDir, file_system: fileSystemLabel(fileSystem) },
+      ...(ours === undefined
+        ? {}
+        : {
+            ours_build: ours.build,
+            provisioner_flags: [...ours.nodeFlags, ...options.nodeFlags, ...options.provisionerArgs],
+            volume_dir: { path: volumeDir, file_system: fileSystemLabel(fileSystem) },
+          }),
       scenarios: results,
     };
     await writeOutput(options.out, `${JSON.stringify(report, null, 2)}\n`);
@@ -172,7 +229,6 @@ async function run(options: BenchOptions): Promise<void> {
     if (results.compare !== undefined) process.stdout.write(`latency timeline: ${options.timelineChart}\n`);
   } finally {
     await ours?.close();
-    await library?.close();
     await context?.close();
     await cluster.close();
   }

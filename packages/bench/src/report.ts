@@ -230,6 +230,82 @@ export interface CompareResult {
   readonly go_defaults?: BurstResult;
 }
 
+/** The provisioners the nfs-operations scenario measures: ours (nfs-subdir) and upstream v4.0.2. */
+export type NfsImplementation = 'ours' | 'upstream';
+
+/** NFS operations of one phase per claim, by operation (`CREATE`, `LOOKUP`, …); `total` sums them. */
+export type NfsOperationsPerClaim = Readonly<Record<string, number>>;
+
+/** One implementation's claims provisioned, then deleted, on the guest's NFS mount. */
+export interface NfsImplementationResult {
+  readonly implementation: NfsImplementation;
+  /** Operations the mount sent between the claims' creation and the last one Bound. */
+  readonly provision: NfsOperationsPerClaim;
+  /** Operations the mount sent between the claims' deletion and the last PV gone. */
+  readonly delete: NfsOperationsPerClaim;
+  /** Claims seen Bound after the provision phase. */
+  readonly bound: number;
+  /** PVs there were before the delete phase; all are gone after it. */
+  readonly deleted: number;
+  /** Wall time of each phase in the guest, per claim (User-Mode Linux: indicative only). */
+  readonly provision_ms_per_claim: number;
+  readonly delete_ms_per_claim: number;
+}
+
+/**
+ * Claims provisioned and deleted by each implementation in turn on one NFSv4.1 mount in the test
+ * guest, with the mount's per-operation counters read around each phase.
+ */
+export interface NfsOperationsResult {
+  readonly claims: number;
+  /** Ours, then upstream when it ran. */
+  readonly results: readonly NfsImplementationResult[];
+}
+
+/** Where an unbundled program comes from: the Go reference, this checkout's packages or `--baseline`'s. */
+export type UnbundledInstall = 'go' | 'now' | 'baseline';
+
+/** One program of {@link UnbundledResult}; index i of each list is round i. */
+export interface UnbundledProgram {
+  /** The example's or the CLI's name. */
+  readonly program: string;
+  readonly install: UnbundledInstall;
+  /** RSS once its caches synced. */
+  readonly rss_synced_mb: readonly number[];
+  /** RSS after the idle wait. */
+  readonly rss_idle_mb: readonly number[];
+  /** Median of the per-round ratios `rss_idle_mb` ÷ Go's; absent for Go. */
+  readonly idle_ratio_to_go?: number;
+}
+
+/** `import('@kube-provisioner/controller')` in fresh processes; index i of each list is process i. */
+export interface ImportTiming {
+  readonly install: Exclude<UnbundledInstall, 'go'>;
+  readonly ms: readonly number[];
+  /** CPU time (user + system) of the import: steadier than wall time on a busy machine. */
+  readonly cpu_ms: readonly number[];
+  /** Peak RSS of the process. */
+  readonly peak_rss_mb: readonly number[];
+  readonly median_ms: number;
+  readonly median_cpu_ms: number;
+}
+
+/**
+ * Idle memory as library users run ours: the custom-provisioner example and each CLI installed from
+ * its packed npm package, run with plain `node` and a kubeconfig file, beside the Go reference, rounds
+ * rotating which starts first; then the import of the controller package timed.
+ */
+export interface UnbundledResult {
+  readonly rounds: number;
+  readonly idle_seconds: number;
+  /** Go first, then this checkout's programs, then the baseline's. */
+  readonly programs: readonly UnbundledProgram[];
+  /** Plain `node` with `node:http2` imported, idle: the least any Node.js provisioner holds, per round. */
+  readonly node_alone_idle_mb: readonly number[];
+  readonly node_alone_idle_ratio_to_go: number;
+  readonly import: readonly ImportTiming[];
+}
+
 /** Results by scenario name; a scenario not run is absent. */
 export interface ScenarioResults {
   readonly burst?: BurstResult;
@@ -237,6 +313,8 @@ export interface ScenarioResults {
   readonly delete?: DeleteResult;
   readonly scale?: ScaleResult;
   readonly compare?: CompareResult;
+  readonly nfs_operations?: NfsOperationsResult;
+  readonly unbundled?: UnbundledResult;
 }
 
 /** Where and on what the run happened. */
@@ -257,15 +335,21 @@ export interface RunEnvironment {
 
 /** The whole JSON document. */
 export interface BenchReport extends RunEnvironment {
-  /** How ours ran: bundled under the image's Node.js flags, or from TypeScript sources. */
-  readonly ours_build: OursBuild;
-  /** Flags given to every provisioner beyond the bench's own: Node.js flags, then CLI flags. */
-  readonly provisioner_flags: readonly string[];
+  /**
+   * How the hostpath CLI ran: bundled under the image's Node.js flags, or from TypeScript sources.
+   * Absent when no scenario ran it (nfs-operations and unbundled run their programs their own way).
+   */
+  readonly ours_build?: OursBuild;
+  /**
+   * Flags given to every hostpath provisioner beyond the bench's own: Node.js flags, then CLI flags.
+   * Absent with `ours_build`.
+   */
+  readonly provisioner_flags?: readonly string[];
   /**
    * Where the provisioners' roots were made and on what file system (its cost is part of each
    * provisioner's CPU per claim): `ext4, no journal` for an ext4 without one, whose creates after
    * deletions cost more (`volume-file-system.ts`). Absent from reports before 2026-11-26, which used
-   * the temporary directory.
+   * the temporary directory, and with `ours_build`.
    */
   readonly volume_dir?: { readonly path: string; readonly file_system: string };
   readonly scenarios: ScenarioResults;

@@ -4,8 +4,10 @@
  */
 import { compareTable } from './compare-table.ts';
 import { formatNumber, renderGrid } from './grid-table.ts';
+import { nfsOperationsTable } from './nfs-operations-table.ts';
 import type { BenchReport, ScenarioResults } from './report.ts';
 import { scaleTables } from './scale-table.ts';
+import { unbundledTables } from './unbundled-table.ts';
 
 /** One line of a scenario table. */
 export interface TableRow {
@@ -94,18 +96,23 @@ export function renderReport(report: BenchReport): string {
     `${machine.cores} cores (${machine.cpu_model}), ${formatNumber(machine.memory_mb / 1024, 1)} GiB, ` +
     `Node ${report.node_version}, Kubernetes ${report.kubernetes_version}, commit ${report.git_commit}, ` +
     `load average ${load.start.map((value) => formatNumber(value)).join(' ')} at start, ` +
-    `${load.end.map((value) => formatNumber(value)).join(' ')} at end, ours ${report.ours_build === 'image' ? 'bundled as in its image' : 'from TypeScript sources'}` +
-    (report.provisioner_flags.length === 0
+    `${load.end.map((value) => formatNumber(value)).join(' ')} at end` +
+    (report.ours_build === undefined
+      ? ''
+      : `, ours ${report.ours_build === 'image' ? 'bundled as in its image' : 'from TypeScript sources'}`) +
+    (report.provisioner_flags === undefined || report.provisioner_flags.length === 0
       ? ''
       : `, provisioner flags ${report.provisioner_flags.join(' ')}`) +
     (report.volume_dir === undefined
       ? ''
       : `, volume roots in ${report.volume_dir.path} (${report.volume_dir.file_system})`);
-  const { compare, scale } = report.scenarios;
+  const { compare, scale, nfs_operations: nfsOperations, unbundled } = report.scenarios;
   return [
     conditions,
     ...scenarioTables(report.scenarios).map(renderTable),
     ...(scale === undefined ? [] : scaleTables(scale).map(renderGrid)),
     ...(compare === undefined ? [] : [renderGrid(compareTable(compare))]),
+    ...(nfsOperations === undefined ? [] : [renderGrid(nfsOperationsTable(nfsOperations))]),
+    ...(unbundled === undefined ? [] : unbundledTables(unbundled).map(renderGrid)),
   ].join('\n\n');
 }

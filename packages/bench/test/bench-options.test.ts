@@ -8,7 +8,12 @@ describe('parseBenchOptions', () => {
     expect(parseBenchOptions([], cwd)).toEqual({
       scenarios: ['burst', 'ceiling', 'delete', 'compare'],
       claims: 1000,
+      nfsOperationsClaims: 50,
+      upstream: undefined,
       rounds: 3,
+      idleSeconds: 5,
+      imports: 7,
+      baseline: undefined,
       compareQps: 1000,
       compareBurst: 1000,
       existingPairs: [10000],
@@ -45,6 +50,21 @@ describe('parseBenchOptions', () => {
     expect(parseBenchOptions(['--scenario', 'go-defaults'], cwd).scenarios).toEqual([
       'compare',
       'go-defaults',
+    ]);
+  });
+
+  it('leaves the scenarios that need root or a build out of all, and runs them when named', () => {
+    expect(parseBenchOptions(['--scenario', 'all'], cwd).scenarios).not.toContain('nfs-operations');
+    expect(parseBenchOptions(['--scenario', 'all'], cwd).scenarios).not.toContain('unbundled');
+    expect(parseBenchOptions(['--scenario', 'unbundled,nfs-operations,all'], cwd).scenarios).toEqual([
+      'burst',
+      'ceiling',
+      'delete',
+      'scale',
+      'compare',
+      'go-defaults',
+      'nfs-operations',
+      'unbundled',
     ]);
   });
 
@@ -91,6 +111,46 @@ describe('parseBenchOptions', () => {
   ])('refuses %j', (argv) => {
     expect(() => parseBenchOptions(argv, cwd)).toThrow(BenchUsageError);
   });
+});
+
+describe('nfs-operations', () => {
+  it('provisions 50 claims unless --claims says otherwise, and measures ours alone without --upstream', () => {
+    const options = parseBenchOptions(['--scenario', 'nfs-operations'], cwd);
+    expect(options.scenarios).toEqual(['nfs-operations']);
+    expect(options.nfsOperationsClaims).toBe(50);
+    expect(options.upstream).toBeUndefined();
+    expect(parseBenchOptions(['--scenario=nfs-operations', '--claims=5'], cwd).nfsOperationsClaims).toBe(5);
+  });
+
+  it('resolves --upstream against the given directory', () => {
+    expect(parseBenchOptions(['--upstream', 'bin/nfs-subdir-external-provisioner'], cwd).upstream).toBe(
+      '/work/bin/nfs-subdir-external-provisioner',
+    );
+    expect(parseBenchOptions(['--upstream=/opt/upstream'], cwd).upstream).toBe('/opt/upstream');
+  });
+});
+
+describe('unbundled', () => {
+  it('takes rounds, the idle wait, the import count and a baseline directory', () => {
+    const options = parseBenchOptions(
+      ['--scenario=unbundled', '--rounds=1', '--idle-seconds=2', '--imports=3', '--baseline', 'before'],
+      cwd,
+    );
+    expect(options).toMatchObject({
+      scenarios: ['unbundled'],
+      rounds: 1,
+      idleSeconds: 2,
+      imports: 3,
+      baseline: '/work/before',
+    });
+  });
+
+  it.each([[['--idle-seconds', '0']], [['--imports', 'seven']], [['--rounds', '-1']]])(
+    'refuses %j',
+    (argv) => {
+      expect(() => parseBenchOptions(argv, cwd)).toThrow(BenchUsageError);
+    },
+  );
 });
 
 describe('--ours', () => {

@@ -96,9 +96,39 @@ describe('renderReport', () => {
     expect(renderReport(tuned).split('\n\n')[0]).toMatch(
       /at end, ours from TypeScript sources, provisioner flags --max-semi-space-size=2 --kube-api-qps=100$/,
     );
+    const { ours_build: _build, provisioner_flags: _flags, ...withoutHostpath } = report;
+    expect(renderReport(withoutHostpath).split('\n\n')[0]).toMatch(/, 1 1 1 at end$/);
     const onTmpfs: BenchReport = { ...report, volume_dir: { path: '/dev/shm', file_system: 'tmpfs' } };
     expect(renderReport(onTmpfs).split('\n\n')[0]).toMatch(
       /ours bundled as in its image, volume roots in \/dev\/shm \(tmpfs\)$/,
     );
+  });
+
+  it("renders the nfs-operations table after the other scenarios' tables", () => {
+    const nfs = {
+      claims: 2,
+      results: [
+        {
+          implementation: 'ours' as const,
+          provision: { CREATE: 1, total: 1 },
+          delete: { REMOVE: 1, total: 1 },
+          bound: 2,
+          deleted: 2,
+          provision_ms_per_claim: 400,
+          delete_ms_per_claim: 900,
+        },
+      ],
+    };
+    const report: BenchReport = {
+      machine: { cores: 2, cpu_model: 'Test CPU', memory_mb: 4096 },
+      load_average: { start: [1, 1, 1], end: [1, 1, 1] },
+      node_version: 'v24.0.0',
+      kubernetes_version: 'v1.36.3',
+      git_commit: 'abc123',
+      started_at: '2026-01-01T00:00:00.000Z',
+      scenarios: { burst, nfs_operations: nfs },
+    };
+    const text = renderReport(report);
+    expect(text.indexOf('**burst: 1000 claims**')).toBeLessThan(text.indexOf('NFS operations per claim'));
   });
 });
