@@ -56,7 +56,7 @@ export function formatChaosReport(
     lines.push(
       `  claims ${result.claims}, not bound ${result.notBound.length}, re-bound ${result.rebound.length}, data lost ${result.dataLost.length}, lost deletes ${result.lostDeletes.length}`,
       `  audit after create: ${result.auditAfterCreate?.findings.length ?? 'not run'} findings; after delete: ${result.auditAfterDelete?.findings.length ?? 'not run'} findings (${result.auditAfterDelete?.summary.archived ?? 0} archived, ${result.auditAfterDelete?.summary.retained ?? 0} retained directories)`,
-      `  lease tenures ${result.tenures.length}, work lines ${result.workLines}, lines outside the replica's tenure ${result.overlaps.length}`,
+      `  lease tenures ${result.tenures.length}, work lines ${result.workLines} (and ${result.resumeLines} finishing a stretch a SIGSTOP froze, not judged), lines outside the replica's tenure ${result.overlaps.length}`,
     );
     for (const window of overlapWindows(result.overlaps)) {
       lines.push(

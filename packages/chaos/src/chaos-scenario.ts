@@ -48,6 +48,8 @@ export interface ScenarioResult {
   readonly auditAfterDelete: AuditReport | undefined;
   readonly tenures: readonly LeaseTenure[];
   readonly workLines: number;
+  /** Work lines a SIGSTOP froze between their lease check and their timestamp; not judged. */
+  readonly resumeLines: number;
   readonly overlaps: readonly Overlap[];
 }
 
@@ -192,6 +194,7 @@ export class ChaosScenario {
       auditAfterDelete: this.#auditAfterDelete,
       tenures,
       workLines: workLines.length,
+      resumeLines: this.#target.replicas.resumeLines().length,
       overlaps: findOverlaps(tenures, workLines),
     };
   }

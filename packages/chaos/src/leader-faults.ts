@@ -88,6 +88,7 @@ export async function pauseLeader(
     // The pause is the fault itself, not a wait for something.
     await new Promise((resolve) => setTimeout(resolve, pauseMs));
   } finally {
+    leader.resumed(Date.now());
     process.kill(-leader.program.pid, 'SIGCONT');
   }
   await awaitRecovery(replicas, fault);

@@ -41,6 +41,19 @@ export interface Incarnation {
   /** When it logged that its controller started, each time it started leading. */
   readonly startedAtMs: number[];
   readonly workLines: WorkLine[];
+  /**
+   * The work lines that finished a synchronous stretch a SIGSTOP froze: see {@link Incarnation.resumed}.
+   * Not in {@link workLines}.
+   */
+  readonly resumeLines: WorkLine[];
+  /**
+   * Records that the harness is about to SIGCONT the process (call it just before). A SIGSTOP can
+   * freeze the process between a side effect's lease check and its log line's timestamp, which is
+   * then taken after the pause, when a successor may lead. That stretch is the first thing the process
+   * runs when it resumes, so only its first line after the resume can carry such a stamp: if that
+   * line is a work line it goes to {@link resumeLines}; every later one is judged as usual.
+   */
+  resumed(atMs: number): void;
   /** Exit code, `null` after a signal; `undefined` while it runs. */
   exitCode: number | null | undefined;
 }
@@ -68,6 +81,8 @@ export interface ReplicaSet {
   byIdentity(identity: string): Incarnation | undefined;
   /** Every work line of every incarnation. */
   workLines(): WorkLine[];
+  /** Every incarnation's {@link Incarnation.resumeLines}. */
+  resumeLines(): WorkLine[];
   /** Controller start times after `sinceMs`, from any incarnation. */
   startsAfter(sinceMs: number): number[];
   /** Stops restarting and stops every live incarnation gracefully. */
@@ -104,13 +119,19 @@ export async function startReplicaSet(options: ReplicaSetOptions): Promise<Repli
     let pending = '';
     // Filled in once the program has started; lines cannot arrive before the spawn returns.
     let self: Incarnation | undefined;
+    // When the harness resumed the process, until its first line stamped after that.
+    let resumedAtMs: number | undefined;
     const onLine = (text: string): void => {
       const line = parseLine(text);
       if (self === undefined || line?.msg === undefined || line.time === undefined) return;
+      const firstAfterResume = resumedAtMs !== undefined && line.time >= resumedAtMs;
+      if (firstAfterResume) resumedAtMs = undefined;
       if (line.msg === startingMessage && line.component) self.identity = line.component;
       if (line.msg === startedMessage) self.startedAtMs.push(line.time);
-      if (workMessages.has(line.msg))
-        self.workLines.push({ identity: self.identity, atMs: line.time, msg: line.msg });
+      if (workMessages.has(line.msg)) {
+        const workLine = { identity: self.identity, atMs: line.time, msg: line.msg };
+        (firstAfterResume ? self.resumeLines : self.workLines).push(workLine);
+      }
     };
     const buffered: string[] = [];
     const program = await startProgram({
@@ -133,6 +154,10 @@ export async function startReplicaSet(options: ReplicaSetOptions): Promise<Repli
       identity: undefined,
       startedAtMs: [],
       workLines: [],
+      resumeLines: [],
+      resumed(atMs) {
+        resumedAtMs = atMs;
+      },
       exitCode: undefined,
     };
     incarnations.push(self);
@@ -159,6 +184,7 @@ export async function startReplicaSet(options: ReplicaSetOptions): Promise<Repli
         (incarnation) => incarnation.identity === identity && incarnation.exitCode === undefined,
       ),
     workLines: () => incarnations.flatMap((incarnation) => incarnation.workLines),
+    resumeLines: () => incarnations.flatMap((incarnation) => incarnation.resumeLines),
     startsAfter: (sinceMs) =>
       incarnations
         .flatMap((incarnation) => incarnation.startedAtMs)

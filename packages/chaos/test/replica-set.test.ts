@@ -63,3 +63,44 @@ describe('startReplicaSet', () => {
     expect(await readFile(join(logDir, 'fake-0-0.log'), 'utf8')).toMatch(/plain text/u);
   });
 });
+
+// Logs a side effect every 20 ms.
+const busyScript = `
+const id = 'host_' + process.pid;
+const log = (msg, fields = {}) => process.stderr.write(JSON.stringify({ level: 'info', time: Date.now(), ...fields, msg }) + '\\n');
+log('Starting provisioner controller', { component: id });
+log('Started provisioner controller', { component: id });
+setInterval(() => log('volume directory ready', { path: 'a' }), 20);
+`;
+
+describe('a replica resumed from SIGSTOP', () => {
+  it('sets aside only its first work line stamped after the resume, and judges the rest', async () => {
+    logDir = await mkdtemp(join(tmpdir(), 'replicas-'));
+    replicas = await startReplicaSet({
+      name: 'busy',
+      command: { command: process.execPath, args: ['-e', busyScript] },
+      args: [],
+      env: {},
+      replicas: 1,
+      logDir,
+    });
+    const set = replicas;
+    await waitFor(() => set.workLines().length >= 2, { timeoutMs: 20_000, description: 'work lines' });
+    const [incarnation] = set.incarnations;
+    const pid = incarnation?.program.pid ?? 0;
+    process.kill(-pid, 'SIGSTOP');
+    // The pause is the fault under test, not a wait for something.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const resumedAt = Date.now();
+    incarnation?.resumed(resumedAt);
+    process.kill(-pid, 'SIGCONT');
+
+    const after = () => set.workLines().filter((line) => line.atMs >= resumedAt);
+    await waitFor(() => after().length >= 3, { timeoutMs: 20_000, description: 'lines after the resume' });
+
+    const [setAside, ...more] = set.resumeLines();
+    expect(more).toEqual([]);
+    expect(setAside?.atMs).toBeGreaterThanOrEqual(resumedAt);
+    expect(after().every((line) => line.atMs >= (setAside?.atMs ?? Number.POSITIVE_INFINITY))).toBe(true);
+  });
+});

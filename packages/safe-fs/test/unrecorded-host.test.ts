@@ -1,7 +1,8 @@
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseRelativeVolumePath, VolumeRoot } from '../src/index.ts';
+import { treeSnapshot as tree } from '../src/testing/tree-snapshot.ts';
 import { ownerOf, useTempDirs } from './fixtures.ts';
 
 const tempDir = useTempDirs();
@@ -33,14 +34,35 @@ describe('unrecorded directories holding volumes of this package', () => {
     },
   );
 
-  it('refuses a parent this package created, which is no volume', async () => {
+  it('finds no volume at a parent this package created, and touches nothing in it', async () => {
     const base = await tempDir();
     const root = new VolumeRoot(base);
     await root.createVolume(path('team-a/db'), { owner: ownerOf('team-a', 'db', 'u1'), mode: 0o777 });
-    await expect(root.deleteVolume(path('team-a'), { pvName: 'pvc-forged' })).rejects.toMatchObject({
-      kind: 'ownership',
+    await writeFile(join(base, 'team-a/db/data'), 'our data');
+    const before = await tree(base);
+
+    expect(await root.deleteVolume(path('team-a'), { pvName: 'pvc-forged' })).toBe('missing');
+    expect(await root.archiveVolume(path('team-a'), { pvName: 'pvc-forged' })).toEqual({
+      outcome: 'missing',
     });
-    expect(await readdir(join(base, 'team-a'))).toContain('db');
+    expect(await tree(base)).toEqual(before);
+  });
+
+  it('lets a deleted volume’s PV go once a nested claim made its name a parent, keeping that claim’s data', async () => {
+    const base = await tempDir();
+    const root = new VolumeRoot(base);
+    // The outer volume was removed, its PV not yet deleted (the leader died); then the inner claim,
+    // refused while the outer existed, made `n0` its parent.
+    await root.createVolume(path('n0'), { owner: ownerOf('team-b', 'outer', 'u-outer'), mode: 0o777 });
+    expect(await root.deleteVolume(path('n0'), { pvName: 'pvc-u-outer' })).toBe('deleted');
+    await root.createVolume(path('n0/db'), { owner: ownerOf('team-a', 'db', 'u-inner'), mode: 0o777 });
+    await writeFile(join(base, 'n0/db/data'), 'team-a data');
+    const before = await tree(base);
+
+    // The successor retries the outer PV's delete.
+    expect(await root.deleteVolume(path('n0'), { pvName: 'pvc-u-outer' })).toBe('missing');
+    expect(await tree(base)).toEqual(before);
+    expect(await readFile(join(base, 'n0/db/data'), 'utf8')).toBe('team-a data');
   });
 
   it('still deletes a plain legacy volume', async () => {
