@@ -89,8 +89,9 @@ describe('a replica resumed from SIGSTOP', () => {
     const [incarnation] = set.incarnations;
     const pid = incarnation?.program.pid ?? 0;
     process.kill(-pid, 'SIGSTOP');
-    // The pause is the fault under test, not a wait for something.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const stoppedAt = Date.now();
+    // Resumed in a later millisecond, so that no line stamped before the stop counts as after it.
+    await waitFor(() => Date.now() > stoppedAt, { timeoutMs: 1_000, description: 'the clock to move on' });
     const resumedAt = Date.now();
     incarnation?.resumed(resumedAt);
     process.kill(-pid, 'SIGCONT');
