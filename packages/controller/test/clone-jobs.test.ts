@@ -179,6 +179,23 @@ describe('CloneJobs', () => {
     expect(await jobs.step(request('copy'), context)).toMatchObject({ message: /started/u });
   });
 
+  it('frees the source after a failed copy even when its volume cannot be removed', async () => {
+    const fake = api();
+    const volumes = new ManualVolumes();
+    volumes.deleteVolume = () => Promise.reject(new Error('is recorded for another PV'));
+    const jobs = new CloneJobs(volumes, fake.access, provisioner);
+    await jobs.step(request('copy'), context);
+
+    volumes.copies.get('copy')?.finish(new Error('disk full'));
+
+    await expect
+      .poll(() => fake.patches)
+      .toEqual([
+        { name: 'src', patch: protect },
+        { name: 'src', patch: release },
+      ]);
+  });
+
   it('cancels the copy of a deleted claim, leaving no volume and a free source', async () => {
     const target = request('copy');
     const fake = api(sourcePv(), [source, target.pvc]);

@@ -95,6 +95,7 @@ export async function stepEnforcedClone(
 async function removeVolume(target: EnforcedCloneTarget, context: OperationContext): Promise<void> {
   await cloneVolumesOf(target.root, target.sizes).deleteVolume(target.relative, {
     pvName: target.pvName,
+    recordedOnly: true,
     beforeEachWrite: () => context.assertLeader(),
   });
 }

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: pathPattern placeholders are literal text, not JS templates
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ProvisionOptions, ProvisionResult } from '@kube-provisioner/controller';
@@ -159,6 +160,29 @@ describe('cloning a claim', () => {
       ['finalizers'],
       ['$deleteFromPrimitiveList/finalizers'],
     ]);
+  });
+
+  it("leaves another namespace's unrecorded directory as found when a clone is refused it", async () => {
+    await using root = await temporaryRoot();
+    const { bound, pv } = await boundSource(root.path, 3);
+    // Upstream's flat pattern: claim `b-data` of `team-a` renders what claim `data` of `team-a-b` did.
+    const victim = join(root.path, 'team-a-b-data');
+    await mkdir(victim);
+    await writeFile(join(victim, 'precious'), 'team-a-b');
+    const provisioner = nfsProvisioner('nfs-subdir', root.path, { clones: api([bound], [pv]).access });
+    const pvc = claim({ namespace: 'team-a', name: 'b-data', storage: '1Gi' });
+    const options: ProvisionOptions = {
+      ...provisionOptions(pvc, storageClass({ pathPattern: '${.PVC.namespace}-${.PVC.name}' })),
+      dataSource: { apiGroup: '', kind: 'PersistentVolumeClaim', name: 'src', namespace: 'team-a' },
+    };
+
+    const [refused] = (await untilFinished(() => provisioner.provision(options, context))).slice(-1);
+
+    expect(refused !== undefined && 'error' in refused && refused.error.message).toContain(
+      'without an ownership record',
+    );
+    expect(await readdir(victim)).toEqual(['precious']);
+    expect(await readFile(join(victim, 'precious'), 'utf8')).toBe('team-a-b');
   });
 
   it('refuses a source of another namespace, larger than the request, or not Bound', async () => {

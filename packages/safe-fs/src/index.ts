@@ -28,6 +28,7 @@ export type {
   CopyTreeOptions,
   CreateVolumeOptions,
   CreateVolumeOutcome,
+  DeleteVolumeOptions,
   DeleteVolumeOutcome,
   ExpiredArchivesOptions,
   ExpiredArchivesReport,

@@ -42,6 +42,18 @@ export interface RemoveVolumeOptions {
   readonly beforeEachWrite?: WriteGuard | undefined;
 }
 
+/** What {@link VolumeRoot.deleteVolume} is told besides {@link RemoveVolumeOptions}. */
+export interface DeleteVolumeOptions extends RemoveVolumeOptions {
+  /**
+   * Delete only a directory whose record names `pvName`; one without a record is left exactly as
+   * found (`unrecorded`). For the cleanup of an operation that made the volume itself (a failed
+   * clone): such a cleanup must never remove data it did not make, and a directory without a record
+   * is one it refused to touch (an upstream provisioner's volume, or another namespace's data under
+   * a flat pattern). A PV's own delete leaves it unset: an upstream volume is deleted as upstream did.
+   */
+  readonly recordedOnly?: boolean | undefined;
+}
+
 /** What {@link VolumeRoot.archiveVolume} is told besides {@link RemoveVolumeOptions}. */
 export interface ArchiveVolumeOptions extends RemoveVolumeOptions {
   /**
@@ -53,10 +65,13 @@ export interface ArchiveVolumeOptions extends RemoveVolumeOptions {
 }
 
 /**
- * `missing`: there was no volume directory (any leftover record and empty parents were cleaned), or
- * the path holds no record and is a parent of other volumes made by this package (left untouched).
+ * - `deleted`: the volume directory is gone, with its record.
+ * - `missing`: there was no volume directory (any leftover record and empty parents were cleaned),
+ *   or the path holds no record and is a parent of other volumes made by this package (left untouched).
+ * - `unrecorded`: the directory has no record and {@link DeleteVolumeOptions.recordedOnly} was set:
+ *   left untouched.
  */
-export type DeleteVolumeOutcome = 'deleted' | 'missing';
+export type DeleteVolumeOutcome = 'deleted' | 'missing' | 'unrecorded';
 
 /**
  * - `released`: the record names the PV and now says the volume was released (already did, on a
@@ -195,7 +210,7 @@ function inParent<T>(
 export function deleteVolume(
   context: VolumeContext,
   path: RelativeVolumePath,
-  options: RemoveVolumeOptions,
+  options: DeleteVolumeOptions,
 ): Promise<DeleteVolumeOutcome> {
   return inParent<DeleteVolumeOutcome>(
     context,
@@ -210,6 +225,7 @@ export function deleteVolume(
         await removeEmptyParents(chain, parents);
         return 'missing';
       }
+      if (record === undefined && options.recordedOnly === true) return 'unrecorded';
       if (!stats.isDirectory()) throw nonDirectoryError(dir.pathOf(leaf), stats);
       const volume = await dir.openDirectory(leaf);
       if (volume === undefined) throw vanished(dir, leaf);

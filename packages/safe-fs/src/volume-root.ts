@@ -23,6 +23,7 @@ import {
   type ArchiveVolumeOptions,
   type ArchiveVolumeResult,
   archiveVolume,
+  type DeleteVolumeOptions,
   type DeleteVolumeOutcome,
   deleteVolume,
   type ReleaseVolumeOutcome,
@@ -41,6 +42,7 @@ export type { ExpiredArchivesOptions, ExpiredArchivesReport } from './expired-ar
 export type {
   ArchiveVolumeOptions,
   ArchiveVolumeResult,
+  DeleteVolumeOptions,
   DeleteVolumeOutcome,
   ReleaseVolumeOutcome,
   RemoveVolumeOptions,
@@ -103,7 +105,7 @@ export class VolumeRoot {
    * volume itself, or when the recorded directory was moved away; `symlink` or `not-a-directory`
    * when a component is not a real directory; nothing is touched then.
    */
-  deleteVolume(path: RelativeVolumePath, options: RemoveVolumeOptions): Promise<DeleteVolumeOutcome> {
+  deleteVolume(path: RelativeVolumePath, options: DeleteVolumeOptions): Promise<DeleteVolumeOutcome> {
     return deleteVolume(this.#context, path, options);
   }
 

@@ -114,6 +114,24 @@ describe('deleteVolume', () => {
     expect(await readdir(base)).toEqual([]);
   });
 
+  it('leaves an unrecorded directory as found when told to delete only what is recorded for the PV', async () => {
+    const base = await tempDir();
+    const root = new VolumeRoot(base);
+    await mkdir(join(base, 'ns1/upstream'), { recursive: true });
+    await writeFile(join(base, 'ns1/upstream/data'), 'kept');
+    await root.createVolume(path('ns1/mine'), { owner: ownerOf('ns1', 'mine', 'u1'), mode: 0o777 });
+
+    const unrecorded = await root.deleteVolume(path('ns1/upstream'), {
+      pvName: 'pvc-u1',
+      recordedOnly: true,
+    });
+    const recorded = await root.deleteVolume(path('ns1/mine'), { pvName: 'pvc-u1', recordedOnly: true });
+
+    expect([unrecorded, recorded]).toEqual(['unrecorded', 'deleted']);
+    expect(await readdir(join(base, 'ns1'))).toEqual(['upstream']);
+    expect(await readFile(join(base, 'ns1/upstream/data'), 'utf8')).toBe('kept');
+  });
+
   it('reports a missing volume and cleans up its leftover record and parents', async () => {
     const base = await tempDir();
     const root = new VolumeRoot(base);

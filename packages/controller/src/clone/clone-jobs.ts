@@ -40,10 +40,14 @@ export interface CloneCopyOptions {
 export interface CloneVolumes<Path, VolumeOptions> {
   /** Creates volume `path` holding a copy of volume `source`; run again after a failure, it starts over. */
   cloneVolume(source: Path, path: Path, options: VolumeOptions & CloneCopyOptions): Promise<CloneProgress>;
-  /** Removes volume `path` of PV `pvName` with its data: the empty or partial volume of a failed copy. */
+  /**
+   * Removes the empty volume `path` of a failed copy, only when its record names PV `pvName`
+   * (`recordedOnly`): a directory without a record is one the copy refused to clone into (an
+   * upstream provisioner's, or another namespace's under a flat pattern) and must stay as found.
+   */
   deleteVolume(
     path: Path,
-    options: { readonly pvName: string; readonly beforeEachWrite: () => void },
+    options: { readonly pvName: string; readonly recordedOnly: true; readonly beforeEachWrite: () => void },
   ): Promise<unknown>;
 }
 
@@ -199,12 +203,19 @@ export class CloneJobs<Path, VolumeOptions> {
           ended();
         },
         async (error: unknown) => {
-          // Nothing half-made stays: the empty volume goes, and the source is free again.
+          // Nothing half-made stays: the empty volume this claim's record names goes (never a
+          // directory the copy refused), and the source is free again even if that removal failed.
+          const cleanup = { pvName: request.pvName, recordedOnly: true, beforeEachWrite: fence } as const;
           await this.#root
-            .deleteVolume(request.path, { pvName: request.pvName, beforeEachWrite: fence })
+            .deleteVolume(request.path, cleanup)
+            .catch((err: unknown) =>
+              context.logger.warn({ err }, 'could not remove the volume of a failed clone'),
+            )
             .then(fence)
             .then(() => releaseSource(this.#access, job.source, AbortSignal.timeout(30_000)))
-            .catch((err: unknown) => context.logger.warn({ err }, 'could not clean up after a failed clone'));
+            .catch((err: unknown) =>
+              context.logger.warn({ err }, 'could not release the source of a failed clone'),
+            );
           context.logger.warn({ path: request.path, err: error }, 'clone failed');
           metrics?.ended(abort.signal.aborted ? 'cancelled' : 'failed');
           if (abort.signal.aborted) this.#jobs.delete(uid);

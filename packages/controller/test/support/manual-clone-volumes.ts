@@ -22,7 +22,9 @@ export class ManualVolumes implements CloneVolumes<string, { readonly label: str
     });
   }
 
-  async deleteVolume(path: string): Promise<void> {
+  async deleteVolume(path: string, options: { readonly recordedOnly: true }): Promise<void> {
+    // Only the clone's own recorded volume may go: the jobs must say so every time.
+    if (options.recordedOnly !== true) throw new Error('a failed clone may remove only its recorded volume');
     this.deleted.push(path);
   }
 }
