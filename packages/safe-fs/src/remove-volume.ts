@@ -3,7 +3,6 @@
  * unused name, record along) and release (keep the data, mark the record).
  */
 
-import type { Stats } from 'node:fs';
 import { ownershipError } from './adoption.ts';
 import { archiveCandidate, maxArchiveAttempts } from './archive-name.ts';
 import {
@@ -15,13 +14,13 @@ import {
   sameIdentity,
 } from './directory-handle.ts';
 import { errnoCode, isSafeFsError, SafeFsError } from './errors.ts';
+import { isMadeParent } from './made-parent.ts';
 import { type OwnershipRecord, readOwnershipRecord, writeOwnershipRecord } from './ownership-record.ts';
 import { type ParentChain, removeEmptyParents, withParents } from './parent-chain.ts';
-import { isParentInProgress } from './parent-marker.ts';
 import type { RelativeVolumePath } from './relative-volume-path.ts';
 import { assertEmptiable, emptyDirectory } from './remove-tree.ts';
 import { findReservedName } from './reserved-name-search.ts';
-import { isReservedName, parentMarkerName, recordName } from './reserved-names.ts';
+import { isReservedName, recordName } from './reserved-names.ts';
 import { timestampOf, type VolumeContext } from './volume-context.ts';
 import { guardedContext, type WriteGuard } from './write-guard.ts';
 
@@ -168,16 +167,6 @@ async function refuseHostingVolumes(
   }
 }
 
-/**
- * Whether a directory without a record is a parent this package made (its marker, or the mode it has
- * while being made or removed): never a volume, so the PV's volume is not there. That is what a delete
- * finds when it removed the volume and was interrupted before the PV went, and a nested claim has
- * made the same name its parent since.
- */
-function isParentDirectory(stats: Stats, listed: readonly EntryName[]): boolean {
-  return isParentInProgress(stats) || listed.some((name) => nameText(name) === parentMarkerName);
-}
-
 function topLevelReservedName(volume: DirectoryHandle, listed: readonly EntryName[]): string | undefined {
   const reserved = listed.find((name) => isReservedName(nameText(name)));
   return reserved === undefined ? undefined : volume.pathOf(reserved);
@@ -232,7 +221,7 @@ export function deleteVolume(
       try {
         // One listing serves the four looks at the top level: over NFS each costs a round trip.
         const names = await volume.readdir();
-        if (record === undefined && isParentDirectory(stats, names)) return 'missing';
+        if (record === undefined && (await isMadeParent(volume, stats, names))) return 'missing';
         await refuseHostingVolumes(volume, record === undefined ? undefined : names);
         // Nothing goes unless everything can: a refusal halfway (root_squash, another user's
         // directory) would leave a half-deleted volume.
@@ -282,7 +271,7 @@ export async function archiveVolume(
       if (volume === undefined) throw vanished(dir, leaf);
       try {
         const names = await volume.readdir();
-        if (record === undefined && isParentDirectory(stats, names)) return missing;
+        if (record === undefined && (await isMadeParent(volume, stats, names))) return missing;
         await refuseHostingVolumes(volume, record === undefined ? undefined : names);
       } finally {
         await volume.close();

@@ -1,7 +1,8 @@
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseRelativeVolumePath, VolumeRoot } from '../src/index.ts';
+import { parentMarkerName } from '../src/reserved-names.ts';
 import { treeSnapshot as tree } from '../src/testing/tree-snapshot.ts';
 import { ownerOf, useTempDirs } from './fixtures.ts';
 
@@ -63,6 +64,38 @@ describe('unrecorded directories holding volumes of this package', () => {
     expect(await root.deleteVolume(path('n0'), { pvName: 'pvc-u-outer' })).toBe('missing');
     expect(await tree(base)).toEqual(before);
     expect(await readFile(join(base, 'n0/db/data'), 'utf8')).toBe('team-a data');
+  });
+
+  it('deletes a legacy volume whose tenant set the mode that marks a parent in the making', async () => {
+    const base = await tempDir();
+    await mkdir(join(base, 'team-a-db', 'sub'), { recursive: true });
+    await writeFile(join(base, 'team-a-db', 'sub', 'f'), 'tenant data');
+    await chmod(join(base, 'team-a-db'), 0o1700);
+
+    expect(await new VolumeRoot(base).deleteVolume(path('team-a-db'), { pvName: 'pvc-1' })).toBe('deleted');
+    expect(await readdir(base)).toEqual([]);
+  });
+
+  it.each([
+    ['at its top', ''],
+    ['in every directory, its files one level down', 'sub/'],
+  ])('does not take a legacy volume with a parent marker planted %s for a parent', async (_, where) => {
+    const base = await tempDir();
+    const volume = join(base, 'team-a-db');
+    await mkdir(join(volume, where), { recursive: true });
+    await writeFile(join(volume, parentMarkerName), '{}');
+    if (where !== '') await writeFile(join(volume, where, parentMarkerName), '{}');
+    await writeFile(join(volume, where, 'f'), 'tenant data');
+    const root = new VolumeRoot(base);
+
+    // The delete cannot tell a forged marker from another volume's, so it refuses loudly (an event,
+    // retried) instead of reporting the volume missing and leaving its data behind in silence.
+    await expect(root.deleteVolume(path('team-a-db'), { pvName: 'pvc-1' })).rejects.toMatchObject({
+      kind: 'ownership',
+    });
+    await expect(root.archiveVolume(path('team-a-db'), { pvName: 'pvc-1' })).rejects.toMatchObject({
+      kind: 'ownership',
+    });
   });
 
   it('still deletes a plain legacy volume', async () => {
