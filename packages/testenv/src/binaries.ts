@@ -1,4 +1,4 @@
-import { access, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { MissingToolError, runCommand } from './command.ts';
@@ -114,6 +114,21 @@ export async function acquireLock(
   }
 }
 
+/**
+ * Removes the `bin.partial-<pid>` directories in `versionDir` of builds whose process is gone (killed
+ * by a test's timeout, say), so an interrupted build leaves nothing behind once the next one starts.
+ * A live process's directory stays: it may still be building.
+ */
+export async function removeStalePartials(versionDir: string): Promise<void> {
+  const entries = await readdir(versionDir).catch(() => [] as string[]);
+  for (const entry of entries) {
+    const pid = Number(/^bin\.partial-(\d+)$/u.exec(entry)?.[1]);
+    if (pid > 0 && (pid === process.pid || !isProcessAlive(pid))) {
+      await rm(join(versionDir, entry), { recursive: true, force: true });
+    }
+  }
+}
+
 /** Runs `go` with `args` in `cwd`; resolves with its standard output. */
 export type GoCommand = (cwd: string, ...args: string[]) => Promise<string>;
 
@@ -152,7 +167,7 @@ async function build(versionDir: string, binDir: string, options: EnsureBinaries
     `cold build of etcd ${pinnedVersions.etcd} and Kubernetes ${pinnedVersions.kubernetes}; log: ${logFile}`,
   );
   const partial = join(versionDir, `bin.partial-${process.pid}`);
-  await rm(partial, { recursive: true, force: true });
+  await removeStalePartials(versionDir);
   await mkdir(partial, { recursive: true });
   const total = kubernetesCommands.length + 1;
   const step = async (index: number, name: string, run: () => Promise<unknown>): Promise<void> => {

@@ -1,7 +1,8 @@
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { chmod, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { defaultCacheRoot, ensureBinaries } from '../src/binaries.ts';
+import { defaultCacheRoot, ensureBinaries, removeStalePartials } from '../src/binaries.ts';
 import { MissingToolError } from '../src/command.ts';
 import { cacheKey, pinnedVersions } from '../src/versions.ts';
 import { temporaryDir } from './support/temporary-dir.ts';
@@ -39,5 +40,17 @@ describe('binary cache', () => {
     });
     await expect(failure).rejects.toBeInstanceOf(MissingToolError);
     await expect(failure).rejects.toThrow(/^go not found on PATH: .*Go >= 1\.26/);
+  });
+
+  it("removes an interrupted build's partial directory once its process is gone, and keeps a live one's", async () => {
+    const versionDir = await temporaryDir('testenv-partials-');
+    // A process that has exited: its pid names a build that can no longer finish.
+    const gone = spawnSync('true').pid;
+    const alive = process.ppid;
+    for (const name of [`bin.partial-${gone}`, `bin.partial-${alive}`, 'bin', 'build.log']) {
+      await mkdir(join(versionDir, name));
+    }
+    await removeStalePartials(versionDir);
+    expect((await readdir(versionDir)).sort()).toEqual(['bin', `bin.partial-${alive}`, 'build.log']);
   });
 });

@@ -14,6 +14,7 @@ import {
   freshModule,
   type GoCommand,
   goForBuild,
+  removeStalePartials,
 } from '../binaries.ts';
 import { runCommand } from '../command.ts';
 import { formatDuration } from '../duration.ts';
@@ -107,7 +108,7 @@ async function build(binaries: NodeBinaries, options: EnsureNodeBinariesOptions)
   const started = Date.now();
   report(`cold build of a real node (kubelet, containerd, CNI plugins); log: ${logFile}`);
   const partial = join(versionDir, `bin.partial-${process.pid}`);
-  await rm(partial, { recursive: true, force: true });
+  await removeStalePartials(versionDir);
   await mkdir(join(partial, 'cni'), { recursive: true });
   const step = async (name: string, run: () => Promise<unknown>): Promise<void> => {
     const stepStarted = Date.now();
