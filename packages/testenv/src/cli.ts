@@ -9,6 +9,7 @@ import { guestExecCommand, guestImageCommand } from './guest/guest-commands.ts';
 import { helmBinary } from './helm.ts';
 import { bundleCommand, imageBaseCommand, imagesCommand } from './images/image-commands.ts';
 import { ensureRealNode, nodeBuildCommand, realNodeStatus } from './node/node-commands.ts';
+import { prepare, prepareSteps } from './prepare.ts';
 import { componentNames } from './state-dir.ts';
 import { version } from './version.ts';
 
@@ -39,6 +40,9 @@ Commands:
   guest-image
             build or verify the test guest's cached kernel and root image (User-Mode Linux from
             apt, mmdebstrap; root) and print their directory
+  prepare   build or verify, in order, all the tests need: build, helm-path, node-build, images and
+            guest-image, each with its time; one this machine cannot do is skipped with one line
+            saying why (with CI=true, it fails). npm test runs it before the first suite
   guest-exec -- <command...>
             boot a test guest, run the command in it as root, print its output, power it off and
             exit with the command's status
@@ -188,6 +192,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       return guestImageCommand(log);
     case 'guest-exec':
       return guestExecCommand(command, log);
+    case 'prepare':
+      return prepare(prepareSteps, { log });
     case 'help':
       process.stdout.write(usage);
       return 0;
