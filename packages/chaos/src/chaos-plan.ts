@@ -4,6 +4,7 @@
  */
 import type { ScenarioPlan } from './chaos-scenario.ts';
 import { freshSeed } from './seeded-random.ts';
+import type { TenantTreeLimits } from './tenant-mutations.ts';
 
 /** A plan and its seed. */
 export interface ChaosPlan extends ScenarioPlan {
@@ -22,6 +23,10 @@ export interface ChaosPlan extends ScenarioPlan {
   readonly cloneClaims: number;
   /** Files in each source, so that a copy takes long enough to be cut short. */
   readonly cloneFiles: number;
+  /** Clones of the hostile tenant's changing sources per target, two per source. */
+  readonly hostileClones: number;
+  /** How large the hostile tenant's trees start and how far they grow. */
+  readonly hostileTrees: TenantTreeLimits;
 }
 
 /** Claims per target in CI. */
@@ -32,7 +37,8 @@ export const ciClaims = 150;
  * larger runs; a SIGKILL in each wave but the last of each phase, which has a 20 s SIGSTOP (the lease
  * is 15 s); one nested-render pair per ten claims, at least 20; one resized claim per fifteen,
  * at least 10; one expiring archive and one take-back per twenty-five claims, at least 6 each; and
- * one clone per forty claims, at least 4, of sources of 3000 files.
+ * one clone per forty claims, at least 4, of sources of 3000 files; as many clones of a hostile
+ * tenant's changing sources.
  */
 export function chaosPlan(claims: number, seed: number): ChaosPlan {
   return {
@@ -49,6 +55,9 @@ export function chaosPlan(claims: number, seed: number): ChaosPlan {
     takeBackClaims: Math.max(6, Math.ceil(claims / 25)),
     cloneClaims: Math.max(4, Math.ceil(claims / 40)),
     cloneFiles: 3000,
+    hostileClones: Math.max(4, Math.ceil(claims / 40)),
+    // Wide and deep enough that a walk keeping whole levels or rescanning them would show.
+    hostileTrees: { bigFileBytes: 8 << 20, maxWideFiles: 20_000, maxDepth: 300 },
   };
 }
 

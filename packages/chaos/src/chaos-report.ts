@@ -7,6 +7,7 @@ import type { ChaosPlan } from './chaos-plan.ts';
 import type { ScenarioResult } from './chaos-scenario.ts';
 import type { CloneResult } from './clone-under-kill.ts';
 import type { ClusterFault } from './cluster-faults.ts';
+import type { HostileTenantResult } from './hostile-tenant.ts';
 import type { NestedRendersResult } from './nested-renders.ts';
 import type { ResizeResult } from './resize-under-kill.ts';
 import type { TakeBackResult } from './take-back-under-kill.ts';
@@ -17,6 +18,7 @@ export interface LifecycleResults {
   readonly expiry: ArchiveExpiryResult | undefined;
   readonly takeBack: TakeBackResult;
   readonly clone: CloneResult;
+  readonly hostile: HostileTenantResult;
 }
 
 const seconds = (ms: number | undefined): string =>
@@ -110,7 +112,17 @@ function expiryLines(expiry: ArchiveExpiryResult | undefined): string[] {
   ];
 }
 
-function lifecycleLines({ takeBack, clone }: LifecycleResults): string[] {
+function hostileLines(hostile: HostileTenantResult): string[] {
+  return [
+    `${hostile.target} hostile tenant: ${hostile.clones} clones of changing sources (${hostile.mutations.steps} changes, ${hostile.mutations.failures} refused), others' data changed ${hostile.othersChanged.length}, clones into unrecorded data provisioned ${hostile.refusedBound.length}, not bound ${hostile.notBound.length}, copies left ${hostile.copiesLeft.length}, peak RSS ${hostile.peakRssMiB} MiB, lost deletes ${hostile.lostDeletes.length}, audit ${findings(hostile.audit)} findings, kill ${hostile.kill?.aimed === true ? 'mid-copy' : 'with no copy seen'} (leading again after ${seconds(hostile.kill?.fault.recoveryMs)})`,
+    ...[...hostile.othersChanged, ...hostile.refusedBound, ...hostile.notBound, ...hostile.copiesLeft]
+      .slice(0, 20)
+      .map((line) => `    ${line}`),
+    ...auditLines(hostile.audit),
+  ];
+}
+
+function lifecycleLines({ takeBack, clone, hostile }: LifecycleResults): string[] {
   return [
     `${takeBack.target} take-back: ${takeBack.claims} claims, not bound ${takeBack.notBound.length}, data missing ${takeBack.dataMissing.length}, not in one place ${takeBack.notInOnePlace.length}, rivals bound ${takeBack.rivalsBound} of 2, lost deletes ${takeBack.lostDeletes.length}, audit ${findings(takeBack.auditBound)} findings while bound and ${findings(takeBack.audit)} after, kill (leading again after ${seconds(takeBack.fault?.recoveryMs)})`,
     ...[...takeBack.notBound, ...takeBack.dataMissing, ...takeBack.notInOnePlace]
@@ -121,5 +133,6 @@ function lifecycleLines({ takeBack, clone }: LifecycleResults): string[] {
       .slice(0, 20)
       .map((line) => `    ${line}`),
     ...auditLines(takeBack.auditBound, takeBack.audit, clone.audit),
+    ...hostileLines(hostile),
   ];
 }

@@ -13,10 +13,18 @@ export interface LeaderFault {
   readonly signal: 'SIGKILL' | 'SIGSTOP';
   /**
    * `nested`: the nested-render phase (see `nested-renders.ts`); `resize`: see `resize-under-kill.ts`;
-   * `sweep`, `take-back`, `clone`: see `archive-expiry-under-kill.ts`, `take-back-under-kill.ts`,
-   * `clone-under-kill.ts`.
+   * `sweep`, `take-back`, `clone`, `hostile-tenant`: see `archive-expiry-under-kill.ts`,
+   * `take-back-under-kill.ts`, `clone-under-kill.ts`, `hostile-tenant.ts`.
    */
-  readonly phase: 'create' | 'delete' | 'nested' | 'resize' | 'sweep' | 'take-back' | 'clone';
+  readonly phase:
+    | 'create'
+    | 'delete'
+    | 'nested'
+    | 'resize'
+    | 'sweep'
+    | 'take-back'
+    | 'clone'
+    | 'hostile-tenant';
   /** ms since the epoch. */
   readonly atMs: number;
   readonly victim: string;

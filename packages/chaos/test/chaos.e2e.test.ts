@@ -26,6 +26,7 @@ import { ChaosScenario, type ScenarioResult } from '../src/chaos-scenario.ts';
 import { type ChaosTarget, startHostPathTarget, startNfsSubdirTarget } from '../src/chaos-targets.ts';
 import { type CloneResult, runCloneUnderKill } from '../src/clone-under-kill.ts';
 import { runClusterFaults } from '../src/cluster-faults.ts';
+import { type HostileTenantResult, runHostileTenant } from '../src/hostile-tenant.ts';
 import { type LeaseTracker, trackLease } from '../src/lease-tracker.ts';
 import { type NestedRendersResult, runNestedRenders } from '../src/nested-renders.ts';
 import { type ResizeResult, runResizeUnderKill } from '../src/resize-under-kill.ts';
@@ -169,6 +170,27 @@ function expectCloned(result: CloneResult): void {
   expect.soft(result.audit?.findings, `${target} audit after the clones`).toEqual([]);
 }
 
+/** The chart's memory limit for the provisioner (Deployment and DaemonSet). */
+const memoryLimitMiB = 256;
+
+function expectWithstood(result: HostileTenantResult): void {
+  const { target } = result;
+  expect
+    .soft(result.othersChanged, `${target} data of others changed by the tenant's operations`)
+    .toEqual([]);
+  expect.soft(result.refusedBound, `${target} clones into unrecorded data provisioned`).toEqual([]);
+  expect.soft(result.notBound, `${target} hostile-tenant claims not bound`).toEqual([]);
+  expect
+    .soft(result.copiesLeft, `${target} copy directories left by the hostile tenant's clones`)
+    .toEqual([]);
+  expect
+    .soft(result.peakRssMiB, `${target} peak RSS under the hostile tenant, MiB`)
+    .toBeLessThan(memoryLimitMiB);
+  expect.soft(result.lostDeletes, `${target} hostile-tenant PVs left`).toEqual([]);
+  expect.soft(result.kill?.fault.recoveryMs, `${target} hostile-tenant kill without recovery`).toBeDefined();
+  expect.soft(result.audit?.findings, `${target} audit after the hostile tenant`).toEqual([]);
+}
+
 /**
  * The data-lifecycle phases on one target, one after another: each kills the leader its own way.
  * Archive expiry runs where the target removes expired archives (nfs-subdir).
@@ -202,7 +224,15 @@ async function runLifecycle(
     clones: plan.cloneClaims,
     filesPerSource: plan.cloneFiles,
   });
-  return { target: target.name, expiry, takeBack, clone };
+  const hostile = await runHostileTenant({
+    ...common,
+    namespace: await env.namespace(`hostile-${target.name}`),
+    victimNamespace: await env.namespace(`victim-${target.name}`),
+    random: seededRandom(seed + 1),
+    clones: plan.hostileClones,
+    limits: plan.hostileTrees,
+  });
+  return { target: target.name, expiry, takeBack, clone, hostile };
 }
 
 describe.skipIf(!nfsToolsAvailable())('chaos', () => {
@@ -306,6 +336,7 @@ describe.skipIf(!nfsToolsAvailable())('chaos', () => {
         if (lifecycle.expiry !== undefined) expectExpiredOnce(lifecycle.expiry);
         expectTakenBack(lifecycle.takeBack);
         expectCloned(lifecycle.clone);
+        expectWithstood(lifecycle.hostile);
       }
       // Every phase since the scenario's own count: removals of expired archives, take-backs and clones.
       for (const [index, target] of targets.entries())
