@@ -8,6 +8,7 @@
 
 import type { Stats } from 'node:fs';
 import { constants } from 'node:fs';
+import { DirectoryStream, entryName, listingBatch } from './directory-stream.ts';
 import { errnoCode, SafeFsError, systemError } from './errors.ts';
 import type { FsFile, FsOps, FsPath } from './fs-ops.ts';
 
@@ -22,11 +23,6 @@ export type EntryName = string | Buffer;
 /** `name` as text, for messages; names that are not UTF-8 show replacement characters. */
 export function nameText(name: EntryName): string {
   return typeof name === 'string' ? name : name.toString('utf8');
-}
-
-function entryName(raw: Buffer): EntryName {
-  const text = raw.toString('utf8');
-  return Buffer.from(text).equals(raw) ? text : raw;
 }
 
 /** Device and inode: what a directory is, whatever it is called. */
@@ -107,7 +103,19 @@ export class DirectoryHandle {
     }
   }
 
-  /** The names in this directory, exactly as stored (see {@link EntryName}). */
+  /**
+   * Opens a listing of this directory read `batchSize` names at a time: what a walk uses, since a
+   * directory's width is up to the workload (see `directory-stream.ts`).
+   */
+  async stream(batchSize: number = listingBatch): Promise<DirectoryStream> {
+    const listing = await this.#call('readdir', undefined, () => this.#fs.opendir(this.#at(), batchSize));
+    return new DirectoryStream(listing, this.path, batchSize);
+  }
+
+  /**
+   * The names in this directory, exactly as stored (see {@link EntryName}), all at once: only for
+   * directories whose width this package controls; {@link stream} for anything a workload can fill.
+   */
   async readdir(): Promise<EntryName[]> {
     const names = await this.#call('readdir', undefined, () => this.#fs.readdir(this.#at()));
     return names.map(entryName);

@@ -35,6 +35,21 @@ export interface FsFile {
   close(): Promise<void>;
 }
 
+/**
+ * An open listing of a directory (`opendir(3)`), read in batches so that no directory is ever held
+ * in memory whole, however many entries it has.
+ */
+export interface FsDirectory {
+  /**
+   * The next names, as raw bytes: as many as the batch size given to {@link FsOps.opendir}, fewer
+   * only once the listing is done (none after that). Entries removed or added while the listing is
+   * read may be missed or seen twice (`readdir(3)`).
+   */
+  read(): Promise<Buffer[]>;
+  /** Closes the listing; closing again does nothing. */
+  close(): Promise<void>;
+}
+
 /** Path-based calls receive `/proc/self/fd/<fd>/<name>` paths; see the package README. */
 export interface FsOps {
   /** Opens `path` with `open(2)` flags, and `mode` when it creates the file. */
@@ -54,6 +69,8 @@ export interface FsOps {
   lstat(path: FsPath): Promise<Stats | undefined>;
   /** Entry names as raw bytes, so names that are not UTF-8 survive the round trip. */
   readdir(path: FsPath): Promise<Buffer[]>;
+  /** Opens `path` to be listed in batches of `batchSize` names (`opendir(3)`). */
+  opendir(path: FsPath, batchSize: number): Promise<FsDirectory>;
   /** Removes an empty directory. */
   rmdir(path: FsPath): Promise<void>;
   /** Removes a non-directory entry. */
@@ -81,6 +98,8 @@ export const nodeFsOps: FsOps = {
   },
   lstat: (path) => fs.lstat(path),
   readdir: (path) => fs.readdir(path, { encoding: 'buffer' }),
+  opendir: async (path, batchSize) =>
+    new NodeDirectory(await fs.opendir(path, dirOptions(batchSize)), batchSize),
   rmdir: (path) => fs.rmdir(path),
   unlink: (path) => fs.unlink(path),
   rename: (oldPath, newPath) => fs.rename(oldPath, newPath),
@@ -106,6 +125,8 @@ export const localFsOps: FsOps = {
   },
   lstat: async (path) => fsSync.lstatSync(path, { throwIfNoEntry: false }),
   readdir: async (path) => fsSync.readdirSync(path, { encoding: 'buffer' }),
+  opendir: async (path, batchSize) =>
+    new LocalDirectory(fsSync.opendirSync(path, dirOptions(batchSize)), batchSize),
   rmdir: async (path) => fsSync.rmdirSync(path),
   unlink: async (path) => fsSync.unlinkSync(path),
   rename: async (oldPath, newPath) => fsSync.renameSync(oldPath, newPath),
@@ -114,6 +135,76 @@ export const localFsOps: FsOps = {
 };
 
 const fdatasync = promisify(fsSync.fdatasync);
+
+/**
+ * `opendir` options: names as bytes (the types know only text encodings, but `Dir` passes any
+ * encoding on to `readdir(3)`'s conversion, `buffer` included), and libuv's buffer the size of a batch
+ * so that a batch is one trip to the thread pool.
+ */
+function dirOptions(batchSize: number): fsSync.OpenDirOptions {
+  return { encoding: 'buffer' as BufferEncoding, bufferSize: batchSize };
+}
+
+/** The name of an entry of a `Dir` opened with {@link dirOptions}: bytes, whatever the types say. */
+function rawName(entry: fsSync.Dirent): Buffer {
+  return entry.name as unknown as Buffer;
+}
+
+/** A listing of {@link nodeFsOps}: libuv reads a batch on its thread pool, `Dir` hands it out. */
+class NodeDirectory implements FsDirectory {
+  readonly #dir: fsSync.Dir;
+  readonly #batchSize: number;
+  #closed = false;
+
+  constructor(dir: fsSync.Dir, batchSize: number) {
+    this.#dir = dir;
+    this.#batchSize = batchSize;
+  }
+
+  async read(): Promise<Buffer[]> {
+    const names: Buffer[] = [];
+    while (!this.#closed && names.length < this.#batchSize) {
+      const entry = await this.#dir.read();
+      if (entry === null) break;
+      names.push(rawName(entry));
+    }
+    return names;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#dir.close();
+  }
+}
+
+/** A listing of {@link localFsOps}, read on the calling thread. */
+class LocalDirectory implements FsDirectory {
+  readonly #dir: fsSync.Dir;
+  readonly #batchSize: number;
+  #closed = false;
+
+  constructor(dir: fsSync.Dir, batchSize: number) {
+    this.#dir = dir;
+    this.#batchSize = batchSize;
+  }
+
+  async read(): Promise<Buffer[]> {
+    const names: Buffer[] = [];
+    while (!this.#closed && names.length < this.#batchSize) {
+      const entry = this.#dir.readSync();
+      if (entry === null) break;
+      names.push(rawName(entry));
+    }
+    return names;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#dir.closeSync();
+  }
+}
 
 /** A file descriptor of {@link localFsOps}; closing twice is a no-op, as for `FileHandle`. */
 class LocalFile implements FsFile {

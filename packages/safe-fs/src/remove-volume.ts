@@ -3,6 +3,7 @@
  * unused name, record along) and release (keep the data, mark the record).
  */
 
+import type { Stats } from 'node:fs';
 import { ownershipError } from './adoption.ts';
 import { archiveCandidate, maxArchiveAttempts } from './archive-name.ts';
 import {
@@ -13,14 +14,16 @@ import {
   nonDirectoryError,
   sameIdentity,
 } from './directory-handle.ts';
+import { findEntry, hasNoEntries, listIfFewer } from './directory-stream.ts';
 import { errnoCode, isSafeFsError, SafeFsError } from './errors.ts';
 import { isMadeParent } from './made-parent.ts';
 import { type OwnershipRecord, readOwnershipRecord, writeOwnershipRecord } from './ownership-record.ts';
 import { type ParentChain, removeEmptyParents, withParents } from './parent-chain.ts';
+import { isParentInProgress } from './parent-marker.ts';
 import type { RelativeVolumePath } from './relative-volume-path.ts';
 import { assertEmptiable, emptyDirectory } from './remove-tree.ts';
 import { findReservedName } from './reserved-name-search.ts';
-import { isReservedName, recordName } from './reserved-names.ts';
+import { isReservedName, parentMarkerName, recordName } from './reserved-names.ts';
 import { timestampOf, type VolumeContext } from './volume-context.ts';
 import { guardedContext, type WriteGuard } from './write-guard.ts';
 
@@ -149,16 +152,14 @@ async function forgetMissing(
  * them anywhere below it, so its whole tree is searched. Below a recorded volume every create is
  * refused, so the only way in was two creates racing for its name, which leaves their marks in its
  * top level (the parent marker and the inner volume's record): that is where it is searched, in
- * `recordedListing`, its listing (`undefined` for an unrecorded volume).
+ * `listed` when the top level was small enough to be listed at once (see {@link topLevelOf}).
  */
 async function refuseHostingVolumes(
   volume: DirectoryHandle,
-  recordedListing: readonly EntryName[] | undefined,
+  recorded: boolean,
+  listed: readonly EntryName[] | undefined,
 ): Promise<void> {
-  const found =
-    recordedListing === undefined
-      ? await findReservedName(volume)
-      : topLevelReservedName(volume, recordedListing);
+  const found = recorded ? await topLevelReservedName(volume, listed) : await findReservedName(volume);
   if (found !== undefined) {
     throw ownershipError(
       volume.path,
@@ -167,9 +168,36 @@ async function refuseHostingVolumes(
   }
 }
 
-function topLevelReservedName(volume: DirectoryHandle, listed: readonly EntryName[]): string | undefined {
-  const reserved = listed.find((name) => isReservedName(nameText(name)));
+async function topLevelReservedName(
+  volume: DirectoryHandle,
+  listed: readonly EntryName[] | undefined,
+): Promise<string | undefined> {
+  const isReserved = (name: EntryName) => isReservedName(nameText(name));
+  const reserved = listed === undefined ? await findEntry(volume, isReserved) : listed.find(isReserved);
   return reserved === undefined ? undefined : volume.pathOf(reserved);
+}
+
+/**
+ * The top level of `volume` listed once when it is small: then that one listing serves every look at
+ * it (over NFS each costs a round trip). A wide one (`undefined`) is read in batches by each look
+ * instead, so that its width never decides the memory a removal takes.
+ */
+function topLevelOf(volume: DirectoryHandle): Promise<EntryName[] | undefined> {
+  return listIfFewer(volume);
+}
+
+/**
+ * {@link isMadeParent} for `volume` listed as {@link topLevelOf} did. A wide top level is only listed
+ * whole when it carries a parent's mark (a parent of many volumes).
+ */
+async function isMadeParentVolume(
+  volume: DirectoryHandle,
+  stats: Stats,
+  listed: readonly EntryName[] | undefined,
+): Promise<boolean> {
+  if (listed !== undefined) return isMadeParent(volume, stats, listed);
+  if (!isParentInProgress(stats) && (await volume.lstat(parentMarkerName)) === undefined) return false;
+  return isMadeParent(volume, stats, await volume.readdir());
 }
 
 function vanished(dir: DirectoryHandle, leaf: string): SafeFsError {
@@ -219,10 +247,9 @@ export function deleteVolume(
       const volume = await dir.openDirectory(leaf);
       if (volume === undefined) throw vanished(dir, leaf);
       try {
-        // One listing serves the four looks at the top level: over NFS each costs a round trip.
-        const names = await volume.readdir();
-        if (record === undefined && (await isMadeParent(volume, stats, names))) return 'missing';
-        await refuseHostingVolumes(volume, record === undefined ? undefined : names);
+        const names = await topLevelOf(volume);
+        if (record === undefined && (await isMadeParentVolume(volume, stats, names))) return 'missing';
+        await refuseHostingVolumes(volume, record !== undefined, names);
         // Nothing goes unless everything can: a refusal halfway (root_squash, another user's
         // directory) would leave a half-deleted volume.
         await assertEmptiable(volume, names);
@@ -270,9 +297,9 @@ export async function archiveVolume(
       const volume = await dir.openDirectory(leaf);
       if (volume === undefined) throw vanished(dir, leaf);
       try {
-        const names = await volume.readdir();
-        if (record === undefined && (await isMadeParent(volume, stats, names))) return missing;
-        await refuseHostingVolumes(volume, record === undefined ? undefined : names);
+        const names = await topLevelOf(volume);
+        if (record === undefined && (await isMadeParentVolume(volume, stats, names))) return missing;
+        await refuseHostingVolumes(volume, record !== undefined, names);
       } finally {
         await volume.close();
       }
@@ -382,7 +409,7 @@ async function isEmptyDirectory(dir: DirectoryHandle, name: string): Promise<boo
   const placeholder = await dir.openDirectory(name);
   if (placeholder === undefined) return false;
   try {
-    return (await placeholder.readdir()).length === 0;
+    return await hasNoEntries(placeholder);
   } finally {
     await placeholder.close();
   }

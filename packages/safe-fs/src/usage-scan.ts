@@ -6,18 +6,20 @@
  * devices are only `lstat`ed, never opened. Entries the walk may not read are counted, not fatal, so
  * a workload cannot hide data from the measure or stop it by making a directory unreadable.
  *
- * The walk holds at most {@link maxOpenLevels} descriptors however deep the tree: a closed level is
- * reopened through `..` of its child and checked to be the same directory, as removal does.
+ * The walk reads each directory in batches and keeps an explicit stack of the levels it is in
+ * (`open-levels.ts`): its memory does not grow with the width of a directory, at most
+ * `maxOpenLevels` levels hold descriptors however deep the tree, and no step rescans the stack.
+ * A level closed for depth is reopened through `..` of its child and checked to be the same
+ * directory, as removal does, and skips the names it had read.
  */
 
 import { normalizeBasePath } from './base-path.ts';
-import type { DirectoryHandle, EntryName, Identity } from './directory-handle.ts';
+import type { DirectoryHandle, EntryName } from './directory-handle.ts';
 import { errnoCode, isSafeFsError, SafeFsError } from './errors.ts';
 import { type FsOps, nodeFsOps } from './fs-ops.ts';
+import { OpenLevels } from './open-levels.ts';
 import { withParents } from './parent-chain.ts';
 import type { RelativeVolumePath } from './relative-volume-path.ts';
-import { maxOpenLevels } from './remove-tree.ts';
-import { reopenParent } from './reopen-parent.ts';
 
 /** Options of {@link scanVolumeUsage}. */
 export interface UsageScanOptions {
@@ -26,8 +28,8 @@ export interface UsageScanOptions {
   /** Stops the walk: it rejects with the signal's reason before its next system call. */
   readonly signal?: AbortSignal | undefined;
   /**
-   * The I/O budget: awaited before each system call the walk makes inside the volume (one
-   * `readdir`, `lstat` or `open`), so a rate limiter here bounds the load a scan puts on the disk or
+   * The I/O budget: awaited before each system call the walk makes inside the volume (one batch of
+   * a directory's names, one `lstat` or `open`), so a rate limiter here bounds the load a scan puts on the disk or
    * the export. Without it the walk runs at full speed.
    */
   readonly pace?: (() => Promise<void>) | undefined;
@@ -51,13 +53,6 @@ export interface VolumeUsage {
   readonly otherFileSystems: number;
   /** System calls made inside the volume, each paced by {@link UsageScanOptions.pace}. */
   readonly operations: number;
-}
-
-interface Level {
-  /** Open while it is one of the deepest levels; `undefined` once closed to bound descriptors. */
-  handle: DirectoryHandle | undefined;
-  readonly identity: Identity;
-  readonly pending: EntryName[];
 }
 
 const refusedCodes: ReadonlySet<string> = new Set(['EACCES', 'EPERM']);
@@ -152,52 +147,31 @@ export function measureDirectory(top: DirectoryHandle): Promise<VolumeUsage> {
 async function walk(top: DirectoryHandle, tally: Tally): Promise<VolumeUsage> {
   const topStats = await top.stat();
   tally.add(topStats);
-  const levels: Level[] = [{ handle: top, identity: topStats, pending: await list(top, tally) }];
-  let opened = 0;
+  const levels = new OpenLevels(top, topStats, undefined, {
+    relisting: 'resume',
+    moved: { operation: 'measure usage', detail: 'was moved while being measured; will measure again' },
+    beforeRead: () => tally.step(),
+    listingRefused: (err) => {
+      if (!isRefused(err)) return false;
+      tally.unreadable++;
+      return true;
+    },
+  });
   try {
     for (;;) {
-      const level = levels[levels.length - 1] as Level;
-      const name = level.pending.pop();
+      const name = await levels.nextName();
       if (name === undefined) {
-        if (levels.length === 1) break;
-        if (await finishLevel(levels)) opened++;
-        opened--;
+        if (levels.depth === 0) break;
+        await levels.leave();
         continue;
       }
-      const child = await visit(open(level), name, topStats.dev, tally);
-      if (child === undefined) continue;
-      levels.push({ handle: child, identity: await child.stat(), pending: await list(child, tally) });
-      opened++;
-      // Keep the deepest levels open; the shallower ones are reopened on the way back up.
-      const victim =
-        opened > maxOpenLevels ? levels.find((l, i) => i > 0 && l.handle !== undefined) : undefined;
-      if (victim !== undefined) {
-        await victim.handle?.close();
-        victim.handle = undefined;
-        opened--;
-      }
+      const child = await visit(levels.dir, name, topStats.dev, tally);
+      if (child !== undefined) await levels.enter(child, name, undefined);
     }
   } finally {
-    for (const level of levels.slice(1)) await level.handle?.close();
+    await levels.close();
   }
   return tally.result();
-}
-
-function open(level: Level): DirectoryHandle {
-  if (level.handle === undefined) throw new Error('level is not open');
-  return level.handle;
-}
-
-/** The names in `dir`; none when it may not be listed (counted). */
-async function list(dir: DirectoryHandle, tally: Tally): Promise<EntryName[]> {
-  await tally.step();
-  try {
-    return await dir.readdir();
-  } catch (err) {
-    if (!isRefused(err)) throw err;
-    tally.unreadable++;
-    return [];
-  }
 }
 
 /** Counts entry `name` of `dir`; returns it opened when it is a directory to walk into. */
@@ -233,27 +207,6 @@ async function visit(
     tally.unreadable++;
     return undefined;
   }
-}
-
-/**
- * The deepest level is done: close it, reopening its parent through `..` first when the parent's
- * descriptor was closed (returns whether it was).
- */
-async function finishLevel(levels: Level[]): Promise<boolean> {
-  const level = levels.pop() as Level;
-  const parent = levels[levels.length - 1] as Level;
-  const child = open(level);
-  const reopen = parent.handle === undefined;
-  try {
-    if (reopen)
-      parent.handle = await reopenParent(parent.identity, child, {
-        operation: 'measure usage',
-        detail: 'was moved while being measured; will measure again',
-      });
-  } finally {
-    await child.close();
-  }
-  return reopen;
 }
 
 /**

@@ -52,6 +52,17 @@ function recording(fs: FsOps): { readonly fs: FsOps; readonly calls: string[] } 
         calls.push('readdir');
         return fs.readdir(path);
       },
+      // A listing read in batches: one `readdir` per batch, as one `readdir` of a small directory.
+      opendir: async (path, batchSize) => {
+        const listing = await fs.opendir(path, batchSize);
+        return {
+          read: () => {
+            calls.push('readdir');
+            return listing.read();
+          },
+          close: () => listing.close(),
+        };
+      },
       rmdir: record('rmdir', fs.rmdir),
       unlink: record('unlink', fs.unlink),
       rename: record('rename', fs.rename),

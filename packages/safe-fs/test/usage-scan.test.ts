@@ -38,10 +38,10 @@ function refusing(path: string, call: 'readdir' | 'open', code = 'EACCES'): FsOp
   };
   return {
     ...nodeFsOps,
-    readdir: (p) =>
+    opendir: (p, batchSize) =>
       call === 'readdir' && target(p)
-        ? Promise.reject(systemErrorOf(code, -13, 'scandir'))
-        : nodeFsOps.readdir(p),
+        ? Promise.reject(systemErrorOf(code, -13, 'opendir'))
+        : nodeFsOps.opendir(p, batchSize),
     open: (p, flags, mode) =>
       call === 'open' && String(p).startsWith('/proc/self/fd/') && resolved(p) === path
         ? Promise.reject(systemErrorOf(code, -13, 'open'))
