@@ -33,6 +33,11 @@ export interface ClassParameters {
   /** Soft limit above the request, in percent of it (`softLimitGrace`); `undefined`: no soft limit. */
   readonly softLimitGracePercent: number | undefined;
   /**
+   * How many files, directories and links an enforced volume may hold (`inodeLimit`). Default
+   * `auto`: see {@link InodeLimit}.
+   */
+  readonly inodeLimit: InodeLimit;
+  /**
    * What deleting a PV does with its directory (`onDelete`): `delete` (default) removes it, `retain`
    * keeps it for a later claim to take back.
    */
@@ -49,6 +54,16 @@ export interface ClassParameters {
   readonly cloneSpecialFiles: SpecialFilePolicy;
 }
 
+/**
+ * The inode limit of an enforced volume: `auto` is one inode per 4 KiB of its hard block limit, at
+ * least {@link minAutoInodeLimit}, so it grows with a resize; a number is that many whatever the
+ * size; `none` sets no inode limit.
+ */
+export type InodeLimit = 'auto' | 'none' | number;
+
+/** The least inode limit `auto` gives, however small the volume. */
+export const minAutoInodeLimit = 10_000;
+
 /** What deleting a PV does with its directory: remove it, or keep it for a take-back. */
 export type DeletePolicy = 'delete' | 'retain';
 
@@ -60,6 +75,8 @@ export const defaultDirectoryMode = 0o777;
 
 const volumeTypes: readonly VolumeType[] = ['hostPath', 'local'];
 const booleans = ['true', 'false'] as const;
+// Far above any file system's inode count, and still exact as a JavaScript number.
+const maxInodeLimit = 999_999_999_999_999;
 // Linux ids are 32-bit; 2^32-1 is the "no change" sentinel of chown(2), so it is not a valid owner.
 const maxId = 0xffff_fffe;
 
@@ -73,6 +90,7 @@ type ParameterName =
   | 'enforceSize'
   | 'softLimitGrace'
   | 'hardLimitGrace'
+  | 'inodeLimit'
   | 'onDelete'
   | 'takeBackFromNamespaces'
   | 'cloneSpecialFiles';
@@ -88,6 +106,7 @@ const accepted: Readonly<Record<ParameterName, string>> = {
   enforceSize: booleans.join(', '),
   softLimitGrace: 'a percentage of the request from 0% to 1000%, such as 10%',
   hardLimitGrace: 'a percentage of the request from 0% to 1000%, such as 10%',
+  inodeLimit: `auto, none, or a whole number of inodes from 1 to ${maxInodeLimit}, such as 100000`,
   onDelete: 'delete, retain',
   takeBackFromNamespaces: 'a comma-separated list of namespaces, or *',
   cloneSpecialFiles: 'refuse, skip',
@@ -123,6 +142,7 @@ export function parseClassParameters(
     enforceSize: boolean;
     hardLimitGracePercent: number;
     softLimitGracePercent: number | undefined;
+    inodeLimit: InodeLimit;
     onDelete: DeletePolicy;
     takeBackFromNamespaces: readonly string[] | '*';
     cloneSpecialFiles: SpecialFilePolicy;
@@ -136,6 +156,7 @@ export function parseClassParameters(
     enforceSize: false,
     hardLimitGracePercent: 0,
     softLimitGracePercent: undefined,
+    inodeLimit: 'auto',
     onDelete: 'delete',
     takeBackFromNamespaces: [],
     cloneSpecialFiles: 'refuse',
@@ -184,6 +205,12 @@ export function parseClassParameters(
         else result.hardLimitGracePercent = percent;
         break;
       }
+      case 'inodeLimit': {
+        const limit = parseInodeLimit(value);
+        if (limit === undefined) invalid(key, value);
+        else result.inodeLimit = limit;
+        break;
+      }
       case 'onDelete':
         if (value === 'delete' || value === 'retain') result.onDelete = value;
         else invalid(key, value);
@@ -200,9 +227,11 @@ export function parseClassParameters(
         break;
     }
   }
-  const graces = ['softLimitGrace', 'hardLimitGrace'].filter((key) => parameters?.[key] !== undefined);
-  if (graces.length > 0 && !result.enforceSize) {
-    problems.push(`parameter ${graces.map((key) => `"${key}"`).join(' and ')} needs "enforceSize": "true"`);
+  const limits = ['softLimitGrace', 'hardLimitGrace', 'inodeLimit'].filter(
+    (key) => parameters?.[key] !== undefined,
+  );
+  if (limits.length > 0 && !result.enforceSize) {
+    problems.push(`parameter ${limits.map((key) => `"${key}"`).join(' and ')} needs "enforceSize": "true"`);
   }
   if ((result.softLimitGracePercent ?? 0) > result.hardLimitGracePercent) {
     problems.push('parameter "softLimitGrace" must not be above "hardLimitGrace"');
@@ -257,6 +286,12 @@ function parseNamespaces(value: string): readonly string[] | '*' | undefined {
   if (value.trim() === '*') return '*';
   const names = value.split(',').map((name) => name.trim());
   return names.every((name) => namespaceName.test(name)) ? names : undefined;
+}
+
+function parseInodeLimit(value: string): InodeLimit | undefined {
+  if (value === 'auto' || value === 'none') return value;
+  if (!/^[1-9][0-9]{0,14}$/.test(value)) return undefined;
+  return Number(value);
 }
 
 function parseId(value: string): number | undefined {

@@ -1,15 +1,15 @@
 /**
  * Enforced volume sizes: each volume of a class with `enforceSize` is its own quota project, with a
- * project ID unique on the root and a block limit from its capacity. The ID is recorded in the
+ * project ID unique on the root and block and inode limits from its capacity. The ID is recorded in the
  * volume's ownership record before the directory is made a project, so the records on the root are
  * the truth about which IDs are taken (see `docs/decisions.md`, "Project IDs of enforced volumes").
  */
 import { readFile, realpath } from 'node:fs/promises';
 import { InfeasibleError, type OperationContext } from '@kube-provisioner/controller';
 import type { RelativeVolumePath, VolumeRoot } from '@kube-provisioner/safe-fs';
-import type { ClassParameters } from './class-parameters.ts';
+import { type ClassParameters, minAutoInodeLimit } from './class-parameters.ts';
 import { checkQuotaMount, type QuotaMount } from './quota-mount.ts';
-import { type ProjectLimits, type ProjectQuotas, xfsQuota } from './xfs-quota.ts';
+import { noProjectLimits, type ProjectLimits, type ProjectQuotas, xfsQuota } from './xfs-quota.ts';
 
 /** How the provisioner reaches project quotas: the quota tool and the mount table. */
 export interface ProjectQuotaAccess {
@@ -19,17 +19,29 @@ export interface ProjectQuotaAccess {
   readonly readMountInfo?: (() => Promise<string>) | undefined;
 }
 
-/** The byte limits of a volume of `capacityBytes` under the class's graces. */
+// A file with any data takes at least one 4 KiB block, so `auto` binds only what takes no block:
+// empty files, short symlinks, special files (see docs/decisions.md, "Enforced sizes limit inodes").
+const bytesPerAutoInode = 4096;
+
+/**
+ * The limits of a volume of `capacityBytes` under the class's graces and inode limit. The inode
+ * limit is a hard one only: a soft limit's grace would only delay the same refusal.
+ */
 export function projectLimits(
   capacityBytes: number,
-  parameters: Pick<ClassParameters, 'hardLimitGracePercent' | 'softLimitGracePercent'>,
+  parameters: Pick<ClassParameters, 'hardLimitGracePercent' | 'softLimitGracePercent' | 'inodeLimit'>,
 ): ProjectLimits {
   const above = (percent: number): number => Math.ceil((capacityBytes * (100 + percent)) / 100);
   const soft = parameters.softLimitGracePercent;
-  return {
-    hardBytes: above(parameters.hardLimitGracePercent),
-    softBytes: soft === undefined ? 0 : above(soft),
-  };
+  const hardBytes = above(parameters.hardLimitGracePercent);
+  const { inodeLimit } = parameters;
+  const hardInodes =
+    inodeLimit === 'none'
+      ? 0
+      : inodeLimit === 'auto'
+        ? Math.max(minAutoInodeLimit, Math.ceil(hardBytes / bytesPerAutoInode))
+        : inodeLimit;
+  return { hardBytes, softBytes: soft === undefined ? 0 : above(soft), softInodes: 0, hardInodes };
 }
 
 /** Project IDs and quota tools of one root. */
@@ -153,7 +165,7 @@ export class SizeEnforcement {
   }
 
   /**
-   * Removes the limit of volume `relative` of PV `pvName` when it is recorded with a project, and
+   * Removes the block and inode limits of volume `relative` of PV `pvName` when it is recorded with a project, and
    * returns that project. Called before its directory goes: a crash in between leaves the record,
    * and the retry removes it again.
    */
@@ -167,7 +179,7 @@ export class SizeEnforcement {
     if (projectId === undefined) return undefined;
     const quotas = await this.quotas();
     context.assertLeader();
-    await quotas.limit(projectId, { softBytes: 0, hardBytes: 0 }, context.signal);
+    await quotas.limit(projectId, noProjectLimits, context.signal);
     return projectId;
   }
 

@@ -11,17 +11,24 @@ export interface ProjectUsage {
   readonly inodes: number;
 }
 
-/** Byte limits of one project; 0 means none. */
+/** Block and inode limits of one project; 0 means none. */
 export interface ProjectLimits {
   readonly softBytes: number;
   readonly hardBytes: number;
+  /** Files, directories and links the project may hold before its grace period starts. */
+  readonly softInodes: number;
+  /** Files, directories and links the project may hold at most. */
+  readonly hardInodes: number;
 }
+
+/** No limits at all: what a project keeps when its volume goes. */
+export const noProjectLimits: ProjectLimits = { softBytes: 0, hardBytes: 0, softInodes: 0, hardInodes: 0 };
 
 /** The quota operations the provisioner needs on one mount. */
 export interface ProjectQuotas {
   /** Makes directory `path` (on the mount) the top of project `projectId`; what it holds inherits it. */
   assign(path: string, projectId: number, signal: AbortSignal): Promise<void>;
-  /** Sets the limits of project `projectId`; zero limits remove them. */
+  /** Sets every limit of project `projectId`, blocks and inodes; zero limits remove them. */
   limit(projectId: number, limits: ProjectLimits, signal: AbortSignal): Promise<void>;
   /** The use of every project with use or limits on the mount. */
   report(signal: AbortSignal): Promise<Map<number, ProjectUsage>>;
@@ -46,6 +53,12 @@ const runXfsQuota: RunXfsQuota = (args, signal) =>
 // Limits are given in KiB, the unit quotas count blocks in.
 const kib = (bytes: number): string => `${Math.ceil(bytes / 1024)}k`;
 
+/** An inode limit as a plain decimal: xfs_quota would read a suffix as a multiplier. */
+function count(inodes: number): string {
+  if (!Number.isSafeInteger(inodes) || inodes < 0) throw new Error(`${inodes} is not an inode limit`);
+  return String(inodes);
+}
+
 /** {@link ProjectQuotas} of `mount` through `xfs_quota`. */
 export function xfsQuota(mount: QuotaMount, run: RunXfsQuota = runXfsQuota): ProjectQuotas {
   const command = (subcommand: string, signal: AbortSignal): Promise<string> =>
@@ -60,8 +73,14 @@ export function xfsQuota(mount: QuotaMount, run: RunXfsQuota = runXfsQuota): Pro
       // Depth 0: the directory alone (new and empty); files made in it inherit the project.
       await command(`project -s -d 0 -p ${path} ${projectId}`, signal);
     },
-    async limit(projectId, { softBytes, hardBytes }, signal) {
-      await command(`limit -p bsoft=${kib(softBytes)} bhard=${kib(hardBytes)} ${projectId}`, signal);
+    async limit(projectId, limits, signal) {
+      const { softBytes, hardBytes, softInodes, hardInodes } = limits;
+      // One command for all four: a volume is never left with new block limits and old inode ones.
+      const inodes = `isoft=${count(softInodes)} ihard=${count(hardInodes)}`;
+      await command(
+        `limit -p bsoft=${kib(softBytes)} bhard=${kib(hardBytes)} ${inodes} ${projectId}`,
+        signal,
+      );
     },
     async report(signal) {
       return parseReport(await command('report -p -n -N -b -i', signal));

@@ -29,6 +29,7 @@ describe('parseClassParameters', () => {
       enforceSize: false,
       hardLimitGracePercent: 0,
       softLimitGracePercent: undefined,
+      inodeLimit: 'auto',
       onDelete: 'delete',
       takeBackFromNamespaces: [],
       cloneSpecialFiles: 'refuse',
@@ -47,6 +48,7 @@ describe('parseClassParameters', () => {
         enforceSize: 'true',
         softLimitGrace: '5%',
         hardLimitGrace: '20%',
+        inodeLimit: '50000',
         onDelete: 'retain',
         takeBackFromNamespaces: 'team-b, team-c',
         cloneSpecialFiles: 'skip',
@@ -61,6 +63,7 @@ describe('parseClassParameters', () => {
       enforceSize: true,
       softLimitGracePercent: 5,
       hardLimitGracePercent: 20,
+      inodeLimit: 50_000,
       onDelete: 'retain',
       takeBackFromNamespaces: ['team-b', 'team-c'],
       cloneSpecialFiles: 'skip',
@@ -81,13 +84,35 @@ describe('parseClassParameters', () => {
     ).toContain('"softLimitGrace" must not be above "hardLimitGrace"');
   });
 
+  it('takes an inode limit of auto, none or a whole number, only with enforcement', () => {
+    const inodeLimit = (value: string) =>
+      parseClassParameters({ enforceSize: 'true', inodeLimit: value }).inodeLimit;
+    expect(parseClassParameters({ enforceSize: 'true' }).inodeLimit).toBe('auto');
+    expect(inodeLimit('auto')).toBe('auto');
+    expect(inodeLimit('none')).toBe('none');
+    expect(inodeLimit('1')).toBe(1);
+    expect(inodeLimit('999999999999999')).toBe(999_999_999_999_999);
+    expect(failure(() => parseClassParameters({ inodeLimit: '1000' })).message).toContain(
+      'parameter "inodeLimit" needs "enforceSize": "true"',
+    );
+  });
+
+  it.each(['0', '-1', '01', '1e6', '100k', '1.5', ' 100', 'Auto', 'unlimited', '', '1000000000000000'])(
+    'rejects inodeLimit=%j naming the parameter and what it accepts',
+    (value) => {
+      const message = failure(() => parseClassParameters({ enforceSize: 'true', inodeLimit: value })).message;
+      expect(message).toContain(`invalid value ${JSON.stringify(value)} for parameter "inodeLimit"`);
+      expect(message).toContain('accepted values: auto, none, or a whole number of inodes from 1 to');
+    },
+  );
+
   it('reads three-digit modes as octal', () => {
     expect(parseClassParameters({ mode: '750' }).mode).toBe(0o750);
   });
 
   it('names an unknown parameter and lists the accepted ones', () => {
     expect(failure(() => parseClassParameters({ pathPatern: 'x' })).message).toContain(
-      'unknown parameter "pathPatern": accepted parameters: volumeType, allowVolumeTypeAnnotation, pathPattern, mode, uid, gid, enforceSize, softLimitGrace, hardLimitGrace, onDelete, takeBackFromNamespaces, cloneSpecialFiles',
+      'unknown parameter "pathPatern": accepted parameters: volumeType, allowVolumeTypeAnnotation, pathPattern, mode, uid, gid, enforceSize, softLimitGrace, hardLimitGrace, inodeLimit, onDelete, takeBackFromNamespaces, cloneSpecialFiles',
     );
   });
 

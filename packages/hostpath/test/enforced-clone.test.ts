@@ -64,7 +64,12 @@ describe('cloning into a class that enforces sizes', () => {
     expect(quotas.assigned).toEqual([{ path: expect.stringMatching(/\.copy$/u), entries: [] }]);
     expect(dirname(quotas.assigned[0]?.path ?? '')).toBe(dirname(copyDir));
     expect(quotas.projects.get(quotas.assigned[0]?.path ?? '')).toBe(projectId);
-    expect(quotas.limits.get(projectId)).toEqual({ hardBytes: gib, softBytes: 0 });
+    expect(quotas.limits.get(projectId)).toEqual({
+      hardBytes: gib,
+      softBytes: 0,
+      hardInodes: gib / 4096,
+      softInodes: 0,
+    });
   });
 
   it('after a restart reuses the project recorded by the attempt before', async () => {

@@ -20,7 +20,7 @@ export class FakeQuotas implements ProjectQuotas {
   }
 
   async limit(projectId: number, limits: ProjectLimits): Promise<void> {
-    if (limits.hardBytes === 0 && limits.softBytes === 0) this.limits.delete(projectId);
+    if (Object.values(limits).every((limit) => limit === 0)) this.limits.delete(projectId);
     else this.limits.set(projectId, limits);
   }
 

@@ -68,7 +68,12 @@ describe('enforced sizes', () => {
 
     const projectId = quotas.projects.get(pv.spec?.hostPath?.path ?? '');
     expect(projectId).toBe(1);
-    expect(quotas.limits.get(1)).toEqual({ softBytes: 11 * mib, hardBytes: 15 * mib });
+    expect(quotas.limits.get(1)).toEqual({
+      softBytes: 11 * mib,
+      hardBytes: 15 * mib,
+      softInodes: 0,
+      hardInodes: 10_000,
+    });
   });
 
   it('gives claims created at once distinct IDs, above every ID a record or the file system holds', async () => {
@@ -135,22 +140,80 @@ describe('enforced sizes', () => {
     expect(await hostpath.expand({ pv, pvc, storageClass: enforced, capacity: '20Mi' }, context)).toEqual({
       capacity: '20Mi',
     });
-    expect(quotas.limits.get(1)).toEqual({ softBytes: 22 * mib, hardBytes: 30 * mib });
+    expect(quotas.limits.get(1)).toMatchObject({ softBytes: 22 * mib, hardBytes: 30 * mib });
 
     await hostpath.delete(released(pv, pvc), context);
     expect(quotas.limits.size).toBe(0);
     expect(await readdir(root.path)).toEqual([]);
   });
 
+  it('limits inodes to one per 4 KiB of the hard limit, raises them on expansion, clears them on delete', async () => {
+    await using root = await temporaryRoot();
+    const quotas = new FakeQuotas();
+    const hostpath = provisioner(root.path, quotas);
+    const plain = storageClass({ enforceSize: 'true' });
+    const pvc = sized('100Mi');
+    const pv = provisioned(await hostpath.provision(provisionOptions(pvc, plain), context));
+    expect(quotas.limits.get(1)).toEqual({
+      softBytes: 0,
+      hardBytes: 100 * mib,
+      softInodes: 0,
+      hardInodes: 25_600,
+    });
+
+    await hostpath.expand({ pv, pvc, storageClass: plain, capacity: '200Mi' }, context);
+    expect(quotas.limits.get(1)).toEqual({
+      softBytes: 0,
+      hardBytes: 200 * mib,
+      softInodes: 0,
+      hardInodes: 51_200,
+    });
+
+    await hostpath.delete(released(pv, pvc), context);
+    expect(quotas.limits.has(1)).toBe(false);
+  });
+
+  it('gives a small volume at least 10 000 inodes, and a class a number of its own or none', async () => {
+    await using root = await temporaryRoot();
+    const quotas = new FakeQuotas();
+    const hostpath = provisioner(root.path, quotas);
+    const create = async (parameters: Record<string, string>) => {
+      const pvc = sized('1Mi');
+      const storage = storageClass({ enforceSize: 'true', ...parameters });
+      const pv = provisioned(await hostpath.provision(provisionOptions(pvc, storage), context));
+      return { pv, pvc, storage, id: quotas.projects.get(pv.spec?.hostPath?.path ?? '') ?? 0 };
+    };
+
+    const small = await create({});
+    expect(quotas.limits.get(small.id)?.hardInodes).toBe(10_000);
+    const fixed = await create({ inodeLimit: '300' });
+    expect(quotas.limits.get(fixed.id)?.hardInodes).toBe(300);
+    // A fixed number stays what the class says whatever the size.
+    await hostpath.expand({ ...fixed, storageClass: fixed.storage, capacity: '1Gi' }, context);
+    expect(quotas.limits.get(fixed.id)).toMatchObject({ hardBytes: 2 ** 30, hardInodes: 300 });
+    const unlimited = await create({ inodeLimit: 'none' });
+    expect(quotas.limits.get(unlimited.id)).toEqual({
+      softBytes: 0,
+      hardBytes: mib,
+      softInodes: 0,
+      hardInodes: 0,
+    });
+  });
+
   it('validates the class parameters of enforcement', async () => {
     await using root = await temporaryRoot();
     const hostpath = provisioner(root.path, new FakeQuotas());
-    for (const parameters of [{ hardLimitGrace: '10%' }, { enforceSize: 'true', hardLimitGrace: '10' }]) {
+    for (const [parameters, name] of [
+      [{ hardLimitGrace: '10%' }, 'hardLimitGrace'],
+      [{ enforceSize: 'true', hardLimitGrace: '10' }, 'hardLimitGrace'],
+      [{ inodeLimit: '1000' }, 'inodeLimit'],
+      [{ enforceSize: 'true', inodeLimit: '10k' }, 'inodeLimit'],
+    ] as const) {
       const error = failed(
         await hostpath.provision(provisionOptions(sized('1Mi'), storageClass(parameters)), context),
         true,
       );
-      expect(error.message).toMatch(/hardLimitGrace/);
+      expect(error.message).toContain(`"${name}"`);
     }
   });
 });

@@ -147,7 +147,7 @@ describe('take-back of retained data', () => {
     const pv = provisioned(await provisioner.provision(provisionOptions(pvc, enforced), context));
 
     expect(quotas.projects.get(pv.spec?.hostPath?.path ?? '')).toBe(projectId);
-    expect(quotas.limits.get(projectId ?? 0)).toEqual({ softBytes: 0, hardBytes: 20 * mib });
+    expect(quotas.limits.get(projectId ?? 0)).toMatchObject({ softBytes: 0, hardBytes: 20 * mib });
   });
 
   it('refuses to take an enforced tree into a class without enforced sizes, and the reverse', async () => {
