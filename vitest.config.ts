@@ -78,7 +78,15 @@ export default defineConfig({
   test: {
     projects: [...workspaceDirs().flatMap(projectsFor), localOpsProject()],
     passWithNoTests: true,
-    reporters: ['default', 'json'],
+    reporters: [
+      'default',
+      'json',
+      // Each file's time with its hooks, beside the JSON report: `.ci/run`'s summary lists the slowest.
+      [
+        join(root, 'scripts/file-durations-reporter.ts'),
+        { outputFile: join(process.cwd(), '.vitest', `${script}.files.json`) },
+      ],
+    ],
     outputFile: { json: join(process.cwd(), '.vitest', `${script}.json`) },
   },
 });
