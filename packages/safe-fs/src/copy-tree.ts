@@ -2,17 +2,18 @@
  * Copying a directory tree between two open directories of one base, for a clone: every lookup is
  * relative to an open descriptor and never follows a link, so a workload changing its volume during
  * the copy cannot make it read or write outside the two trees. Symbolic links are copied as links
- * (their text, never their target), regular files by the kernel (`copy_file_range`, a reflink where
- * the file system has them) from an opened descriptor, hard links stay hard links, and modes and
- * owners are kept. FIFOs, sockets and devices cannot be made from Node.js (no `mknod`): they are
- * skipped or refused, as the caller says. Files and links are copied {@link copyConcurrency} at a
- * time while directories are walked one by one (see `bounded-tasks.ts`).
+ * (their text, never their target), regular files by a loop of our own, chunk by chunk, keeping holes
+ * (`copy-file.ts`: it ends at end of file, stops between chunks, and holds a bounded share of libuv's
+ * thread pool), hard links stay hard links, and modes and owners are kept. FIFOs, sockets and devices
+ * cannot be made from Node.js (no `mknod`): they are skipped or refused, as the caller says. Files and
+ * links are copied {@link copyConcurrency} at a time, the data of at most `fileDataConcurrency` of
+ * those files at once, while directories are walked one by one (see `bounded-tasks.ts`).
  */
 
 import type { Stats } from 'node:fs';
-import { constants } from 'node:fs';
-import { copyFile, lchown, readlink, symlink } from 'node:fs/promises';
+import { lchown, readlink, symlink } from 'node:fs/promises';
 import { BoundedTasks, type TaskGroup } from './bounded-tasks.ts';
+import { copyRegularFile, FileDataSlots } from './copy-file.ts';
 import type { DirectoryHandle, EntryName } from './directory-handle.ts';
 import { SafeFsError, systemError } from './errors.ts';
 import type { WriteGuard } from './write-guard.ts';
@@ -24,9 +25,15 @@ export type SpecialFilePolicy = 'skip' | 'refuse';
 export interface CopyTreeOptions {
   /** Default `refuse`: a clone that cannot be exact fails instead of silently differing. */
   readonly specialFiles?: SpecialFilePolicy | undefined;
-  /** Stops the copy at the next entry; the partial target is the caller's to remove. */
+  /**
+   * Stops the copy at the next entry or the next chunk of file data; the partial target is the
+   * caller's to remove.
+   */
   readonly signal?: AbortSignal | undefined;
-  /** Called after every 1000 entries (`progressEvery`) and at the end. */
+  /**
+   * Called after every 1000 entries (`progressEvery`), after each chunk of file data written (at most
+   * `chunkBytes`), and at the end.
+   */
   readonly onProgress?: ((progress: CopyProgress) => void) | undefined;
   /**
    * Checked before each write the descriptors' table does not see (file data, links); the caller's
@@ -40,6 +47,11 @@ export interface CopyTreeOptions {
 /** How far a copy has come. */
 export interface CopyProgress {
   readonly entries: number;
+  /**
+   * Bytes of file data written so far: what the copy allocates for data, holes left out (a sparse
+   * file counts its data, not its size), hard links counted once. It grows chunk by chunk, so a limit
+   * on it can stop a copy within a chunk of each file in flight.
+   */
   readonly bytes: number;
   /** Special files left out under `specialFiles: 'skip'`. */
   readonly skipped: number;
@@ -49,8 +61,10 @@ export interface CopyProgress {
 export const progressEvery = 1000;
 
 /**
- * Files and links copied at once: enough to keep libuv's four threads and the disk's queue busy,
- * few enough that the descriptors held (two per file, two per directory holding one) stay small.
+ * Files and links copied at once: enough to keep the thread pool and the disk's queue busy with
+ * lookups, links and attributes, few enough that the descriptors held (two per file, two per
+ * directory holding one) stay small. Each task has one pool call in flight at a time, and the data of
+ * only `fileDataConcurrency` files is copied at once (`copy-file.ts`).
  */
 export const copyConcurrency = 16;
 
@@ -65,6 +79,7 @@ interface CopyState {
    */
   readonly linked: Map<string, Promise<Buffer | undefined>>;
   readonly tasks: BoundedTasks;
+  readonly fileData: FileDataSlots;
   entries: number;
   bytes: number;
   skipped: number;
@@ -89,6 +104,7 @@ export async function copyTree(
     targetRoot: target,
     linked: new Map(),
     tasks: new BoundedTasks(copyConcurrency),
+    fileData: new FileDataSlots(),
     entries: 0,
     bytes: 0,
     skipped: 0,
@@ -117,11 +133,13 @@ function throwIfStopped(state: CopyState): void {
   state.tasks.throwIfFailed();
 }
 
+function reportProgress(state: CopyState): void {
+  state.options.onProgress?.({ entries: state.entries, bytes: state.bytes, skipped: state.skipped });
+}
+
 function counted(state: CopyState): void {
   state.entries++;
-  if (state.entries % progressEvery === 0) {
-    state.options.onProgress?.({ entries: state.entries, bytes: state.bytes, skipped: state.skipped });
-  }
+  if (state.entries % progressEvery === 0) reportProgress(state);
 }
 
 /** `lstat` of every name, several at once; `undefined` for names removed meanwhile. */
@@ -278,42 +296,15 @@ async function linkOrCopy(
 }
 
 /** Copies the data, owner and mode of a regular file; false when it vanished meanwhile. */
-async function copyFileData({ source, target, name, stats }: FileEntry, state: CopyState): Promise<boolean> {
-  const text = source.pathOf(name);
-  // O_NONBLOCK: a FIFO swapped in after the lstat must not hang the copy; fstat then refuses it.
-  const from = await source.openExistingFile(name, constants.O_RDONLY | constants.O_NONBLOCK);
-  if (from === undefined) return false;
-  try {
-    const opened = await from.stat();
-    if (!opened.isFile() || opened.ino !== stats.ino) throw refused(text, 'changed while being copied');
-    state.options.beforeEachWrite?.();
-    // COPYFILE_EXCL creates the copy with O_EXCL, which never follows a link at the final name (like
-    // openFile), with the source's mode; the source is read from the descriptor checked above.
-    await copyFile(`/proc/self/fd/${from.fd}`, target.procPath(name), constants.COPYFILE_EXCL).catch(
-      (err: unknown) => {
-        throw systemError(err, 'copy', target.pathOf(name));
-      },
-    );
-    state.options.beforeEachWrite?.();
-    await lchown(target.procPath(name), opened.uid, opened.gid).catch((err: unknown) => {
-      throw systemError(err, 'lchown', target.pathOf(name));
-    });
-    // chown clears set-id bits: set them again, through a descriptor (there is no lchmod).
-    if ((opened.mode & 0o6000) !== 0) await setMode(target, name, opened.mode & 0o7777);
-    state.bytes += opened.size;
-  } finally {
-    await from.close();
-  }
-  return true;
-}
-
-async function setMode(dir: DirectoryHandle, name: EntryName, mode: number): Promise<void> {
-  const file = await dir.openFile(name, constants.O_RDONLY);
-  try {
-    await file.chmod(mode);
-  } finally {
-    await file.close();
-  }
+function copyFileData(entry: FileEntry, state: CopyState): Promise<boolean> {
+  return copyRegularFile(entry, state.fileData, {
+    throwIfStopped: () => throwIfStopped(state),
+    beforeEachWrite: state.options.beforeEachWrite,
+    onWritten: (bytes) => {
+      state.bytes += bytes;
+      reportProgress(state);
+    },
+  });
 }
 
 async function copySymlink(
