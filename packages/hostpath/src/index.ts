@@ -1,6 +1,6 @@
 /** Version of this package, read from its manifest. */
 
-export type { ClassParameters, DeletePolicy, VolumeType } from './class-parameters.ts';
+export type { ClassParameters, DeletePolicy, InodeLimit, VolumeType } from './class-parameters.ts';
 export { annVolumeType, defaultDirectoryMode, parseClassParameters } from './class-parameters.ts';
 export type { HostPathProvisionerOptions, NodeReader } from './hostpath-provisioner.ts';
 export { defaultProvisionerName, HostPathProvisioner } from './hostpath-provisioner.ts';
