@@ -3,7 +3,9 @@
  * `kube-hostpath-provisioner` runs inside the guest, under the shipped RBAC against the real control
  * plane, on a root of XFS or ext4 mounted with `prjquota`. A claim of a class with `enforceSize` gets a
  * volume a non-root workload cannot write past, whose usage is read from quota accounting; a resize
- * raises the limit; deleting the claim removes it. A root without `prjquota` refuses such a class with one event naming the mount option.
+ * raises the limit; deleting the claim removes it. The volume's files are limited too: a workload making
+ * more than the class's `inodeLimit` is refused by the kernel. A root without `prjquota` refuses such a
+ * class with one event naming the mount option.
  * A clone into such a class is counted against its own new project; a source using more than the
  * limit fails the clone with one event and leaves nothing, on ext4 too, where the kernel lets the
  * provisioner (root) past the limit.
@@ -163,6 +165,22 @@ async function projects(
   return found;
 }
 
+/** Each project's used inodes and hard inode limit on the mount, as its quota report says. */
+async function inodeQuotas(
+  vm: Guest,
+  type: 'xfs' | 'ext4',
+  mountPoint: string,
+): Promise<Map<number, { used: number; hard: number }>> {
+  const foreign = type === 'ext4' ? '-f ' : '';
+  const report = await vm.sh(`xfs_quota ${foreign}-x -c "report -p -n -N -i" "$1"`, { args: [mountPoint] });
+  const found = new Map<number, { used: number; hard: number }>();
+  for (const line of report.split('\n')) {
+    const [id, used, , hard] = line.trim().split(/\s+/u);
+    if (id?.startsWith('#')) found.set(Number(id.slice(1)), { used: Number(used), hard: Number(hard) });
+  }
+  return found;
+}
+
 /** The hard block limit, in KiB, of every project with one on the mount. */
 async function hardLimits(vm: Guest, type: 'xfs' | 'ext4', mountPoint: string): Promise<Map<number, number>> {
   const limits = new Map<number, number>();
@@ -240,6 +258,8 @@ describe.skipIf(!guestAvailable())('enforced sizes on a root with project quotas
         });
         const file = `${pv.spec?.hostPath?.path}/data`;
         expect([...(await hardLimits(vm, type, fileSystem.mountPoint)).values()]).toEqual([8 * 1024]);
+        // inodeLimit "auto": one per 4 KiB of 8Mi is below the floor.
+        expect((await inodeQuotas(vm, type, fileSystem.mountPoint)).get(1)?.hard).toBe(10_000);
 
         // 200 files first (a full XFS project takes no more inodes): at one call a second no walk could
         // count them within the interval.
@@ -293,6 +313,54 @@ describe.skipIf(!guestAvailable())('enforced sizes on a root with project quotas
           await fileSystem.remove();
         }
       }
+    },
+  );
+
+  it.each([
+    ['xfs', /No space left on device/u],
+    ['ext4', /Disk quota exceeded/u],
+  ] as const)(
+    'on %s: a workload making more files than inodeLimit is refused by the kernel, with bytes to spare',
+    { timeout: 2 * timeoutMs },
+    async (type, refusal) => {
+      await withQuotaRoot(type, async ({ vm, mountPoint, provisionerName, namespace }) => {
+        const storageClassName = await enforcedClass(provisionerName, {
+          enforceSize: 'true',
+          inodeLimit: '50',
+        });
+        const pv = await bindClaim(env.kubeConfig, {
+          namespace,
+          name: 'data',
+          storageClassName,
+          storage: '8Mi',
+        });
+        // The new project holds its directory alone.
+        expect((await inodeQuotas(vm, type, mountPoint)).get(1)).toEqual({ used: 1, hard: 50 });
+
+        // Empty files take no block: only the inode limit stops them. The first refused create ends sh.
+        const made = await vm.run(
+          [
+            'sh',
+            '-c',
+            'cd "$1" && for i in $(seq 1 100); do : > "f$i" || exit 1; done',
+            'sh',
+            pv.spec?.hostPath?.path ?? '',
+          ],
+          { user: writer },
+        );
+        expect(made.status).not.toBe(0);
+        expect(made.stderr).toMatch(refusal);
+        // The volume's directory and 49 files: the limit, exactly.
+        expect((await inodeQuotas(vm, type, mountPoint)).get(1)).toEqual({ used: 50, hard: 50 });
+        const files = await vm.sh('ls -A "$1" | wc -l', { args: [pv.spec?.hostPath?.path ?? ''] });
+        expect(Number(files.trim())).toBe(49);
+
+        await deleteClaimAndVolume(env.kubeConfig, pv);
+        const limited = [...(await inodeQuotas(vm, type, mountPoint)).values()].filter(
+          ({ hard }) => hard > 0,
+        );
+        expect(limited).toEqual([]);
+      });
     },
   );
 
