@@ -67,8 +67,11 @@ export async function findTakeBackSource(
   const { fromPvName, fromNamespaces, owner } = options;
   const ours = (record: OwnershipRecord): boolean =>
     record.takenFrom === fromPvName && record.claimUid === owner.claimUid;
+  // A record with `takenFrom` is a take-back only while live: archived or released, it holds its own PV's data.
+  const kept = (record: OwnershipRecord): boolean =>
+    record.takenFrom === undefined || record.releasedAt !== undefined || record.archivedAt !== undefined;
   const found = await root.recordedVolumes(
-    (record) => ours(record) || (record.pvName === fromPvName && record.takenFrom === undefined),
+    (record) => ours(record) || (record.pvName === fromPvName && kept(record)),
     4,
   );
   if (found.length === 0) return { kind: 'missing' };
@@ -105,6 +108,9 @@ function checkEnforcement(source: TakeBackSource, enforceSize: boolean, fromPvNa
 
 /** Event reason on the claim when it took back retained data: nfs-subdir's. */
 export const reasonTakenBack = 'VolumeTakenBack';
+
+/** Event reason on the claim when its take-back could not complete and gave the data back: nfs-subdir's. */
+export const reasonTakeBackReleased = 'TakeBackReleased';
 
 /** One take-back: where, from which PV, and the limits when the class enforces sizes. */
 export interface TakeBackInto {
@@ -144,22 +150,19 @@ export async function takeBackInto(
   const projectId = source.kind === 'recorded' ? source.projectId : undefined;
   const owner = { ...request.owner, ...(projectId === undefined ? {} : { projectId }) };
   context.assertLeader();
+  const claim = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', ...pvc };
   const { outcome, from } = await root.takeBackVolume(relative, {
     ...request,
     owner,
     beforeEachWrite: () => context.assertLeader(),
+    onReleased: (message) => events?.event(claim, 'Warning', reasonTakeBackReleased, message),
   });
   context.assertLeader();
   context.logger.info({ path: relative, outcome, from, fromPvName }, 'volume directory ready');
   // Said by the call that moved the data; a retry that finds it in place already did.
   if (outcome === 'taken-back') {
     const message = `took back the data of PersistentVolume ${fromPvName} into ${relative}`;
-    events?.event(
-      { apiVersion: 'v1', kind: 'PersistentVolumeClaim', ...pvc },
-      'Normal',
-      reasonTakenBack,
-      message,
-    );
+    events?.event(claim, 'Normal', reasonTakenBack, message);
   }
   if (quotas !== undefined && limits !== undefined) {
     await sizes.enforce(relative, joinBasePath(root.base, relative), quotas, limits, context);

@@ -35,6 +35,12 @@ export function takeBackSource(pvc: Readonly<V1PersistentVolumeClaim>, pvName: s
 /** Event reason when a claim takes back the data of an archived or retained volume. */
 export const reasonTakenBack = 'VolumeTakenBack';
 
+/**
+ * Event reason (`Warning`) when a claim's take-back cannot complete (its new path is refused) and the
+ * data it had reserved is given back, archive expiry included.
+ */
+export const reasonTakeBackReleased = 'TakeBackReleased';
+
 /** What {@link takeBack} needs besides the root: the new volume's owner and modes, and the source. */
 export interface TakeBackRequest
   extends Pick<TakeBackOptions, 'owner' | 'fromPvName' | 'fromNamespaces' | 'mode' | 'parentMode'> {
@@ -56,19 +62,16 @@ export async function takeBack(
 ): Promise<void> {
   const { pvc, ...options } = request;
   context.signal.throwIfAborted();
+  const claim = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', ...pvc };
   const { outcome, from } = await root.takeBackVolume(relative, {
     ...options,
     beforeEachWrite: () => context.assertLeader(),
+    onReleased: (message) => events?.event(claim, 'Warning', reasonTakeBackReleased, message),
   });
   context.assertLeader();
   const { fromPvName } = request;
   context.logger.info({ path: relative, outcome, from, fromPvName }, 'volume directory ready');
   if (outcome !== 'taken-back') return;
   const message = `took back the data of PersistentVolume ${fromPvName} into ${relative}`;
-  events?.event(
-    { apiVersion: 'v1', kind: 'PersistentVolumeClaim', ...pvc },
-    'Normal',
-    reasonTakenBack,
-    message,
-  );
+  events?.event(claim, 'Normal', reasonTakenBack, message);
 }

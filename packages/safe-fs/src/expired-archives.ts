@@ -7,13 +7,16 @@
 
 import { archivePrefix } from './archive-name.ts';
 import { type DirectoryHandle, nameText, openBase } from './directory-handle.ts';
-import { readOwnershipRecord } from './ownership-record.ts';
+import { changeRecordLocked } from './locked-record-change.ts';
+import { type OwnershipRecord, readOwnershipRecord } from './ownership-record.ts';
+import { withParents } from './parent-chain.ts';
+import { isTakingBack } from './recorded-volume-search.ts';
 import type { RelativeVolumePath } from './relative-volume-path.ts';
 import { deleteVolume } from './remove-volume.ts';
 import { isReservedName, parentMarkerName, recordName } from './reserved-names.ts';
-import type { VolumeContext } from './volume-context.ts';
+import { timestampOf, type VolumeContext } from './volume-context.ts';
 import { looksLikeVolume } from './volume-like.ts';
-import type { WriteGuard } from './write-guard.ts';
+import { guardedContext, type WriteGuard } from './write-guard.ts';
 
 /** Options of {@link VolumeRoot.removeExpiredArchives}. */
 export interface ExpiredArchivesOptions {
@@ -49,8 +52,15 @@ export interface ExpiredArchivesReport {
 
 interface Found {
   readonly path: RelativeVolumePath;
-  readonly pvName: string;
-  readonly expiresAt: string | undefined;
+  readonly record: OwnershipRecord;
+}
+
+/**
+ * Whether the archive's time has come: expired, and not being taken back. A reservation keeps the
+ * archive's expiry, but the claim holding it finishes the move or gives the data back.
+ */
+function isExpired({ record }: Found, now: number): boolean {
+  return record.expiresAt !== undefined && Date.parse(record.expiresAt) <= now && !isTakingBack(record);
 }
 
 /** Removes the archives below the base whose `expiresAt` has passed; see {@link VolumeRoot.removeExpiredArchives}. */
@@ -66,9 +76,7 @@ export async function removeExpiredArchives(
     await base.close();
   }
   const now = context.now();
-  const expired = archives.filter(
-    (archive) => archive.expiresAt !== undefined && Date.parse(archive.expiresAt) <= now,
-  );
+  const expired = archives.filter((archive) => isExpired(archive, now));
   const kept = archives.filter((archive) => !expired.includes(archive));
   const removed: RelativeVolumePath[] = [];
   const failed: Array<{ path: string; error: string }> = [];
@@ -77,8 +85,12 @@ export async function removeExpiredArchives(
   for (const archive of expired) {
     const size = await measure?.(archive.path);
     try {
+      if (!(await stampRemoving(context, archive, options.beforeEachWrite))) {
+        kept.push(archive);
+        continue;
+      }
       await deleteVolume(context, archive.path, {
-        pvName: archive.pvName,
+        pvName: archive.record.pvName,
         beforeEachWrite: options.beforeEachWrite,
       });
       removed.push(archive.path);
@@ -90,10 +102,47 @@ export async function removeExpiredArchives(
     }
   }
   if (measure !== undefined) for (const archive of kept) bytes.kept += (await measure(archive.path)) ?? 0;
-  const expiries = kept.flatMap((archive) => (archive.expiresAt === undefined ? [] : [archive.expiresAt]));
+  // A reservation's or a skipped archive's expiry has passed: it says nothing of the next sweep.
+  const expiries = kept.flatMap(({ record }) =>
+    record.expiresAt === undefined || Date.parse(record.expiresAt) <= now ? [] : [record.expiresAt],
+  );
   const report = { removed, kept: kept.length, nextExpiry: expiries.sort()[0], failed };
   return measure === undefined ? report : { ...report, bytes };
 }
+
+/**
+ * Stamps an expired archive's record `removingAt` under its lock, the change a take-back's
+ * reservation also makes under it (see `locked-record-change.ts`): of the two exactly one happens.
+ * `false` when the archive is no longer due: a take-back holds the lock or reserved it, or the
+ * record changed (its expiry is read again) or went. An archive already stamped by an interrupted
+ * sweep is taken as is: no take-back reserves a record being removed.
+ */
+async function stampRemoving(
+  context: VolumeContext,
+  { path, record }: Found,
+  beforeEachWrite: WriteGuard | undefined,
+): Promise<boolean> {
+  if (record.removingAt !== undefined) return true;
+  const where = { ifMissing: false, refuseNested: true };
+  return withParents(guardedContext(context, beforeEachWrite), path, where, async ({ dir, leaf }) => {
+    const stamped = { ...record, removingAt: timestampOf(context) };
+    const result = await changeRecordLocked(dir, leaf, {
+      basis: record,
+      replacement: stamped,
+      // A lock of an interrupted sweep: the record it was stamping, which is still due.
+      resume: ({ removingAt, ...basis }) => (removingAt === undefined ? undefined : basis),
+      check: async (current) => {
+        if (!isExpired({ path, record: current }, context.now())) throw notDue;
+      },
+    }).catch((err: unknown) => {
+      if (err === notDue) return undefined;
+      throw err;
+    });
+    return result?.outcome === 'changed';
+  });
+}
+
+const notDue = new Error('not due');
 
 /**
  * Collects the recorded archives in `dir` and below. Volumes are never entered (an archive inside
@@ -116,11 +165,7 @@ async function findArchives(
       if (!name.startsWith(archivePrefix)) continue;
       const record = await readOwnershipRecord(dir, name);
       if (record === undefined) continue;
-      found.push({
-        path: dir.pathOf(name) as RelativeVolumePath,
-        pvName: record.pvName,
-        expiresAt: record.expiresAt,
-      });
+      found.push({ path: dir.pathOf(name) as RelativeVolumePath, record });
       continue;
     }
     const child = await dir.openDirectory(name);

@@ -56,8 +56,15 @@ export interface OwnershipRecord extends VolumeOwner {
   /**
    * The PV whose archived or retained data this volume took back ({@link VolumeRoot.takeBackVolume}).
    * On the old directory's record it says the data is being moved to the claim the record now names.
+   * It speaks for the volume's live record only: once that volume is released or archived, its data
+   * is its own PV's, to be taken back again under that PV's name.
    */
   readonly takenFrom?: string | undefined;
+  /**
+   * On the old directory's record while its data is being taken back: the record it replaced, put
+   * back if the take-back cannot complete (see {@link VolumeRoot.takeBackVolume}).
+   */
+  readonly original?: OwnershipRecord | undefined;
 }
 
 // O_NONBLOCK on open: a FIFO planted under the record name must not hang the provisioner.
@@ -74,7 +81,8 @@ const optionalFields = [
 // Project IDs are 32-bit; 0 is "no project" and 2^32-1 is reserved by the kernel.
 const numberFields = ['projectId'] as const;
 const maxProjectId = 0xffff_fffe;
-const recordFields: readonly string[] = [...ownerFields, ...optionalFields, ...numberFields];
+const nestedField = 'original';
+const recordFields: readonly string[] = [...ownerFields, ...optionalFields, ...numberFields, nestedField];
 
 function unreadable(dir: DirectoryHandle, name: string, detail: string): SafeFsError {
   return new SafeFsError({
@@ -117,15 +125,25 @@ export async function readOwnershipRecord(
   } catch {
     throw unreadable(dir, name, 'is not valid JSON');
   }
-  if (typeof parsed !== 'object' || parsed === null) throw unreadable(dir, name, 'is not a JSON object');
+  return recordFrom(parsed, leaf, (detail) => unreadable(dir, name, detail), true);
+}
+
+/** Checks a parsed record (with its {@link OwnershipRecord.original}, one level deep). */
+function recordFrom(
+  parsed: unknown,
+  leaf: string,
+  fail: (detail: string) => SafeFsError,
+  nesting: boolean,
+): OwnershipRecord {
+  if (typeof parsed !== 'object' || parsed === null) throw fail('is not a JSON object');
   const record = parsed as Record<string, unknown>;
   for (const field of ownerFields) {
-    if (typeof record[field] !== 'string') throw unreadable(dir, name, `lacks the string field "${field}"`);
+    if (typeof record[field] !== 'string') throw fail(`lacks the string field "${field}"`);
   }
   for (const field of optionalFields) {
     const value = record[field];
     if (value !== undefined && typeof value !== 'string') {
-      throw unreadable(dir, name, `has a "${field}" field that is not a string`);
+      throw fail(`has a "${field}" field that is not a string`);
     }
   }
   for (const field of numberFields) {
@@ -134,14 +152,19 @@ export async function readOwnershipRecord(
       value !== undefined &&
       !(Number.isInteger(value) && Number(value) > 0 && Number(value) <= maxProjectId)
     ) {
-      throw unreadable(dir, name, `has a "${field}" field that is not an integer from 1 to ${maxProjectId}`);
+      throw fail(`has a "${field}" field that is not an integer from 1 to ${maxProjectId}`);
     }
   }
   if (hasHashedRecordName(leaf) && record.volume !== leaf) {
-    throw unreadable(dir, name, 'names another directory (hashed record name collision)');
+    throw fail('names another directory (hashed record name collision)');
   }
-  const fields = recordFields.filter((field) => record[field] !== undefined);
-  return Object.fromEntries(fields.map((field) => [field, record[field]])) as unknown as OwnershipRecord;
+  const fields = recordFields.filter((field) => field !== nestedField && record[field] !== undefined);
+  const checked = Object.fromEntries(fields.map((field) => [field, record[field]]));
+  const nested = record[nestedField];
+  if (nested === undefined) return checked as unknown as OwnershipRecord;
+  if (!nesting) throw fail(`has an "${nestedField}" field inside another`);
+  const original = recordFrom(nested, leaf, (detail) => fail(`"${nestedField}" ${detail}`), false);
+  return { ...checked, original } as unknown as OwnershipRecord;
 }
 
 /** `record` as stored for volume `leaf`: with its directory's name when the record name is hashed. */

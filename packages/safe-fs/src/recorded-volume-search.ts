@@ -18,6 +18,20 @@ export interface RecordedVolume {
 }
 
 /**
+ * Whether `record` is a claim's take-back of `takenFrom`'s data: a reservation of the old directory,
+ * or the live volume the data went to. Once that volume is released or archived its data is its own
+ * PV's again (so it can be taken back once more, under that PV's name).
+ */
+export function isTakingBack(record: OwnershipRecord): boolean {
+  return record.takenFrom !== undefined && record.releasedAt === undefined && record.archivedAt === undefined;
+}
+
+/** Whether `record` holds the data of PV `pvName` as that PV left it (live, retained or archived). */
+export function holdsDataOf(record: OwnershipRecord, pvName: string): boolean {
+  return record.pvName === pvName && !isTakingBack(record);
+}
+
+/**
  * The recorded volumes below the base whose record names `pvName` as its PV or as `takenFrom`.
  * Volumes are never entered (what is inside one is tenant data); other directories are entered when
  * this package made them as parents, or while their depth is below `maxDepth`.

@@ -14,12 +14,13 @@
 import { ownershipError } from './adoption.ts';
 import { type CreateVolumeOptions, createVolume } from './create-volume.ts';
 import { nonDirectoryError } from './directory-handle.ts';
-import { errnoCode } from './errors.ts';
+import { errnoCode, isSafeFsError, SafeFsError } from './errors.ts';
+import { changeRecordLocked, type LockedRecordOutcome, sameRecord } from './locked-record-change.ts';
 import { type OwnershipRecord, readOwnershipRecord, writeOwnershipRecord } from './ownership-record.ts';
 import { type ParentChain, removeEmptyParents, withParents } from './parent-chain.ts';
-import { findVolumesOfPv, type RecordedVolume } from './recorded-volume-search.ts';
+import { findVolumesOfPv, holdsDataOf, isTakingBack, type RecordedVolume } from './recorded-volume-search.ts';
 import type { RelativeVolumePath } from './relative-volume-path.ts';
-import { adoptionLockName, recordName } from './reserved-names.ts';
+import { recordName } from './reserved-names.ts';
 import { newRecord, type VolumeContext } from './volume-context.ts';
 import { refuseParentAsVolume } from './volume-like.ts';
 import { guardedContext } from './write-guard.ts';
@@ -39,6 +40,12 @@ export interface TakeBackOptions
    * it made are always searched). Default 4.
    */
   readonly maxDepth?: number | undefined;
+  /**
+   * Called when the new volume cannot be made and the data, already reserved for the claim, is given
+   * back (the old record put back with its expiry) before the refusal is thrown; `message` says so,
+   * naming only the new path, for an event on the claim.
+   */
+  readonly onReleased?: ((message: string) => void) | undefined;
 }
 
 /**
@@ -55,8 +62,8 @@ export interface TakeBackResult {
 }
 
 /**
- * An archive expiring this soon is refused: the retention sweep may already be removing it, and a
- * take-back must finish its reservation (which drops `expiresAt`) before the sweep reads the record.
+ * An archive expiring this soon is refused: a take-back reserving it would win over the retention
+ * sweep (both change the record under its lock), but the claim should not count on data that is due.
  */
 export const takeBackExpiryMarginMs = 60_000;
 const defaultMaxDepth = 4;
@@ -78,13 +85,13 @@ export async function takeBackVolume(
   const context = guardedContext(unguarded, options.beforeEachWrite);
   const { fromPvName: from, owner } = options;
   const found = await findVolumesOfPv(context, from, options.maxDepth ?? defaultMaxDepth);
-  if (found.some(({ record }) => record.takenFrom === from && record.claimUid !== owner.claimUid)) {
-    throw alreadyTaken(path, from);
-  }
+  if (takenByAnother(found, options)) throw alreadyTaken(path, from);
   const here = found.find((volume) => volume.path === path && volume.record.claimUid === owner.claimUid);
   // Reserved for this claim by an interrupted call, else the data as its PV left it.
-  const resumed = found.find((volume) => volume !== here && volume.record.claimUid === owner.claimUid);
-  const originals = found.filter((volume) => volume.record.takenFrom === undefined);
+  const resumed = found.find(
+    (volume) => volume !== here && volume.record.claimUid === owner.claimUid && isTakingBack(volume.record),
+  );
+  const originals = found.filter((volume) => holdsDataOf(volume.record, from));
   if (resumed === undefined && originals.length > 1) {
     throw ownershipError(
       path,
@@ -93,7 +100,7 @@ export async function takeBackVolume(
   }
   const source = resumed ?? originals[0];
   if (source === undefined) {
-    if (here === undefined) throw notFound(path, from);
+    if (here === undefined) throw await whyGone(context, path, options);
     // Moved by an earlier call: only the volume's mode and owner are applied again.
     await createVolume(context, path, options);
     return { outcome: 'reused', from: undefined };
@@ -102,25 +109,39 @@ export async function takeBackVolume(
     checkSource(source, path, options, context.now());
     // Refused before the data is reserved, which only this claim's retries could finish.
     if (source.path !== path) await refuseOccupied(context, path, options);
-    try {
-      await reserve(context, source, path, options);
-    } catch (err) {
-      if (errnoCode(err) !== 'ENOENT') throw err;
-      // The source's directory went while this call reserved it: another claim took the data (and
-      // removed the emptied parents), or it was removed. Say which.
-      const now = await findVolumesOfPv(context, from, options.maxDepth ?? defaultMaxDepth);
-      if (now.some(({ record }) => record.takenFrom === from && record.claimUid !== owner.claimUid)) {
-        throw alreadyTaken(path, from);
-      }
-      throw notFound(path, from);
-    }
+    if (!(await reserve(context, source, path, options))) throw await whyGone(context, path, options);
   }
-  await createVolume(context, path, options);
-  if (source.path !== path) {
+  try {
+    await createVolume(context, path, options);
     await markTarget(context, path, options);
-    await moveData(context, source.path, path, options);
+    if (source.path !== path) await moveData(context, source.path, path, options);
+  } catch (err) {
+    if (isSafeFsError(err) && err.kind !== 'io') await release(context, source.path, path, options, err);
+    throw err;
   }
   return { outcome: 'taken-back', from: source.path };
+}
+
+/** Whether a claim other than this one is taking the data or took it. */
+function takenByAnother(found: readonly RecordedVolume[], { fromPvName, owner }: TakeBackOptions): boolean {
+  return found.some(
+    ({ record }) =>
+      isTakingBack(record) && record.takenFrom === fromPvName && record.claimUid !== owner.claimUid,
+  );
+}
+
+/**
+ * The refusal when the data was not found, or went while this call reserved it: taken by another
+ * claim, or not there. One search can miss a take-back under way, as it reads the old and the new
+ * directory at different times; a second one cannot: the old directory's record (original, then
+ * reserved) stays until the new volume's record names the data, so a search that missed both read
+ * the old place after the move ended, and every search begun after that sees the new record.
+ */
+async function whyGone(context: VolumeContext, path: RelativeVolumePath, options: TakeBackOptions) {
+  const now = await findVolumesOfPv(context, options.fromPvName, options.maxDepth ?? defaultMaxDepth);
+  return takenByAnother(now, options)
+    ? alreadyTaken(path, options.fromPvName)
+    : notFound(path, options.fromPvName);
 }
 
 function notFound(path: string, from: string) {
@@ -196,53 +217,132 @@ function inParent<T>(
   );
 }
 
+/** `record` without the record it replaced, which is kept one level deep only. */
+function withoutOriginal({ original: _replaced, ...record }: OwnershipRecord): OwnershipRecord {
+  return record;
+}
+
 /**
- * Step 1: replaces the source's record with one naming the claim (`takenFrom` set), as an adopting
- * claim replaces a released record: published exclusively as the adoption lock first, so of two
- * claims asking at once exactly one wins, and the record is checked again by the lock's holder only.
+ * Step 1: replaces the source's record, under its lock (see `locked-record-change.ts`), with one
+ * naming the claim (`takenFrom` set) that keeps the archive's expiry and the record it replaced.
+ * Of two claims asking at once exactly one wins, and the retention sweep never removes it meanwhile.
+ * `false` when the source went meanwhile (moved by another claim, or removed).
  */
 function reserve(
   context: VolumeContext,
   source: RecordedVolume,
   target: RelativeVolumePath,
   options: TakeBackOptions,
-): Promise<void> {
-  return inParent(context, source.path, async ({ dir, leaf }) => {
-    const lock = adoptionLockName(leaf);
-    const reserved: OwnershipRecord = { ...newRecord(context, options.owner), takenFrom: options.fromPvName };
+): Promise<boolean> {
+  const { fromPvName: from, owner } = options;
+  const original = withoutOriginal(source.record);
+  const reserved: OwnershipRecord = {
+    ...newRecord(context, owner),
+    takenFrom: from,
+    expiresAt: original.expiresAt,
+    original,
+  };
+  const check = async ({ dir, leaf }: ParentChain, current: OwnershipRecord) => {
+    checkSource({ path: source.path, record: current }, target, options, context.now());
+    const stats = await dir.lstat(leaf);
+    if (stats === undefined) throw ownershipError(source.path, 'is recorded, but its directory is gone');
+    if (!stats.isDirectory()) throw nonDirectoryError(source.path, stats);
+    const volume = await dir.openDirectory(leaf);
+    if (volume === undefined) throw ownershipError(source.path, 'vanished while being taken back');
     try {
-      await writeOwnershipRecord(dir, leaf, reserved, false, lock);
-    } catch (err) {
-      if (errnoCode(err) !== 'EEXIST') throw err;
-      const held = await readOwnershipRecord(dir, leaf, lock);
-      if (held?.claimUid !== options.owner.claimUid) throw alreadyTaken(target, options.fromPvName);
+      // Marks of a nesting race: moving the directory would take another volume's data along.
+      await refuseParentAsVolume(volume);
+    } finally {
+      await volume.close();
     }
+  };
+  const missing = Symbol('missing');
+  const where = { ifMissing: missing, refuseNested: true } as const;
+  return withParents<boolean | typeof missing>(context, source.path, where, async (parents) => {
+    const { dir, leaf } = parents;
+    let result: LockedRecordOutcome;
     try {
-      const current = await readOwnershipRecord(dir, leaf);
-      if (current === undefined || current.pvName !== options.fromPvName || current.takenFrom !== undefined) {
-        throw alreadyTaken(target, options.fromPvName);
-      }
-      checkSource({ path: source.path, record: current }, target, options, context.now());
-      const stats = await dir.lstat(leaf);
-      if (stats === undefined) throw ownershipError(source.path, 'is recorded, but its directory is gone');
-      if (!stats.isDirectory()) throw nonDirectoryError(source.path, stats);
-      const volume = await dir.openDirectory(leaf);
-      if (volume === undefined) throw ownershipError(source.path, 'vanished while being taken back');
-      try {
-        // Marks of a nesting race: moving the directory would take another volume's data along.
-        await refuseParentAsVolume(volume);
-      } finally {
-        await volume.close();
-      }
-      await dir.rename(lock, recordName(leaf));
+      result = await changeRecordLocked(dir, leaf, {
+        basis: original,
+        replacement: reserved,
+        resume: (holder) =>
+          holder.claimUid === owner.claimUid && holder.takenFrom === from ? holder.original : undefined,
+        check: (current) => check(parents, current),
+      });
     } catch (err) {
-      await dir.unlink(lock).catch(() => undefined);
+      // The directory the lock goes into was removed: the parent of data another claim moved.
+      if (errnoCode(err) === 'ENOENT') return false;
       throw err;
     }
-  });
+    if (result.outcome === 'changed') return true;
+    const record = result.outcome === 'held' ? result.holder : result.current;
+    if (record === undefined) return false;
+    if (record.removingAt !== undefined) throw ownershipError(target, `the data of ${from} is being deleted`);
+    if (record.takenFrom !== undefined) throw alreadyTaken(target, from);
+    // Released, archived again or otherwise rewritten since it was found: checked afresh.
+    checkSource({ path: source.path, record }, target, options, context.now());
+    throw new SafeFsError({
+      kind: 'io',
+      path: target,
+      operation: 'take back',
+      detail: `the record of the data of ${from} changed while it was being reserved; will look again`,
+    });
+  }).then((result) => result !== missing && result);
 }
 
-/** Step 3: the new volume's record says it takes the data of `fromPvName`. */
+/**
+ * A take-back that cannot complete (its new path is refused) gives the data back: the new volume's
+ * record stops naming it, then the old record is put back as it was, under its lock, with its
+ * expiry, so the retention sweep and other claims see the archive again. Nothing is given back once
+ * the data has moved. The caller hears of it through {@link TakeBackOptions.onReleased}; the
+ * refusal itself is still thrown. A release that fails leaves the reservation for the next retry.
+ */
+async function release(
+  context: VolumeContext,
+  from: RelativeVolumePath,
+  to: RelativeVolumePath,
+  options: TakeBackOptions,
+  refusal: SafeFsError,
+): Promise<void> {
+  const { fromPvName, owner } = options;
+  const ours = (record: OwnershipRecord | undefined) =>
+    record?.claimUid === owner.claimUid && record.takenFrom === fromPvName;
+  try {
+    if (from !== to) {
+      const where = { ifMissing: undefined, refuseNested: false };
+      await withParents(context, to, where, async ({ dir, leaf }) => {
+        const record = await readOwnershipRecord(dir, leaf);
+        if (record === undefined || !ours(record)) return;
+        const { takenFrom: _unmarked, ...unmarked } = record;
+        await writeOwnershipRecord(dir, leaf, unmarked, true);
+      });
+    }
+    const released = await inParent(context, from, async ({ dir, leaf }) => {
+      const reserved = await readOwnershipRecord(dir, leaf);
+      if (reserved?.original === undefined || !ours(reserved)) return false;
+      if ((await dir.lstat(leaf)) === undefined) return false;
+      const { original } = reserved;
+      const result = await changeRecordLocked(dir, leaf, {
+        basis: reserved,
+        replacement: original,
+        resume: (holder) => (sameRecord(holder, original) ? reserved : undefined),
+      });
+      return result.outcome === 'changed';
+    });
+    if (released) {
+      options.onReleased?.(
+        `released the data of ${fromPvName}, kept as it was before this claim asked for it: ${refusal.message}`,
+      );
+    }
+  } catch {
+    // The refusal is what the caller must hear; the reservation stays for the retry to release.
+  }
+}
+
+/**
+ * Step 3: the new volume's record says it takes the data of `fromPvName`. Taken over in place, that
+ * record is the reservation, which drops what it kept for a release: the data is the claim's now.
+ */
 function markTarget(
   context: VolumeContext,
   path: RelativeVolumePath,
@@ -253,8 +353,9 @@ function markTarget(
     if (record?.claimUid !== options.owner.claimUid) {
       throw ownershipError(path, 'changed owner while data was being taken back into it');
     }
-    if (record.takenFrom === options.fromPvName) return;
-    await writeOwnershipRecord(dir, leaf, { ...record, takenFrom: options.fromPvName }, true);
+    const { original, expiresAt, ...kept } = record;
+    if (record.takenFrom === options.fromPvName && original === undefined && expiresAt === undefined) return;
+    await writeOwnershipRecord(dir, leaf, { ...kept, takenFrom: options.fromPvName }, true);
   });
 }
 
