@@ -2,10 +2,10 @@
  * An enforced clone's copy held to its project's hard limit by the provisioner itself, not only by
  * the kernel: ext4 lets a process with `CAP_SYS_RESOURCE` (a provisioner running as root in a
  * privileged container) write past a project's limit. The project's usage, as quota accounting
- * holds it, is read once the copied bytes pass the limit (they are apparent sizes: a sparse or
- * reflinked file may use less) and once more when the copy ends; a copy found above the limit
- * fails with the error the kernel's refusal gets. What the failed copy wrote is the clone jobs' to
- * remove, with the limit.
+ * holds it, is read once the copied bytes pass the limit (safe-fs reports them after each chunk of
+ * file data: the data written, holes left out) and once more when the copy ends; a copy found above
+ * the limit fails with the error the kernel's refusal gets. What the failed copy wrote is the clone
+ * jobs' to remove, with the limit.
  */
 import { InfeasibleError } from '@kube-provisioner/controller';
 import type { CloneProgress } from '@kube-provisioner/controller/clone';
