@@ -101,6 +101,15 @@ describe("a clone's copy of file data", () => {
     expect(copied.equals(original)).toBe(true);
   });
 
+  it('reports the bytes written after every chunk, so a limit on them sees the copy within a chunk', async () => {
+    const base = await baseWith((source) => writeFile(join(source, 'big'), data(8)));
+    const reports: number[] = [];
+
+    await copyIn(base, { onProgress: (progress) => reports.push(progress.bytes) });
+
+    expect(reports).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 8].map((chunks) => chunks * chunkBytes));
+  });
+
   it('stops between two chunks of one file when aborted', async () => {
     const base = await baseWith((source) => writeFile(join(source, 'big'), data(8)));
     const controller = new AbortController();
