@@ -1,8 +1,9 @@
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   type FsOps,
+  type FsPath,
   nodeFsOps,
   parseRelativeVolumePath,
   type TakeBackOptions,
@@ -237,5 +238,93 @@ describe('takeBackVolume', () => {
       outcome: 'reused',
       from: undefined,
     });
+  });
+});
+
+describe('takeBackVolume, again and given back', () => {
+  it('takes back a volume that was itself taken back, once it is archived again', async () => {
+    const { base, root } = await keptVolume('archived');
+    await root.takeBackVolume(path('ns1/new'), request('ns1', 'u2'));
+    const again = await root.archiveVolume(path('ns1/new'), { pvName: 'pvc-u2' });
+    if (again.outcome !== 'archived') throw new Error('not archived');
+
+    const result = await root.takeBackVolume(
+      path('ns1/third'),
+      request('ns1', 'u3', { fromPvName: 'pvc-u2' }),
+    );
+
+    expect(result).toEqual({ outcome: 'taken-back', from: again.archivedPath });
+    expect(await readFile(join(base, 'ns1/third/file'), 'utf8')).toBe('kept');
+  });
+
+  it('gives the data back, expiry included, when the new path cannot be made, and says so', async () => {
+    const { base, root, clock, where } = await keptVolume('archived', 'ns1/data', hour);
+    const before = await root.readRecord(path(where));
+    await mkdir(join(base, 'ns1/new'));
+    const released: string[] = [];
+
+    const error = await rejection(
+      root.takeBackVolume(path('ns1/new'), request('ns1', 'u2', { onReleased: (m) => released.push(m) })),
+    );
+
+    expect(error.message).toContain('without an ownership record');
+    expect(released).toEqual([expect.stringContaining('released the data of pvc-old')]);
+    expect(await root.readRecord(path(where))).toEqual(before);
+    // Another claim may take it, and the sweep removes it when it expires.
+    clock.now = start + 2 * hour;
+    expect((await root.removeExpiredArchives()).removed).toEqual([where]);
+  });
+});
+
+describe('a claim losing the data to another is told so, however the searches interleave', () => {
+  /** Calls that stall (`reached`) at the `stopAt`-th `call` on `name` until `go` is called. */
+  function stallAt(call: 'lstat' | 'open', name: string, stopAt: number) {
+    let go = () => {};
+    const resumed = new Promise<void>((resolve) => {
+      go = resolve;
+    });
+    let hit = () => {};
+    const reached = new Promise<void>((resolve) => {
+      hit = resolve;
+    });
+    let looked = 0;
+    const stall = async (target: FsPath) => {
+      if (String(target).endsWith(`/${name}`) && ++looked === stopAt) {
+        hit();
+        await resumed;
+      }
+    };
+    const fs: FsOps =
+      call === 'lstat'
+        ? { ...nodeFsOps, lstat: (target) => stall(target).then(() => nodeFsOps.lstat(target)) }
+        : {
+            ...nodeFsOps,
+            open: (target, flags, mode) => stall(target).then(() => nodeFsOps.open(target, flags, mode)),
+          };
+    return { fs, reached, go };
+  }
+
+  it.each<[string, 'lstat' | 'open', number]>([
+    // Its search lists the base, then stalls before entering the old parent: the move ends meanwhile.
+    ['while it searches', 'lstat', 1],
+    // Its search found the data, then it stalls before opening the old parent to reserve it.
+    ['between its search and its reservation', 'open', 2],
+  ])('%s', async (_when, call, stopAt) => {
+    const base = await tempDir();
+    const root = new VolumeRoot(base);
+    await root.createVolume(path('a/ns1/old'), { owner: ownerOf('ns1', 'old', 'old'), mode: 0o777 });
+    await writeFile(join(base, 'a/ns1/old/file'), 'kept');
+    await root.archiveVolume(path('a/ns1/old'), { pvName: 'pvc-old' });
+    const { fs, reached, go } = stallAt(call, 'a', stopAt);
+    const losing = rejection(
+      new VolumeRoot(base, { fs }).takeBackVolume(path('ns1/b/new2'), request('ns1', 'u1')),
+    );
+    await reached;
+
+    await root.takeBackVolume(path('ns1/b/new'), request('ns1', 'u0'));
+    go();
+
+    expect((await losing).message).toContain('the data of pvc-old is taken back by another claim');
+    expect(await readFile(join(base, 'ns1/b/new/file'), 'utf8')).toBe('kept');
   });
 });
