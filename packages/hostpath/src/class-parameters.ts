@@ -56,8 +56,8 @@ export interface ClassParameters {
 
 /**
  * The inode limit of an enforced volume: `auto` is one inode per 4 KiB of its hard block limit, at
- * least {@link minAutoInodeLimit}, so it grows with a resize; a number is that many whatever the
- * size; `none` sets no inode limit.
+ * least 10 000, so it grows with a resize; a number is that many whatever the size; `none` sets no
+ * inode limit.
  */
 export type InodeLimit = 'auto' | 'none' | number;
 
