@@ -7,7 +7,8 @@
  * during its copy kept a pool thread spinning for good, past any abort, and four of them stopped
  * every file-system call of the process. Here a 0-byte read ends the copy, the size seen at open
  * bounds it (a file that keeps growing cannot keep it going), the caller's stop check and write
- * guard run between chunks, and one file never holds a pool thread for longer than one chunk.
+ * guard run between chunks, and one file never holds a pool thread for longer than one chunk. The
+ * price: Node.js offers `copy_file_range` only inside `copyFile`, so a copy is never a reflink.
  */
 
 import type { Stats } from 'node:fs';
