@@ -111,7 +111,7 @@ function entrySection(entry: EntryPoint): string {
   const specifier = `@kube-provisioner/${entry.packageName}${entry.subpath === '.' ? '' : entry.subpath.slice(1)}`;
   const exported = exportsOf(entry).sort((a, b) => a.name.localeCompare(b.name));
   const body = exported.map(describe).join('\n\n');
-  return `## \`${specifier}\` (${exported.length} names)\n\n\`\`\`ts\n${body}\n\`\`\`\n`;
+  return `## \`${specifier}\` (${exported.length} names, ${entry.stability})\n\n\`\`\`ts\n${body}\n\`\`\`\n`;
 }
 
 function report(packageName: string): string {
@@ -119,8 +119,9 @@ function report(packageName: string): string {
   return [
     `# API report: \`@kube-provisioner/${packageName}\``,
     '',
-    'Every published entry point and what it exports, generated from the sources by `npm run api-report`;',
-    '`npm run lint` fails when this file differs from the code. Review changes here as changes to the public API.',
+    'Every published entry point, its stability (stated in its top doc comment) and what it exports, generated from',
+    'the sources by `npm run api-report`; `npm run lint` fails when this file differs from the code. Review changes',
+    'here as changes to the public API.',
     '',
     ...sections,
   ].join('\n');

@@ -23,11 +23,26 @@ export const publishedPackages: readonly string[] = [
 
 const sourceCondition = '@kube-provisioner/source';
 
-/** One entry point: the package directory's name, its subpath (`.`, `./client`…) and its source. */
+/** How much an entry point promises (see "Versioning" in the root README). */
+export type Stability = 'stable' | 'experimental';
+
+/**
+ * One entry point: the package directory's name, its subpath (`.`, `./client`…), its source and the
+ * stability its top doc comment states (a line `Stability: stable…` or `Stability: experimental…`).
+ */
 export interface EntryPoint {
   readonly packageName: string;
   readonly subpath: string;
   readonly file: string;
+  readonly stability: Stability;
+}
+
+/** The tier stated in the first doc comment of `file`; an entry point without one is an error. */
+function stabilityOf(file: string): Stability {
+  const comment = /^(?:#![^\n]*\n)?\s*\/\*\*([\s\S]*?)\*\//u.exec(readFileSync(file, 'utf8'))?.[1] ?? '';
+  const tier = /\bStability: (?<tier>stable|experimental)\b/u.exec(comment)?.groups?.tier;
+  if (tier === 'stable' || tier === 'experimental') return tier;
+  throw new Error(`${file}: its top doc comment must state "Stability: stable" or "Stability: experimental"`);
 }
 
 /** Every published entry point, in `exports` order. */
@@ -36,11 +51,10 @@ export const entryPoints: readonly EntryPoint[] = publishedPackages.flatMap((pac
   const { exports } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
     exports: Record<string, Record<string, string>>;
   };
-  return Object.entries(exports).map(([subpath, conditions]) => ({
-    packageName,
-    subpath,
-    file: join(dir, conditions[sourceCondition] ?? ''),
-  }));
+  return Object.entries(exports).map(([subpath, conditions]) => {
+    const file = join(dir, conditions[sourceCondition] ?? '');
+    return { packageName, subpath, file, stability: stabilityOf(file) };
+  });
 });
 
 /** A program over every entry point, resolved as a NodeNext consumer with the source condition. */

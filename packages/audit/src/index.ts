@@ -3,6 +3,13 @@
  * the directories under the export or host root. {@link auditVolumes} is the library call; the
  * `kube-provisioner-audit` CLI wraps it.
  *
+ * Stability: experimental. The stable interface of this package is its command-line program
+ * `kube-provisioner-audit`, its flags, output and exit codes; these library exports serve that
+ * program and the chaos suite, and may change in a minor release (see "Versioning" in the
+ * repository README).
+ *
+ * @experimental
+ *
  * @packageDocumentation
  */
 export type { AuditOptions, AuditReport } from './audit.ts';

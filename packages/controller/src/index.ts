@@ -7,6 +7,8 @@
  * options), `/wire-names`, and the machinery `/informer`, `/workqueue`, `/events`,
  * `/leader-election`, `/usage`, `/cli` and `/testing`.
  *
+ * Stability: stable (see "Versioning" in the repository README).
+ *
  * @packageDocumentation
  */
 

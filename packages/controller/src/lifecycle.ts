@@ -2,6 +2,8 @@
  * The payloads of {@link ProvisionControllerEvents}, the typed lifecycle events of a
  * `ProvisionController` (`controller.on('provisioned', …)`).
  *
+ * Stability: stable (see "Versioning" in the repository README).
+ *
  * @packageDocumentation
  */
 

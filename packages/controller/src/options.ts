@@ -1,6 +1,12 @@
 /**
  * The types of `ProvisionControllerOptions`' fields, and the clock and backoff it can be given.
  *
+ * Stability: experimental. No package outside the controller imports this entry point (the options
+ * themselves are stable through `ProvisionControllerOptions`); its names and signatures may change
+ * in a minor release (see "Versioning" in the repository README).
+ *
+ * @experimental
+ *
  * @packageDocumentation
  */
 

@@ -1,7 +1,9 @@
 /**
  * The ProvisionController: watches claims, volumes and classes, provisions volumes for claims that
  * ask for this provisioner and deletes released ones, with the behaviour of
- * sig-storage-lib-external-provisioner v13.1.0 (see the controller contract for every rule).
+ * sig-storage-lib-external-provisioner v13.1.0. The contract it holds a provisioner to is in
+ * `provisioner.ts`; where it differs from the Go library, and why, is in `docs/controller-reference.md`
+ * and `docs/decisions/controller.md`.
  *
  * ```ts
  * const controller = new ProvisionController({ api, provisionerName: 'example.com/hostpath', provisioner });

@@ -13,6 +13,8 @@
  *
  * The root entry re-exports the parts a provisioner names; this entry has every one.
  *
+ * Stability: stable (see "Versioning" in the repository README).
+ *
  * @packageDocumentation
  */
 import type {

@@ -3,6 +3,8 @@
  * sig-storage-lib-external-provisioner v13, so a cluster can switch between the Go
  * library and this one without touching existing objects.
  *
+ * Stability: stable (see "Versioning" in the repository README).
+ *
  * @packageDocumentation
  */
 

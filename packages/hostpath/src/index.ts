@@ -1,5 +1,15 @@
-/** Version of this package, read from its manifest. */
-
+/**
+ * The hostPath provisioner behind the `hostpath-provisioner` program: `HostPathProvisioner`, its
+ * class parameters, RBAC rules and the XFS project-quota access its size enforcement uses.
+ *
+ * Stability: experimental. The stable interface of this package is its command-line program, flags,
+ * class parameters and annotations; these library exports serve that program, the tests and the
+ * chaos suite, and may change in a minor release (see "Versioning" in the repository README).
+ *
+ * @experimental
+ *
+ * @packageDocumentation
+ */
 export type { ClassParameters, DeletePolicy, InodeLimit, VolumeType } from './class-parameters.ts';
 export { annVolumeType, defaultDirectoryMode, parseClassParameters } from './class-parameters.ts';
 export type { HostPathProvisionerOptions, NodeReader } from './hostpath-provisioner.ts';

@@ -1,3 +1,15 @@
+/**
+ * The NFS subdirectory provisioner behind the `nfs-subdir-provisioner` program: `NfsProvisioner`, its
+ * class parameters, command-line options, RBAC rules and archive metrics.
+ *
+ * Stability: experimental. The stable interface of this package is its command-line program, flags,
+ * class parameters and annotations; these library exports serve that program, the tests and the
+ * chaos suite, and may change in a minor release (see "Versioning" in the repository README).
+ *
+ * @experimental
+ *
+ * @packageDocumentation
+ */
 export type { CloneSourceAccess } from '@kube-provisioner/controller/clone';
 export type { ArchiveSweepCounts } from './archive-metrics.ts';
 export { ArchiveMetrics, archiveMetricNames } from './archive-metrics.ts';

@@ -14,7 +14,7 @@
 import type { Stats } from 'node:fs';
 import { constants } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
-import type { DirectoryHandle, EntryName } from './directory-handle.ts';
+import { type DirectoryHandle, type EntryName, sameIdentity } from './directory-handle.ts';
 import { SafeFsError, systemError } from './errors.ts';
 import type { WriteGuard } from './write-guard.ts';
 
@@ -116,18 +116,18 @@ async function openSource({
   name,
   stats,
 }: FileToCopy): Promise<{ file: FileHandle; opened: Stats } | undefined> {
-  const path = await source.openExistingFile(name, pathOnly);
-  if (path === undefined) return undefined;
+  const located = await source.openExistingFile(name, pathOnly);
+  if (located === undefined) return undefined;
   try {
-    const opened = await path.stat();
-    if (!opened.isFile() || opened.ino !== stats.ino) throw changed(source.pathOf(name));
+    const opened = await located.stat();
+    if (!opened.isFile() || !sameIdentity(opened, stats)) throw changed(source.pathOf(name));
     // The descriptor's link reopens that very inode, whatever the name holds by now.
-    const file = await open(`/proc/self/fd/${path.fd}`, constants.O_RDONLY).catch((err: unknown) => {
+    const file = await open(`/proc/self/fd/${located.fd}`, constants.O_RDONLY).catch((err: unknown) => {
       throw systemError(err, 'open', source.pathOf(name));
     });
     return { file, opened };
   } finally {
-    await path.close();
+    await located.close();
   }
 }
 

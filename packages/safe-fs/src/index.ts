@@ -1,3 +1,12 @@
+/**
+ * Symlink-safe, root-contained directories for volumes: the layer the bundled provisioners share
+ * (`VolumeRoot` and the file-system access under it), with the path patterns, ownership records and
+ * usage scans built on it.
+ *
+ * Stability: stable (see "Versioning" in the repository README).
+ *
+ * @packageDocumentation
+ */
 export type { AdoptionRequest } from './adoption.ts';
 export { joinBasePath, normalizeBasePath, relativePathUnder } from './base-path.ts';
 export type { SafeFsErrorInit, SafeFsErrorKind } from './errors.ts';

@@ -1,3 +1,12 @@
+/**
+ * A real Kubernetes control plane (etcd, kube-apiserver, controller manager, scheduler) built from Go
+ * modules, fake and real nodes, an NFS server and the helpers an end-to-end test uses on them.
+ *
+ * Stability: stable (see "Versioning" in the repository README), except what it exports for this
+ * repository's own tooling (image builds, the guest image, the node build), which is internal.
+ *
+ * @packageDocumentation
+ */
 export { type AccessQuestion, isAllowed } from './access-review.ts';
 export { type Binaries, defaultCacheRoot, type EnsureBinariesOptions, ensureBinaries } from './binaries.ts';
 export { bindClaim, type ClaimSpec, createClaims, deleteClaimAndVolume } from './claims.ts';

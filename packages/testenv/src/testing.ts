@@ -3,6 +3,8 @@
  * KubeConfig, namespaces and fake Nodes that are deleted after the file's tests, ServiceAccount
  * kubeconfigs, the control plane's fault hooks and NFS provisioners under test; and, for unit tests,
  * running a CLI to completion.
+ *
+ * Stability: stable (see "Versioning" in the repository README).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';

@@ -2,6 +2,8 @@
  * vitest `globalSetup`: one control plane per vitest run, shared by every end-to-end test file.
  * With `TESTENV_KUBECONFIG` set (by `kube-testenv exec` or by hand) it starts nothing and hands that
  * cluster to the tests instead.
+ *
+ * Stability: stable (see "Versioning" in the repository README).
  */
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';

@@ -3,6 +3,8 @@
  * value syntax, RBAC tables rendered to manifests, and {@link runProvisioner}, which owns signals,
  * the health server and exit codes.
  *
+ * Stability: stable (see "Versioning" in the repository README).
+ *
  * @packageDocumentation
  */
 

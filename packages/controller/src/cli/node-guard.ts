@@ -3,6 +3,8 @@
  * message and exit code 1 instead of a `SyntaxError` from deep inside the module graph. This module
  * imports nothing, so it loads on any Node.js that runs ES modules; a binary imports it statically and
  * everything else dynamically, after the check.
+ *
+ * Stability: stable (see "Versioning" in the repository README).
  */
 
 /** The oldest Node.js the packages run on (`engines.node`). */

@@ -3,6 +3,8 @@
  * watch over HTTP/2, a client-side token bucket, 429/Retry-After handling, retries of idempotent
  * reads, per-request timeouts and aborts, and typed API errors.
  *
+ * Stability: stable (see "Versioning" in the repository README).
+ *
  * @packageDocumentation
  */
 export {

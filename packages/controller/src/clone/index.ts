@@ -4,6 +4,8 @@
  * background copies the controller drives as the Go library's `ProvisioningInBackground`. The copy
  * itself is the provisioner's ({@link CloneVolumes}).
  *
+ * Stability: stable (see "Versioning" in the repository README).
+ *
  * @packageDocumentation
  */
 export type {

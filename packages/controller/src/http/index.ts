@@ -2,6 +2,11 @@
  * One small HTTP server for `/metrics`, `/healthz` and `/readyz`, for a process that runs more than
  * the controller's built-in server.
  *
+ * Stability: experimental. No package outside the controller imports this entry point; its names and
+ * signatures may change in a minor release (see "Versioning" in the repository README).
+ *
+ * @experimental
+ *
  * @packageDocumentation
  */
 

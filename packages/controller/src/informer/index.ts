@@ -3,6 +3,11 @@
  * `410 Gone`), an indexed cache, per-handler buffers, tombstones and resync; a factory sharing one
  * informer per resource; and {@link withoutManagedFields} to keep `managedFields` out of a cache.
  *
+ * Stability: experimental. No package outside the controller imports this entry point; its names and
+ * signatures may change in a minor release (see "Versioning" in the repository README).
+ *
+ * @experimental
+ *
  * @packageDocumentation
  */
 export type { EventHandler, HandlerRegistration } from './event-handler.ts';

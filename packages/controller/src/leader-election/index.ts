@@ -3,6 +3,8 @@
  * that stops a leader's side effects once its view of the Lease is stale, and the identity and
  * Lease-name helpers the controller uses.
  *
+ * Stability: stable (see "Versioning" in the repository README).
+ *
  * @packageDocumentation
  */
 

@@ -4,6 +4,8 @@
  * ({@link eventually}, {@link pump}, {@link settle}), builders of the claims, classes and options a
  * provisioner is handed, and readers of the controller's metrics.
  *
+ * Stability: stable (see "Versioning" in the repository README).
+ *
  * @packageDocumentation
  */
 

@@ -4,6 +4,8 @@
  * per volume the instance owns, filled by scans that are paced by an I/O budget and never run on the
  * provisioning path, and one Warning event on a claim each time its volume outgrows its request.
  *
+ * Stability: stable (see "Versioning" in the repository README).
+ *
  * @packageDocumentation
  */
 export type { VolumeLabels } from './usage-gauges.ts';

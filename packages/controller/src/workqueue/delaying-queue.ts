@@ -8,6 +8,7 @@ import { ReadyTimeHeap } from './ready-time-heap.ts';
 
 const heartbeat = 10_000;
 
+/** A {@link WorkQueue} whose items can also be added after a delay (`addAfter`). */
 export class DelayingQueue extends WorkQueue {
   readonly #waiting = new ReadyTimeHeap();
   #cancelTimer: (() => void) | undefined;

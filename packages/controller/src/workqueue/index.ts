@@ -2,6 +2,11 @@
  * Client-go's work queues (a key is queued at most once and never handed to two workers at a time),
  * delayed and rate-limited adds, the rate limiters, and {@link runWorkers}.
  *
+ * Stability: experimental. No package outside the controller imports this entry point; its names and
+ * signatures may change in a minor release (see "Versioning" in the repository README).
+ *
+ * @experimental
+ *
  * @packageDocumentation
  */
 export { DelayingQueue } from './delaying-queue.ts';

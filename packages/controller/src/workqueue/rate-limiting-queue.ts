@@ -11,6 +11,7 @@ export interface RateLimitingQueueOptions extends WorkQueueOptions {
   rateLimiter?: RateLimiter;
 }
 
+/** A {@link DelayingQueue} whose retries wait as long as its {@link RateLimiter} says (`addRateLimited`). */
 export class RateLimitingQueue extends DelayingQueue {
   readonly #limiter: RateLimiter;
 

@@ -3,6 +3,11 @@
  * hostile claim metadata and path patterns (they need the optional peer dependency `fast-check`), and
  * a comparable snapshot of a directory tree.
  *
+ * Stability: experimental. Test support whose arbitraries grow with each hostile input found; names
+ * and shapes may change in a minor release (see "Versioning" in the repository README).
+ *
+ * @experimental
+ *
  * @packageDocumentation
  */
 export {
