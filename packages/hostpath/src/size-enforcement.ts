@@ -2,7 +2,7 @@
  * Enforced volume sizes: each volume of a class with `enforceSize` is its own quota project, with a
  * project ID unique on the root and block and inode limits from its capacity. The ID is recorded in the
  * volume's ownership record before the directory is made a project, so the records on the root are
- * the truth about which IDs are taken (see `docs/decisions.md`, "Project IDs of enforced volumes").
+ * the truth about which IDs are taken (see `docs/decisions/hostpath.md`, "Project IDs of enforced volumes").
  */
 import { readFile, realpath } from 'node:fs/promises';
 import { InfeasibleError, type OperationContext } from '@kube-provisioner/controller';
@@ -20,7 +20,7 @@ export interface ProjectQuotaAccess {
 }
 
 // A file with any data takes at least one 4 KiB block, so `auto` binds only what takes no block:
-// empty files, short symlinks, special files (see docs/decisions.md, "Enforced sizes limit inodes").
+// empty files, short symlinks, special files (see docs/decisions/hostpath.md, "Enforced sizes limit inodes").
 const bytesPerAutoInode = 4096;
 
 /**

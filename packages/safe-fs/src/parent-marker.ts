@@ -12,7 +12,7 @@ import { parentMarkerName } from './reserved-names.ts';
  * start of its removal: owner-only with the sticky bit, which no volume of this package ever has
  * (volumes are made `0700` and may not ask for this mode). So a directory is recognisably a parent
  * at every instant, by this mode or by its marker, and a concurrent create of a volume of the same
- * name never takes it for its own (see `docs/decisions.md`, "No nesting, whatever the timing").
+ * name never takes it for its own (see `docs/decisions/safe-fs.md`, "No nesting, whatever the timing").
  */
 export const parentInProgressMode = 0o1700;
 
