@@ -1,11 +1,12 @@
 /**
  * An enforced clone's copy held to its project's hard limit by the provisioner itself, not only by
  * the kernel: ext4 lets a process with `CAP_SYS_RESOURCE` (a provisioner running as root in a
- * privileged container) write past a project's limit. The project's usage, as quota accounting
- * holds it, is read once the copied bytes pass the limit (safe-fs reports them after each chunk of
- * file data: the data written, holes left out) and once more when the copy ends; a copy found above
- * the limit fails with the error the kernel's refusal gets. What the failed copy wrote is the clone
- * jobs' to remove, with the limit.
+ * privileged container) write past a project's limit. safe-fs reports the file data written after
+ * each chunk (holes left out), and every byte written takes a block of the project, so a copy that has
+ * written more than the limit cannot fit: it is stopped within that chunk, without waiting for the
+ * accounting. Directories, links and partly filled blocks are counted only by the accounting, read
+ * once more when the copy ends; a copy found above the limit fails with the error the kernel's refusal
+ * gets. What the failed copy wrote is the clone jobs' to remove, with the limit.
  */
 import { InfeasibleError } from '@kube-provisioner/controller';
 import type { CloneProgress } from '@kube-provisioner/controller/clone';
@@ -32,12 +33,11 @@ export function copyDoesNotFit(hardBytes: number, cause?: unknown): InfeasibleEr
 }
 
 /**
- * Runs `copy` and refuses it once project `limit.projectId` uses more than `limit.hardBytes`
- * (read with `projectBytes`): the copy is stopped at its next entry after a progress report shows
- * more bytes copied than the limit and the accounting agrees, and checked once more when it ends.
+ * Runs `copy` and refuses it once it has written more than `limit.hardBytes`, or when project
+ * `limit.projectId` uses more than that once it ends (read with `projectBytes`).
  *
- * @throws the error of {@link copyDoesNotFit} when the copy ends above the limit or was stopped;
- * what `copy` or the last usage reading throws.
+ * @throws the error of {@link copyDoesNotFit} when the copy wrote or ends above the limit; what
+ * `copy` or the usage reading throws.
  */
 export async function copyWithinLimit(
   copy: (options: LimitedCopyOptions) => Promise<CloneProgress>,
@@ -47,28 +47,14 @@ export async function copyWithinLimit(
 ): Promise<CloneProgress> {
   const stop = new AbortController();
   const signal = AbortSignal.any([options.signal, stop.signal]);
-  const checkUsage = async (readSignal: AbortSignal): Promise<void> => {
-    if ((await projectBytes(readSignal)) > limit.hardBytes) throw copyDoesNotFit(limit.hardBytes);
-  };
-  let checking = false;
   const onProgress = (progress: CloneProgress): void => {
     options.onProgress(progress);
-    if (progress.bytes <= limit.hardBytes || checking || stop.signal.aborted) return;
-    checking = true;
-    checkUsage(signal).then(
-      () => {
-        checking = false;
-      },
-      (err: unknown) => {
-        // A failed reading only delays the verdict: the reading after the copy fails the clone.
-        if (err instanceof InfeasibleError) stop.abort(err);
-        else checking = false;
-      },
-    );
+    if (progress.bytes > limit.hardBytes && !stop.signal.aborted) stop.abort(copyDoesNotFit(limit.hardBytes));
   };
   try {
     const progress = await copy({ signal, onProgress });
-    await checkUsage(options.signal);
+    if (stop.signal.aborted) throw stop.signal.reason;
+    if ((await projectBytes(options.signal)) > limit.hardBytes) throw copyDoesNotFit(limit.hardBytes);
     return progress;
   } catch (err) {
     throw stop.signal.aborted ? stop.signal.reason : err;
