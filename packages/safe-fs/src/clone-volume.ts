@@ -11,6 +11,7 @@ import { ownershipError } from './adoption.ts';
 import { type CopyProgress, type CopyTreeOptions, copyTree } from './copy-tree.ts';
 import { type CreateVolumeOptions, createVolume } from './create-volume.ts';
 import { type DirectoryHandle, isMissing, nonDirectoryError } from './directory-handle.ts';
+import { hasNoEntries } from './directory-stream.ts';
 import { errnoCode } from './errors.ts';
 import { readOwnershipRecord } from './ownership-record.ts';
 import { type ParentChain, withParents } from './parent-chain.ts';
@@ -80,7 +81,7 @@ async function completedCopy(dir: DirectoryHandle, leaf: string): Promise<CopyPr
   const volume = await dir.openDirectory(leaf);
   if (volume === undefined) throw ownershipError(dir.pathOf(leaf), 'is recorded, but its directory is gone');
   try {
-    if ((await volume.readdir()).length === 0) return undefined;
+    if (await hasNoEntries(volume)) return undefined;
     const usage = await measureDirectory(volume);
     // Special files skipped by that run are not known any more.
     return { entries: usage.inodes - 1, bytes: usage.bytes, skipped: 0 };

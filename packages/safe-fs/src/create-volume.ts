@@ -11,6 +11,7 @@ import {
   openBase,
   sameIdentity,
 } from './directory-handle.ts';
+import { batchesOf, findEntry, hasNoEntries } from './directory-stream.ts';
 import { errnoCode, SafeFsError } from './errors.ts';
 import { type OwnershipRecord, readOwnershipRecord, writeOwnershipRecord } from './ownership-record.ts';
 import { closeAll, removeCreatedParent, split } from './parent-chain.ts';
@@ -242,11 +243,7 @@ async function checkFresh(
   isParent: boolean,
 ): Promise<void> {
   const [opened, listed] = [await child.stat(), await dir.lstat(name)];
-  const names = await child.readdir();
-  let foreign = !isParent && names.length > 0;
-  for (const entry of isParent ? names : []) {
-    if (foreign || !(await isReservedNameOrVolume(child, entry))) foreign = true;
-  }
+  const foreign = isParent ? await holdsForeignEntry(child) : !(await hasNoEntries(child));
   if (listed !== undefined && sameIdentity(opened, listed) && !foreign) return;
   throw new SafeFsError({
     kind: 'ownership',
@@ -256,6 +253,17 @@ async function checkFresh(
   });
 }
 
+/**
+ * Whether `dir` holds an entry no concurrent provision of this package can have made, read in
+ * batches up to the first one: a directory swapped in may be as wide as its owner made it.
+ */
+async function holdsForeignEntry(dir: DirectoryHandle): Promise<boolean> {
+  for await (const names of batchesOf(dir)) {
+    for (const entry of names) if (!(await isReservedNameOrVolume(dir, entry))) return true;
+  }
+  return false;
+}
+
 /** Whether `entry` in `dir` is something a concurrent provision of this package may have made. */
 async function isReservedNameOrVolume(dir: DirectoryHandle, entry: EntryName): Promise<boolean> {
   if (typeof entry !== 'string') return false;
@@ -263,8 +271,8 @@ async function isReservedNameOrVolume(dir: DirectoryHandle, entry: EntryName): P
   const inner = await dir.openDirectory(entry).catch(() => undefined);
   if (inner === undefined) return false;
   try {
-    const names = await inner.readdir();
-    return names.length === 0 || names.some((name) => typeof name === 'string' && isReservedName(name));
+    const isReserved = (name: EntryName) => typeof name === 'string' && isReservedName(name);
+    return (await hasNoEntries(inner)) || (await findEntry(inner, isReserved)) !== undefined;
   } finally {
     await inner.close();
   }

@@ -6,14 +6,15 @@
  */
 
 import { archivePrefix } from './archive-name.ts';
-import { type DirectoryHandle, nameText, openBase } from './directory-handle.ts';
+import { type DirectoryHandle, openBase } from './directory-handle.ts';
 import { changeRecordLocked } from './locked-record-change.ts';
 import { type OwnershipRecord, readOwnershipRecord } from './ownership-record.ts';
 import { withParents } from './parent-chain.ts';
-import { isTakingBack } from './recorded-volume-search.ts';
+import { walkParentLevels } from './parent-levels-walk.ts';
+import { enterParent, isTakingBack } from './recorded-volume-search.ts';
 import type { RelativeVolumePath } from './relative-volume-path.ts';
 import { deleteVolume } from './remove-volume.ts';
-import { isReservedName, parentMarkerName, recordName } from './reserved-names.ts';
+import { isReservedName } from './reserved-names.ts';
 import { timestampOf, type VolumeContext } from './volume-context.ts';
 import { looksLikeVolume } from './volume-like.ts';
 import { guardedContext, type WriteGuard } from './write-guard.ts';
@@ -71,7 +72,7 @@ export async function removeExpiredArchives(
   const archives: Found[] = [];
   const base = await openBase(context.fs, context.base);
   try {
-    await findArchives(base, 0, options.maxDepth ?? 4, archives);
+    await findArchives(base, options.maxDepth ?? 4, archives);
   } finally {
     await base.close();
   }
@@ -145,36 +146,26 @@ async function stampRemoving(
 const notDue = new Error('not due');
 
 /**
- * Collects the recorded archives in `dir` and below. Volumes are never entered (an archive inside
+ * Collects the recorded archives in `top` and below. Volumes are never entered (an archive inside
  * one is tenant data); other directories are entered when this package made them as parents, or
- * while `depth` is below `maxDepth`.
+ * while their depth is below `maxDepth`.
  */
-async function findArchives(
-  dir: DirectoryHandle,
-  depth: number,
-  maxDepth: number,
-  found: Found[],
-): Promise<void> {
-  const names = (await dir.readdir()).map(nameText);
-  const entries = new Set(names);
-  for (const name of names) {
-    if (isReservedName(name)) continue;
-    const stats = await dir.lstat(name);
-    if (stats?.isDirectory() !== true) continue;
-    if (entries.has(recordName(name)) || looksLikeVolume(name)) {
-      if (!name.startsWith(archivePrefix)) continue;
-      const record = await readOwnershipRecord(dir, name);
-      if (record === undefined) continue;
-      found.push({ path: dir.pathOf(name) as RelativeVolumePath, record });
-      continue;
-    }
-    const child = await dir.openDirectory(name);
-    if (child === undefined) continue;
-    try {
-      const ours = (await child.lstat(parentMarkerName)) !== undefined;
-      if (ours || depth < maxDepth) await findArchives(child, depth + 1, maxDepth, found);
-    } finally {
-      await child.close();
-    }
-  }
+function findArchives(top: DirectoryHandle, maxDepth: number, found: Found[]): Promise<void> {
+  return walkParentLevels(
+    top,
+    async ({ dir, depth, recordInBatch, hasRecord }, name) => {
+      if (isReservedName(name)) return undefined;
+      const volumeLike = looksLikeVolume(name) || recordInBatch(name);
+      if (volumeLike && !name.startsWith(archivePrefix)) return undefined;
+      if ((await dir.lstat(name))?.isDirectory() !== true) return undefined;
+      if (volumeLike || (await hasRecord(name))) {
+        if (!name.startsWith(archivePrefix)) return undefined;
+        const record = await readOwnershipRecord(dir, name);
+        if (record !== undefined) found.push({ path: dir.pathOf(name) as RelativeVolumePath, record });
+        return undefined;
+      }
+      return enterParent(dir, name, depth, maxDepth);
+    },
+    { operation: 'search', detail: 'was moved while being searched for archives; will look again' },
+  );
 }

@@ -4,6 +4,7 @@
  */
 
 import { type DirectoryHandle, openBase } from './directory-handle.ts';
+import { listIfFewer } from './directory-stream.ts';
 import { errnoCode } from './errors.ts';
 import {
   isParentInProgress,
@@ -90,8 +91,9 @@ export async function removeCreatedParent(
   name: string,
   undoingCreate = false,
 ): Promise<boolean> {
-  const names = await dir.readdir();
-  if (names.length !== 1 || names[0] !== parentMarkerName) return false;
+  // Two names at most: whether the marker is all there is needs no more.
+  const names = await listIfFewer(dir, 2);
+  if (names?.length !== 1 || names[0] !== parentMarkerName) return false;
   const [stats, marker] = [await dir.stat(), await readParentMarker(dir)];
   // Another removal is under way (or the marker just went): it is theirs to finish.
   if (marker === undefined || (isParentInProgress(stats) && !undoingCreate)) return false;

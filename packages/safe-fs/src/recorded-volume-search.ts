@@ -4,8 +4,9 @@
  * believed: a directory merely named after the PV proves nothing about whose data it holds.
  */
 
-import { type DirectoryHandle, nameText, openBase } from './directory-handle.ts';
+import { type DirectoryHandle, openBase } from './directory-handle.ts';
 import { type OwnershipRecord, readOwnershipRecord } from './ownership-record.ts';
+import { walkParentLevels } from './parent-levels-walk.ts';
 import type { RelativeVolumePath } from './relative-volume-path.ts';
 import { isReservedName, parentMarkerName, recordLeaf, recordName } from './reserved-names.ts';
 import type { VolumeContext } from './volume-context.ts';
@@ -57,42 +58,51 @@ export async function findRecordedVolumes(
   const found: RecordedVolume[] = [];
   const base = await openBase(context.fs, context.base);
   try {
-    await search(base, 0, maxDepth, wanted, found);
+    await walkParentLevels(
+      base,
+      async ({ dir, depth, recordInBatch, hasRecord }, name) => {
+        const leaf = recordLeaf(name);
+        if (leaf !== undefined) {
+          // Records, not directories, are listed: a record whose directory was just moved away counts.
+          const record = await readOwnershipRecord(dir, leaf === 'hashed' ? '' : leaf, name);
+          const volume = leaf === 'hashed' ? record?.volume : leaf;
+          if (record !== undefined && volume !== undefined && recordName(volume) === name && wanted(record)) {
+            found.push({ path: dir.pathOf(volume) as RelativeVolumePath, record });
+          }
+          return undefined;
+        }
+        if (isReservedName(name) || looksLikeVolume(name) || recordInBatch(name)) return undefined;
+        if ((await dir.lstat(name))?.isDirectory() !== true || (await hasRecord(name))) return undefined;
+        return enterParent(dir, name, depth, maxDepth);
+      },
+      searchMoved,
+    );
   } finally {
     await base.close();
   }
   return found;
 }
 
-async function search(
+const searchMoved = { operation: 'search', detail: 'was moved while being searched; will look again' };
+
+/**
+ * Opens directory `name` of `dir` (no volume; at `depth`) to be searched: when this package made it
+ * as a parent, or while `depth` is below `maxDepth`; closed and `undefined` otherwise.
+ */
+export async function enterParent(
   dir: DirectoryHandle,
+  name: string,
   depth: number,
   maxDepth: number,
-  wanted: (record: OwnershipRecord) => boolean,
-  found: RecordedVolume[],
-): Promise<void> {
-  const names = (await dir.readdir()).map(nameText);
-  const entries = new Set(names);
-  for (const name of names) {
-    const leaf = recordLeaf(name);
-    if (leaf !== undefined) {
-      // Records, not directories, are listed: a record whose directory was just moved away counts.
-      const record = await readOwnershipRecord(dir, leaf === 'hashed' ? '' : leaf, name);
-      const volume = leaf === 'hashed' ? record?.volume : leaf;
-      if (record !== undefined && volume !== undefined && recordName(volume) === name && wanted(record)) {
-        found.push({ path: dir.pathOf(volume) as RelativeVolumePath, record });
-      }
-      continue;
-    }
-    if (isReservedName(name) || entries.has(recordName(name)) || looksLikeVolume(name)) continue;
-    if ((await dir.lstat(name))?.isDirectory() !== true) continue;
-    const child = await dir.openDirectory(name);
-    if (child === undefined) continue;
-    try {
-      const ours = (await child.lstat(parentMarkerName)) !== undefined;
-      if (ours || depth < maxDepth) await search(child, depth + 1, maxDepth, wanted, found);
-    } finally {
-      await child.close();
-    }
+): Promise<DirectoryHandle | undefined> {
+  const child = await dir.openDirectory(name);
+  if (child === undefined || depth < maxDepth) return child;
+  try {
+    if ((await child.lstat(parentMarkerName)) !== undefined) return child;
+  } catch (err) {
+    await child.close();
+    throw err;
   }
+  await child.close();
+  return undefined;
 }

@@ -3,7 +3,6 @@
  * unused name, record along) and release (keep the data, mark the record).
  */
 
-import type { Stats } from 'node:fs';
 import { ownershipError } from './adoption.ts';
 import { archiveCandidate, maxArchiveAttempts } from './archive-name.ts';
 import {
@@ -19,11 +18,10 @@ import { errnoCode, isSafeFsError, SafeFsError } from './errors.ts';
 import { isMadeParent } from './made-parent.ts';
 import { type OwnershipRecord, readOwnershipRecord, writeOwnershipRecord } from './ownership-record.ts';
 import { type ParentChain, removeEmptyParents, withParents } from './parent-chain.ts';
-import { isParentInProgress } from './parent-marker.ts';
 import type { RelativeVolumePath } from './relative-volume-path.ts';
 import { assertEmptiable, emptyDirectory } from './remove-tree.ts';
 import { findReservedName } from './reserved-name-search.ts';
-import { isReservedName, parentMarkerName, recordName } from './reserved-names.ts';
+import { isReservedName, recordName } from './reserved-names.ts';
 import { timestampOf, type VolumeContext } from './volume-context.ts';
 import { guardedContext, type WriteGuard } from './write-guard.ts';
 
@@ -186,20 +184,6 @@ function topLevelOf(volume: DirectoryHandle): Promise<EntryName[] | undefined> {
   return listIfFewer(volume);
 }
 
-/**
- * {@link isMadeParent} for `volume` listed as {@link topLevelOf} did. A wide top level is only listed
- * whole when it carries a parent's mark (a parent of many volumes).
- */
-async function isMadeParentVolume(
-  volume: DirectoryHandle,
-  stats: Stats,
-  listed: readonly EntryName[] | undefined,
-): Promise<boolean> {
-  if (listed !== undefined) return isMadeParent(volume, stats, listed);
-  if (!isParentInProgress(stats) && (await volume.lstat(parentMarkerName)) === undefined) return false;
-  return isMadeParent(volume, stats, await volume.readdir());
-}
-
 function vanished(dir: DirectoryHandle, leaf: string): SafeFsError {
   return new SafeFsError({
     kind: 'io',
@@ -248,7 +232,7 @@ export function deleteVolume(
       if (volume === undefined) throw vanished(dir, leaf);
       try {
         const names = await topLevelOf(volume);
-        if (record === undefined && (await isMadeParentVolume(volume, stats, names))) return 'missing';
+        if (record === undefined && (await isMadeParent(volume, stats, names))) return 'missing';
         await refuseHostingVolumes(volume, record !== undefined, names);
         // Nothing goes unless everything can: a refusal halfway (root_squash, another user's
         // directory) would leave a half-deleted volume.
@@ -298,7 +282,7 @@ export async function archiveVolume(
       if (volume === undefined) throw vanished(dir, leaf);
       try {
         const names = await topLevelOf(volume);
-        if (record === undefined && (await isMadeParentVolume(volume, stats, names))) return missing;
+        if (record === undefined && (await isMadeParent(volume, stats, names))) return missing;
         await refuseHostingVolumes(volume, record !== undefined, names);
       } finally {
         await volume.close();

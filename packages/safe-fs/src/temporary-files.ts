@@ -7,6 +7,7 @@
  */
 
 import type { DirectoryHandle } from './directory-handle.ts';
+import { batchesOf } from './directory-stream.ts';
 import { errnoCode } from './errors.ts';
 import { isTemporaryRecordName, temporaryWriterTag } from './reserved-names.ts';
 import { writerState } from './temporary-writer.ts';
@@ -57,29 +58,47 @@ function isAbandoned(name: string, mtimeMs: number, now: number, graceMs: number
   }
 }
 
-/** Removes abandoned temporary record files (see {@link isAbandoned}) directly inside `dir`. */
+/**
+ * Removes abandoned temporary record files (see {@link isAbandoned}) directly inside `dir`, read in
+ * batches (a directory the sweep enters may be a tenant's, see `sweep-tree.ts`).
+ */
 export async function sweepTemporaryFiles(
   dir: DirectoryHandle,
   now: number,
   graceMs: number,
 ): Promise<SweepReport> {
-  const removed: string[] = [];
-  const kept: string[] = [];
-  for (const name of await dir.readdir()) {
-    if (typeof name !== 'string' || !isTemporaryRecordName(name)) continue;
-    const stats = await dir.lstat(name);
-    if (stats === undefined || !stats.isFile()) continue;
-    if (!isAbandoned(name, stats.mtimeMs, now, graceMs)) {
-      kept.push(dir.pathOf(name));
-      continue;
-    }
-    try {
-      await dir.unlink(name);
-      removed.push(dir.pathOf(name));
-    } catch (err) {
-      // Another sweeper, or the writer's own cleanup, got there first.
-      if (errnoCode(err) !== 'ENOENT') throw err;
+  const report = { removed: [] as string[], kept: [] as string[] };
+  for await (const names of batchesOf(dir)) {
+    for (const name of names) {
+      if (typeof name === 'string') await sweepTemporaryFile(dir, name, now, graceMs, report);
     }
   }
-  return { removed, kept };
+  return report;
+}
+
+/**
+ * Removes `name` of `dir` when it is an abandoned temporary record file, and adds its path to
+ * `report`'s removed or kept ones when it is a temporary record file at all.
+ */
+export async function sweepTemporaryFile(
+  dir: DirectoryHandle,
+  name: string,
+  now: number,
+  graceMs: number,
+  report: { readonly removed: string[]; readonly kept: string[] },
+): Promise<void> {
+  if (!isTemporaryRecordName(name)) return;
+  const stats = await dir.lstat(name);
+  if (stats === undefined || !stats.isFile()) return;
+  if (!isAbandoned(name, stats.mtimeMs, now, graceMs)) {
+    report.kept.push(dir.pathOf(name));
+    return;
+  }
+  try {
+    await dir.unlink(name);
+    report.removed.push(dir.pathOf(name));
+  } catch (err) {
+    // Another sweeper, or the writer's own cleanup, got there first.
+    if (errnoCode(err) !== 'ENOENT') throw err;
+  }
 }

@@ -4,6 +4,7 @@
  */
 
 import { type DirectoryHandle, type EntryName, nameText } from './directory-handle.ts';
+import { findEntry } from './directory-stream.ts';
 import { SafeFsError } from './errors.ts';
 import { isParentInProgress } from './parent-marker.ts';
 import { isReservedName, parentMarkerName, recordName } from './reserved-names.ts';
@@ -76,9 +77,9 @@ export async function refuseVolumeParent(
  */
 export async function refuseParentAsVolume(volume: DirectoryHandle): Promise<void> {
   const before = await volume.stat();
-  const names = await volume.readdir();
+  // Read in batches up to the first reserved name: the volume's width is its workload's.
+  const reserved = await findEntry(volume, (name) => isReservedName(nameText(name)));
   const after = await volume.stat();
-  const reserved = names.find((name) => isReservedName(nameText(name)));
   if (!isParentInProgress(before) && reserved === undefined && !isParentInProgress(after)) return;
   throw nestingError(
     volume.path,
