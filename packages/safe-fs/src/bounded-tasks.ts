@@ -31,7 +31,8 @@ export class BoundedTasks {
 
   /** A new group, whose tasks count against this pool's limit. */
   group(): TaskGroup {
-    const members: Promise<void>[] = [];
+    // Only tasks still running: a directory of a million files must not keep a million promises.
+    const members = new Set<Promise<void>>();
     return {
       start: (task) => this.#start(task, members),
       settled: async () => {
@@ -45,7 +46,7 @@ export class BoundedTasks {
     if (this.#failure !== undefined) throw this.#failure.error;
   }
 
-  async #start(task: () => Promise<void>, members: Promise<void>[]): Promise<void> {
+  async #start(task: () => Promise<void>, members: Set<Promise<void>>): Promise<void> {
     if (this.#running < this.#limit) {
       this.#running++;
     } else {
@@ -58,15 +59,15 @@ export class BoundedTasks {
       this.#release();
       throw this.#failure.error;
     }
-    members.push(
-      task()
-        .catch((error: unknown) => {
-          this.#failure ??= { error };
-        })
-        .finally(() => {
-          this.#release();
-        }),
-    );
+    const member = task()
+      .catch((error: unknown) => {
+        this.#failure ??= { error };
+      })
+      .finally(() => {
+        members.delete(member);
+        this.#release();
+      });
+    members.add(member);
   }
 
   #release(): void {

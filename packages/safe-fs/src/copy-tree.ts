@@ -10,12 +10,15 @@
  * those files at once, while directories are walked one by one (see `bounded-tasks.ts`).
  */
 
+import { randomBytes } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import { lchown, readlink, symlink } from 'node:fs/promises';
-import { BoundedTasks, type TaskGroup } from './bounded-tasks.ts';
-import { copyRegularFile, FileDataSlots } from './copy-file.ts';
-import type { DirectoryHandle, EntryName } from './directory-handle.ts';
-import { SafeFsError, systemError } from './errors.ts';
+import { BoundedTasks } from './bounded-tasks.ts';
+import { copyRegularFile, FileDataSlots, type FileToCopy } from './copy-file.ts';
+import { CopyLevels } from './copy-levels.ts';
+import { type DirectoryHandle, type EntryName, isMissing } from './directory-handle.ts';
+import { errnoCode, SafeFsError, systemError } from './errors.ts';
+import { emptyDirectory } from './remove-tree.ts';
 import type { WriteGuard } from './write-guard.ts';
 
 /** What a clone's copy does with FIFOs, sockets and device files: leave them out, or fail. */
@@ -40,7 +43,11 @@ export interface CopyTreeOptions {
    * handles carry the check for the rest (see {@link WriteGuard}).
    */
   readonly beforeEachWrite?: WriteGuard | undefined;
-  /** Deeper trees are refused (each level holds two descriptors). Default 1024. */
+  /**
+   * Deeper trees are refused, with an error naming the directory past the limit. Default 200 000:
+   * descriptors stay bounded however deep the tree, but each level costs a few hundred bytes of
+   * memory while the copy is below it.
+   */
   readonly maxDepth?: number | undefined;
 }
 
@@ -57,6 +64,13 @@ export interface CopyProgress {
   readonly skipped: number;
 }
 
+/**
+ * The depth of the deepest tree a copy accepts unless told otherwise: twice the 100 000 levels a
+ * workload is expected to be able to clone, at a few tens of MiB of level state (`copy-levels.ts`),
+ * well inside the provisioner's memory limit.
+ */
+const defaultMaxDepth = 200_000;
+
 /** Entries between two progress reports. */
 export const progressEvery = 1000;
 
@@ -70,14 +84,20 @@ export const copyConcurrency = 16;
 
 interface CopyState {
   readonly options: CopyTreeOptions;
-  /** The target's top, from which first copies of hard-linked files are named. */
+  /** The target's top, where the directory of hard links is made. */
   readonly targetRoot: DirectoryHandle;
   /**
-   * First copy of each hard-linked source file (`dev:ino`), relative to the target's top, once made;
-   * `undefined` when that entry vanished. Set when a copy starts, so a later name of the same file
-   * waits for it instead of copying the data again.
+   * The directory, inside the target's top, holding a link to the first copy of each hard-linked
+   * source file, named after the source's `dev-ino`: a later name of the same file is linked from
+   * there, by a short path whatever the depth of either, and nothing per file stays in memory. Made
+   * when the first hard-linked file is met, removed before the copy returns.
    */
-  readonly linked: Map<string, Promise<Buffer | undefined>>;
+  hardLinks: Promise<HardLinks> | undefined;
+  /**
+   * Hard-linked source files (`dev-ino`) whose copy or link is under way: a later name of the same
+   * file waits for it instead of copying the data again. Only tasks in flight are here.
+   */
+  readonly linking: Map<string, Promise<void>>;
   readonly tasks: BoundedTasks;
   readonly fileData: FileDataSlots;
   entries: number;
@@ -85,14 +105,21 @@ interface CopyState {
   skipped: number;
 }
 
+interface HardLinks {
+  readonly name: string;
+  readonly dir: DirectoryHandle;
+}
+
 /**
  * Copies everything in `source` into `target` (an empty directory the caller made), then applies
  * `source`'s mode and owner to `target`. Directories get their mode last, so a read-only one is still
- * filled.
+ * filled. Entries that vanish while being copied are left out; a name listed twice (its directory
+ * changing while listed) is copied once.
  *
  * @throws {@link SafeFsError}: `io` for a special file under `refuse`, an entry that changed type
- * while being copied, or a tree deeper than `maxDepth`; `permission` for an unreadable entry;
- * the signal's reason when aborted.
+ * while being copied, a directory moved while its level was closed, or a tree deeper than
+ * `maxDepth`; `symlink` or `not-a-directory` for a directory swapped for one; `permission` for an
+ * unreadable entry; the signal's reason when aborted.
  */
 export async function copyTree(
   source: DirectoryHandle,
@@ -102,26 +129,30 @@ export async function copyTree(
   const state: CopyState = {
     options,
     targetRoot: target,
-    linked: new Map(),
+    hardLinks: undefined,
+    linking: new Map(),
     tasks: new BoundedTasks(copyConcurrency),
     fileData: new FileDataSlots(),
     entries: 0,
     bytes: 0,
     skipped: 0,
   };
-  await copyLevel(source, target, Buffer.alloc(0), 0, state);
+  try {
+    const levels = await CopyLevels.of(source, target, state.tasks);
+    try {
+      await copyLevels(levels, state);
+    } finally {
+      // Also waits for every task still in flight after a failure.
+      await levels.close();
+    }
+    await removeHardLinks(state);
+  } finally {
+    await closeHardLinks(state);
+  }
   await applyAttributes(target, await source.stat());
   const progress = { entries: state.entries, bytes: state.bytes, skipped: state.skipped };
   options.onProgress?.(progress);
   return progress;
-}
-
-function raw(name: EntryName): Buffer {
-  return typeof name === 'string' ? Buffer.from(name) : name;
-}
-
-function join(prefix: Buffer, name: EntryName): Buffer {
-  return prefix.length === 0 ? raw(name) : Buffer.concat([prefix, Buffer.from('/'), raw(name)]);
 }
 
 function refused(path: string, detail: string): SafeFsError {
@@ -142,111 +173,89 @@ function counted(state: CopyState): void {
   if (state.entries % progressEvery === 0) reportProgress(state);
 }
 
-/** `lstat` of every name, several at once; `undefined` for names removed meanwhile. */
-async function lstatAll(
-  source: DirectoryHandle,
-  names: EntryName[],
-  state: CopyState,
-): Promise<(Stats | undefined)[]> {
-  const stats = new Array<Stats | undefined>(names.length);
-  const group = state.tasks.group();
-  try {
-    for (const [index, name] of names.entries()) {
-      await group.start(async () => {
-        stats[index] = await source.lstat(name);
-      });
-    }
-  } finally {
-    await group.settled();
-  }
-  state.tasks.throwIfFailed();
-  return stats;
+/** Whether `err` says the name exists in the target already: it was listed twice, and copied once. */
+function listedTwice(err: unknown): boolean {
+  return errnoCode(err) === 'EEXIST';
 }
 
-async function copyLevel(
-  source: DirectoryHandle,
-  target: DirectoryHandle,
-  prefix: Buffer,
-  depth: number,
-  state: CopyState,
-): Promise<void> {
-  const maxDepth = state.options.maxDepth ?? 1024;
-  if (depth >= maxDepth) throw refused(source.path, `is more than ${maxDepth} directories deep`);
-  const names = await source.readdir();
-  const stats = await lstatAll(source, names, state);
-  const group = state.tasks.group();
-  try {
-    for (const [index, name] of names.entries()) {
-      throwIfStopped(state);
-      const entry = stats[index];
-      if (entry === undefined) continue; // Removed by the workload meanwhile: a copy of a live volume.
-      await copyEntry(source, target, name, entry, join(prefix, name), depth, state, group);
-    }
-  } finally {
-    // The tasks use this level's descriptors, which the caller closes once this returns.
-    await group.settled();
-  }
-  state.tasks.throwIfFailed();
-}
-
-async function copyEntry(
-  source: DirectoryHandle,
-  target: DirectoryHandle,
-  name: EntryName,
-  stats: Stats,
-  relative: Buffer,
-  depth: number,
-  state: CopyState,
-  group: TaskGroup,
-): Promise<void> {
-  if (stats.isDirectory()) {
-    await copyDirectory(source, target, name, relative, depth, state);
-    counted(state);
-  } else if (stats.isFile()) {
-    await group.start(async () => {
-      await copyFileEntry({ source, target, name, stats, relative }, state);
+/** The depth-first walk: one entry at a time, files and links handed to the task pool. */
+async function copyLevels(levels: CopyLevels, state: CopyState): Promise<void> {
+  const maxDepth = state.options.maxDepth ?? defaultMaxDepth;
+  for (;;) {
+    throwIfStopped(state);
+    const entry = await levels.next();
+    if (entry === undefined) {
+      await levels.settle();
+      if (levels.depth === 0) return;
+      // Mode last, once everything inside is made.
+      await applyAttributes(levels.target, await levels.source.stat());
+      await levels.leave();
       counted(state);
-    });
-  } else if (stats.isSymbolicLink()) {
-    await group.start(async () => {
+      continue;
+    }
+    const { name, stats } = entry;
+    if (stats === undefined) continue; // Removed by the workload meanwhile: a copy of a live volume.
+    if (stats.isDirectory()) {
+      if (levels.depth + 1 >= maxDepth) {
+        throw refused(levels.source.pathOf(name), `is more than ${maxDepth} directories deep`);
+      }
+      await enterDirectory(levels, name);
+    } else {
+      await copyEntry(levels, name, stats, state);
+    }
+  }
+}
+
+/** Makes and enters the copy of directory `name` of the deepest level, unless it vanished. */
+async function enterDirectory(levels: CopyLevels, name: EntryName): Promise<void> {
+  const from = await levels.source.openDirectory(name);
+  if (from === undefined) return;
+  let to: DirectoryHandle | undefined;
+  try {
+    await levels.target.mkdir(name, 0o700);
+    to = await levels.target.openDirectory(name);
+    if (to === undefined) throw refused(levels.target.pathOf(name), 'vanished while being copied into');
+  } catch (err) {
+    await from.close();
+    if (listedTwice(err)) return;
+    throw err;
+  }
+  await levels.enter(name, from, to);
+}
+
+function copyEntry(levels: CopyLevels, name: EntryName, stats: Stats, state: CopyState): Promise<void> {
+  const { source, target } = levels;
+  if (stats.isFile()) {
+    return startCopy(levels, state, () => copyFileEntry({ source, target, name, stats }, state));
+  }
+  if (stats.isSymbolicLink()) {
+    return startCopy(levels, state, async () => {
       state.options.signal?.throwIfAborted();
       await copySymlink(source, target, name, stats, state.options.beforeEachWrite);
-      counted(state);
     });
-  } else if (state.options.specialFiles === 'skip') {
+  }
+  if (state.options.specialFiles === 'skip') {
     state.skipped++;
     counted(state);
-  } else {
-    throw refused(
-      source.pathOf(name),
-      'is a FIFO, socket or device file, which cannot be copied; the class can skip them (cloneSpecialFiles: skip)',
-    );
+    return Promise.resolve();
   }
+  throw refused(
+    source.pathOf(name),
+    'is a FIFO, socket or device file, which cannot be copied; the class can skip them (cloneSpecialFiles: skip)',
+  );
 }
 
-async function copyDirectory(
-  source: DirectoryHandle,
-  target: DirectoryHandle,
-  name: EntryName,
-  relative: Buffer,
-  depth: number,
-  state: CopyState,
-): Promise<void> {
-  const from = await source.openDirectory(name);
-  if (from === undefined) return;
-  try {
-    await target.mkdir(name, 0o700);
-    const to = await target.openDirectory(name);
-    if (to === undefined) throw refused(target.pathOf(name), 'vanished while being copied into');
+/** Starts `copy` in the deepest level's group, once the pool has a free slot. */
+function startCopy(levels: CopyLevels, state: CopyState, copy: () => Promise<void>): Promise<void> {
+  return levels.group.start(async () => {
     try {
-      await copyLevel(from, to, relative, depth + 1, state);
-      await applyAttributes(to, await from.stat());
-    } finally {
-      await to.close();
+      await copy();
+    } catch (err) {
+      if (listedTwice(err)) return;
+      throw err;
     }
-  } finally {
-    await from.close();
-  }
+    counted(state);
+  });
 }
 
 /** Owner, then mode (chown clears set-id bits), of the open directory `dir`. */
@@ -254,49 +263,82 @@ async function applyAttributes(dir: DirectoryHandle, stats: Stats): Promise<void
   await dir.setAttributes(stats.mode & 0o7777, stats.uid, stats.gid);
 }
 
-/** A regular file to copy: `name` in `source`, as `lstat` saw it, to `name` in `target`. */
-interface FileEntry {
-  readonly source: DirectoryHandle;
-  readonly target: DirectoryHandle;
-  readonly name: EntryName;
-  readonly stats: Stats;
-  /** Relative to the target's top. */
-  readonly relative: Buffer;
-}
-
 /**
  * Copies a regular file, or links it to the first copy of the same source file. Must be called in the
  * order the walk meets the names: it claims a hard-linked file before its first await.
  */
-async function copyFileEntry(entry: FileEntry, state: CopyState): Promise<void> {
+async function copyFileEntry(entry: FileToCopy, state: CopyState): Promise<void> {
   if (entry.stats.nlink <= 1) {
     state.options.signal?.throwIfAborted();
     await copyFileData(entry, state);
     return;
   }
-  const key = `${entry.stats.dev}:${entry.stats.ino}`;
-  const copy = linkOrCopy(state.linked.get(key), entry, state);
-  state.linked.set(key, copy);
-  await copy;
+  const key = `${entry.stats.dev}-${entry.stats.ino}`;
+  const copy = linkOrCopy(state.linking.get(key), key, entry, state);
+  state.linking.set(key, copy);
+  try {
+    await copy;
+  } finally {
+    if (state.linking.get(key) === copy) state.linking.delete(key);
+  }
 }
 
-/** Links the entry to the copy `earlier` makes, or copies it when there is none. */
+/**
+ * Once `earlier` (another name of the same file) is done, links the entry to the first copy, or
+ * copies it when there is none yet (or the earlier names vanished) and keeps a link to the copy.
+ */
 async function linkOrCopy(
-  earlier: Promise<Buffer | undefined> | undefined,
-  entry: FileEntry,
+  earlier: Promise<void> | undefined,
+  key: string,
+  entry: FileToCopy,
   state: CopyState,
-): Promise<Buffer | undefined> {
-  const first = await earlier;
+): Promise<void> {
+  await earlier;
   state.options.signal?.throwIfAborted();
-  if (first !== undefined) {
-    await state.targetRoot.linkInto(first, entry.target, entry.name);
-    return first;
+  const hardLinks = await openHardLinks(state);
+  try {
+    await hardLinks.dir.linkInto(Buffer.from(key), entry.target, entry.name);
+    return;
+  } catch (err) {
+    if (!isMissing(err)) throw err;
   }
-  return (await copyFileData(entry, state)) ? entry.relative : undefined;
+  if (await copyFileData(entry, state)) {
+    await entry.target.linkInto(Buffer.from(raw(entry.name)), hardLinks.dir, key);
+  }
+}
+
+function raw(name: EntryName): Buffer {
+  return typeof name === 'string' ? Buffer.from(name) : name;
+}
+
+/** The directory of hard links, made and opened on first use. */
+function openHardLinks(state: CopyState): Promise<HardLinks> {
+  state.hardLinks ??= (async () => {
+    // Random: no name a workload can give an entry of its volume's top collides with it.
+    const name = `.kube-provisioner-links-${randomBytes(16).toString('hex')}`;
+    await state.targetRoot.mkdir(name, 0o700);
+    const dir = await state.targetRoot.openDirectory(name);
+    if (dir === undefined) throw refused(state.targetRoot.pathOf(name), 'vanished while being copied into');
+    return { name, dir };
+  })();
+  return state.hardLinks;
+}
+
+async function closeHardLinks(state: CopyState): Promise<void> {
+  const hardLinks = await state.hardLinks?.catch(() => undefined);
+  await hardLinks?.dir.close();
+}
+
+/** Removes the directory of hard links: its links go, the copies they point to stay. */
+async function removeHardLinks(state: CopyState): Promise<void> {
+  const hardLinks = await state.hardLinks;
+  if (hardLinks === undefined) return;
+  await emptyDirectory(hardLinks.dir);
+  await state.targetRoot.rmdir(hardLinks.name);
 }
 
 /** Copies the data, owner and mode of a regular file; false when it vanished meanwhile. */
-function copyFileData(entry: FileEntry, state: CopyState): Promise<boolean> {
+function copyFileData(entry: FileToCopy, state: CopyState): Promise<boolean> {
   return copyRegularFile(entry, state.fileData, {
     throwIfStopped: () => throwIfStopped(state),
     beforeEachWrite: state.options.beforeEachWrite,
