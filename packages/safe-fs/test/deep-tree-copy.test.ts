@@ -1,0 +1,178 @@
+// A workload may nest directories thousands of levels deep: a clone's copy holds a bounded number of
+// descriptors and makes a bounded number of system calls per level, keeps hard links whatever the
+// depth of their names (past PATH_MAX), and refuses a tree deeper than its limit with an error naming
+// where.
+import { execFileSync } from 'node:child_process';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  writeFileSync,
+} from 'node:fs';
+import { mkdtemp, readdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { copyConcurrency, copyTree } from '../src/copy-tree.ts';
+import { type DirectoryHandle, openBase } from '../src/directory-handle.ts';
+import { type FsOps, localFsOps } from '../src/index.ts';
+import { maxOpenLevels } from '../src/open-levels.ts';
+import { rejection } from './fixtures.ts';
+
+const made: string[] = [];
+afterEach(() => {
+  // `rm` walks by descriptor; Node.js's recursive removal fails on paths past PATH_MAX.
+  for (const dir of made.splice(0)) execFileSync('rm', ['-rf', dir]);
+});
+
+/**
+ * A base with an empty `target` and a `source` nesting `depth` directories `d`, each also holding an
+ * empty `file`; `shared` at the top is hard-linked as `shared` at the bottom.
+ */
+async function deepSource(depth: number): Promise<string> {
+  const base = await mkdtemp(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'safe-fs-'));
+  made.push(base);
+  mkdirSync(join(base, 'target'), 0o700);
+  mkdirSync(join(base, 'source'));
+  writeFileSync(join(base, 'source/shared'), 'shared');
+  // Through descriptors: the path of the deepest level is far past PATH_MAX.
+  let fd = openSync(join(base, 'source'), constants.O_DIRECTORY);
+  for (let level = 0; level < depth; level++) {
+    closeSync(openSync(`/proc/self/fd/${fd}/file`, constants.O_CREAT | constants.O_WRONLY, 0o644));
+    mkdirSync(`/proc/self/fd/${fd}/d`);
+    const next = openSync(`/proc/self/fd/${fd}/d`, constants.O_DIRECTORY);
+    closeSync(fd);
+    fd = next;
+  }
+  linkSync(join(base, 'source/shared'), `/proc/self/fd/${fd}/shared`);
+  closeSync(fd);
+  return base;
+}
+
+/** The inode of `name` in the directory `depth` levels of `d` below `top`. */
+function inodeBelow(top: string, depth: number, name: string): number {
+  let fd = openSync(top, constants.O_DIRECTORY);
+  for (let level = 0; level < depth; level++) {
+    const next = openSync(`/proc/self/fd/${fd}/d`, constants.O_DIRECTORY);
+    closeSync(fd);
+    fd = next;
+  }
+  try {
+    const file = openSync(`/proc/self/fd/${fd}/${name}`, constants.O_RDONLY);
+    try {
+      return fstatSync(file).ino;
+    } finally {
+      closeSync(file);
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** `localFsOps` counting its calls and the most descriptors (directories, listings, files) it held at once. */
+function counting(): { readonly fs: FsOps; calls: number; open: number; maxOpen: number } {
+  const counts = { calls: 0, open: 0, maxOpen: 0 };
+  const opened = () => {
+    counts.open++;
+    counts.maxOpen = Math.max(counts.maxOpen, counts.open);
+  };
+  const count =
+    <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> => {
+      counts.calls++;
+      return fn(...args);
+    };
+  const fs: FsOps = {
+    ...Object.fromEntries(Object.entries(localFsOps).map(([name, fn]) => [name, count(fn)])),
+    open: async (path, flags, mode) => {
+      counts.calls++;
+      const file = await localFsOps.open(path, flags, mode);
+      opened();
+      let closed = false;
+      return {
+        get fd() {
+          return file.fd;
+        },
+        stat: () => file.stat(),
+        chmod: (mode) => file.chmod(mode),
+        chown: (uid, gid) => file.chown(uid, gid),
+        readFile: (encoding) => file.readFile(encoding),
+        writeFile: (data) => file.writeFile(data),
+        datasync: () => file.datasync(),
+        close: async () => {
+          if (!closed) counts.open--;
+          closed = true;
+          await file.close();
+        },
+      };
+    },
+    opendir: async (path, batchSize) => {
+      counts.calls++;
+      const listing = await localFsOps.opendir(path, batchSize);
+      opened();
+      let closed = false;
+      return {
+        read: () => {
+          counts.calls++;
+          return listing.read();
+        },
+        close: async () => {
+          if (!closed) counts.open--;
+          closed = true;
+          await listing.close();
+        },
+      };
+    },
+  } as FsOps;
+  return Object.assign(counts, { fs });
+}
+
+/** Copies `source` into `target` of `base` through `fs`. */
+async function copy(base: string, fs: FsOps, options: Parameters<typeof copyTree>[2] = {}) {
+  const root = await openBase(fs, base);
+  const open = async (name: string): Promise<DirectoryHandle> => {
+    const dir = await root.openDirectory(name);
+    if (dir === undefined) throw new Error(`no ${name}`);
+    return dir;
+  };
+  const [source, target] = [await open('source'), await open('target')];
+  try {
+    return await copyTree(source, target, options);
+  } finally {
+    await Promise.all([source.close(), target.close(), root.close()]);
+  }
+}
+
+describe("a clone's copy of a tree 5 000 levels deep", () => {
+  const depth = 5000;
+
+  it('holds a bounded number of descriptors, makes a bounded number of calls per level, and keeps hard links', {
+    timeout: 120_000,
+  }, async () => {
+    const base = await deepSource(depth);
+    const counted = counting();
+
+    // Directories and files, the two names of `shared` counted apart.
+    expect(await copy(base, counted.fs)).toEqual({ entries: 2 * depth + 2, bytes: 6, skipped: 0 });
+
+    // A source, its listing and a target per open level, one file located per task, the links' directory.
+    expect(counted.maxOpen).toBeLessThanOrEqual(3 * (maxOpenLevels + 1) + copyConcurrency + 2);
+    expect(counted.calls / depth).toBeLessThan(32);
+    const target = join(base, 'target');
+    expect((await readdir(target)).sort()).toEqual(['d', 'file', 'shared']);
+    expect(inodeBelow(target, depth, 'shared')).toBe(inodeBelow(target, 0, 'shared'));
+    expect(inodeBelow(target, depth, 'shared')).not.toBe(inodeBelow(join(base, 'source'), 0, 'shared'));
+  });
+
+  it('refuses it past maxDepth, naming the directory past the limit', { timeout: 120_000 }, async () => {
+    const base = await deepSource(depth);
+    const error = await rejection(copy(base, localFsOps, { maxDepth: 4000 }));
+    expect(error.kind).toBe('io');
+    expect(error.message).toContain('is more than 4000 directories deep');
+    expect(error.message).toContain(`source/${'d/'.repeat(3999)}d`);
+  });
+});
