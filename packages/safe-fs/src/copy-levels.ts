@@ -36,8 +36,11 @@ interface Level {
   stream: DirectoryStream | undefined;
   /** The tasks using this level's descriptors; `undefined` while closed. */
   group: TaskGroup | undefined;
-  readonly sourceIdentity: Identity;
-  readonly targetIdentity: Identity;
+  // Numbers, not two objects: a closed level costs what these fields do, times the depth.
+  readonly sourceDev: number;
+  readonly sourceIno: number;
+  readonly targetDev: number;
+  readonly targetIno: number;
   /** Its name in the level above; unused for the top. */
   readonly name: EntryName;
   batch: readonly ListedEntry[];
@@ -52,10 +55,6 @@ interface Level {
 }
 
 const noEntries: readonly ListedEntry[] = [];
-
-function identityOf(stats: Identity): Identity {
-  return { dev: stats.dev, ino: stats.ino };
-}
 
 /**
  * The stack of a copy from `source` into `target` (both left open when it closes): each level's
@@ -80,7 +79,7 @@ export class CopyLevels {
     tasks: BoundedTasks,
   ): Promise<CopyLevels> {
     const [from, to] = await Promise.all([source.stat(), target.stat()]);
-    return new CopyLevels(newLevel(source, target, identityOf(from), identityOf(to), ''), tasks);
+    return new CopyLevels(newLevel(source, target, from, to, ''), tasks);
   }
 
   /** Levels below the top: 0 while the copy is in the top itself. */
@@ -134,7 +133,7 @@ export class CopyLevels {
     let level: Level;
     try {
       const [from, to] = await Promise.all([source.stat(), target.stat()]);
-      level = newLevel(source, target, identityOf(from), identityOf(to), name);
+      level = newLevel(source, target, from, to, name);
     } catch (err) {
       await Promise.all([source.close(), target.close()]);
       throw err;
@@ -157,11 +156,15 @@ export class CopyLevels {
     if (level === undefined || parent === undefined) throw new Error('the top cannot be left');
     try {
       if (parent.source === undefined && level.source !== undefined && level.target !== undefined) {
-        parent.source = await reopenParent(parent.sourceIdentity, level.source, {
+        const [source, target] = [
+          { dev: parent.sourceDev, ino: parent.sourceIno },
+          { dev: parent.targetDev, ino: parent.targetIno },
+        ];
+        parent.source = await reopenParent(source, level.source, {
           operation: 'copy',
           detail: 'was moved while being copied; will copy again',
         });
-        parent.target = await reopenParent(parent.targetIdentity, level.target, {
+        parent.target = await reopenParent(target, level.target, {
           operation: 'copy',
           detail: 'was moved while being copied into',
         });
@@ -232,8 +235,10 @@ function newLevel(
     target,
     stream: undefined,
     group: undefined,
-    sourceIdentity,
-    targetIdentity,
+    sourceDev: sourceIdentity.dev,
+    sourceIno: sourceIdentity.ino,
+    targetDev: targetIdentity.dev,
+    targetIno: targetIdentity.ino,
     name,
     batch: noEntries,
     next: 0,

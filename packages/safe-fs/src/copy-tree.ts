@@ -4,10 +4,21 @@
  * the copy cannot make it read or write outside the two trees. Symbolic links are copied as links
  * (their text, never their target), regular files by a loop of our own, chunk by chunk, keeping holes
  * (`copy-file.ts`: it ends at end of file, stops between chunks, and holds a bounded share of libuv's
- * thread pool), hard links stay hard links, and modes and owners are kept. FIFOs, sockets and devices
- * cannot be made from Node.js (no `mknod`): they are skipped or refused, as the caller says. Files and
- * links are copied {@link copyConcurrency} at a time, the data of at most `fileDataConcurrency` of
- * those files at once, while directories are walked one by one (see `bounded-tasks.ts`).
+ * thread pool), hard links stay hard links, and modes and owners are kept, a directory's mode set once
+ * everything inside it is made. FIFOs, sockets and devices cannot be made from Node.js (no `mknod`):
+ * they are skipped or refused, as the caller says. Files and links are copied {@link copyConcurrency}
+ * at a time, the data of at most `fileDataConcurrency` of those files at once, while directories are
+ * walked one by one (see `bounded-tasks.ts`).
+ *
+ * Memory does not grow with the width of a directory nor, beyond a few hundred bytes a level, with
+ * its depth: each directory is listed in batches and `lstat`ed batch by batch through an explicit
+ * stack of source/target levels (`copy-levels.ts`), at most `maxOpenLevels` of which hold
+ * descriptors; a task group keeps only its running tasks; hard links are found again through a
+ * directory of links inside the target (named after the source's device and inode, removed before
+ * the copy returns), not through paths kept in memory. The workload may change the source meanwhile:
+ * an entry gone by its `lstat` or open is left out, a name listed twice is copied once, a directory
+ * swapped for a link or a file is refused (never followed), and a subtree moved while its level was
+ * closed fails the copy rather than being climbed out of.
  */
 
 import { randomBytes } from 'node:crypto';
@@ -44,7 +55,7 @@ export interface CopyTreeOptions {
    */
   readonly beforeEachWrite?: WriteGuard | undefined;
   /**
-   * Deeper trees are refused, with an error naming the directory past the limit. Default 200 000:
+   * Directories nested deeper (below the source's top) are refused, failing the copy. Default 150 000:
    * descriptors stay bounded however deep the tree, but each level costs a few hundred bytes of
    * memory while the copy is below it.
    */
@@ -65,11 +76,11 @@ export interface CopyProgress {
 }
 
 /**
- * The depth of the deepest tree a copy accepts unless told otherwise: twice the 100 000 levels a
- * workload is expected to be able to clone, at a few tens of MiB of level state (`copy-levels.ts`),
- * well inside the provisioner's memory limit.
+ * The depth of the deepest tree a copy accepts unless told otherwise: half as deep again as the
+ * 100 000 levels a clone must handle. Each level costs ~300 bytes of heap while the copy is below it
+ * (`copy-levels.ts`): 45 MiB at this depth, inside the provisioner's 256Mi beside its other work.
  */
-const defaultMaxDepth = 200_000;
+const defaultMaxDepth = 150_000;
 
 /** Entries between two progress reports. */
 export const progressEvery = 1000;
@@ -181,6 +192,8 @@ function listedTwice(err: unknown): boolean {
 /** The depth-first walk: one entry at a time, files and links handed to the task pool. */
 async function copyLevels(levels: CopyLevels, state: CopyState): Promise<void> {
   const maxDepth = state.options.maxDepth ?? defaultMaxDepth;
+  // The error names the volume, not the directory past the limit: its path is that long.
+  const top = levels.source.path;
   for (;;) {
     throwIfStopped(state);
     const entry = await levels.next();
@@ -196,8 +209,11 @@ async function copyLevels(levels: CopyLevels, state: CopyState): Promise<void> {
     const { name, stats } = entry;
     if (stats === undefined) continue; // Removed by the workload meanwhile: a copy of a live volume.
     if (stats.isDirectory()) {
-      if (levels.depth + 1 >= maxDepth) {
-        throw refused(levels.source.pathOf(name), `is more than ${maxDepth} directories deep`);
+      if (levels.depth + 1 > maxDepth) {
+        throw refused(
+          top,
+          `has a directory nested more than ${maxDepth} directories deep, which a clone refuses`,
+        );
       }
       await enterDirectory(levels, name);
     } else {
