@@ -127,7 +127,9 @@ export class OpenLevels<T> {
   async enter(child: DirectoryHandle, name: EntryName, state: T): Promise<void> {
     let identity: Identity;
     try {
-      identity = await child.stat();
+      // Only what reopening checks: a whole `Stats` kept per level doubled a deep walk's memory.
+      const { dev, ino } = await child.stat();
+      identity = { dev, ino };
     } catch (err) {
       await child.close();
       throw err;
