@@ -11,7 +11,7 @@ import { ownershipError } from './adoption.ts';
 import { type CopyProgress, type CopyTreeOptions, copyTree } from './copy-tree.ts';
 import { type CreateVolumeOptions, createVolume } from './create-volume.ts';
 import { type DirectoryHandle, isMissing, nonDirectoryError } from './directory-handle.ts';
-import { hasNoEntries } from './directory-stream.ts';
+import { hasNoEntries } from './directory-listing.ts';
 import { errnoCode } from './errors.ts';
 import { readOwnershipRecord } from './ownership-record.ts';
 import { type ParentChain, withParents } from './parent-chain.ts';

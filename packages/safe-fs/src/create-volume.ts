@@ -11,7 +11,7 @@ import {
   openBase,
   sameIdentity,
 } from './directory-handle.ts';
-import { batchesOf, findEntry, hasNoEntries } from './directory-stream.ts';
+import { batchesOf, findEntry, hasNoEntries } from './directory-listing.ts';
 import { errnoCode, SafeFsError } from './errors.ts';
 import { type OwnershipRecord, readOwnershipRecord, writeOwnershipRecord } from './ownership-record.ts';
 import { closeAll, removeCreatedParent, split } from './parent-chain.ts';

@@ -8,22 +8,14 @@
 
 import type { Stats } from 'node:fs';
 import { constants } from 'node:fs';
-import { DirectoryStream, entryName, listingBatch } from './directory-stream.ts';
+import { DirectoryStream, listingBatch } from './directory-stream.ts';
+import { type EntryName, entryName, nameText } from './entry-name.ts';
 import { errnoCode, SafeFsError, systemError } from './errors.ts';
 import type { FsFile, FsOps, FsPath } from './fs-ops.ts';
 
+export { type EntryName, nameText } from './entry-name.ts';
+
 const directoryFlags = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
-
-/**
- * A name inside a directory: a string, or the raw bytes of a listed name that is not valid UTF-8
- * (decoding it would name a different file, or none).
- */
-export type EntryName = string | Buffer;
-
-/** `name` as text, for messages; names that are not UTF-8 show replacement characters. */
-export function nameText(name: EntryName): string {
-  return typeof name === 'string' ? name : name.toString('utf8');
-}
 
 /** Device and inode: what a directory is, whatever it is called. */
 export interface Identity {

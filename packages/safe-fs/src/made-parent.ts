@@ -12,7 +12,8 @@
 
 import type { Stats } from 'node:fs';
 import { type DirectoryHandle, type EntryName, nameText } from './directory-handle.ts';
-import { batchesOf, listingBatch } from './directory-stream.ts';
+import { batchesOf } from './directory-listing.ts';
+import { listingBatch } from './directory-stream.ts';
 import { isParentInProgress } from './parent-marker.ts';
 import { isReservedName, parentMarkerName, recordName } from './reserved-names.ts';
 

@@ -4,7 +4,7 @@
  */
 
 import { type DirectoryHandle, openBase } from './directory-handle.ts';
-import { listIfFewer } from './directory-stream.ts';
+import { listIfFewer } from './directory-listing.ts';
 import { errnoCode } from './errors.ts';
 import {
   isParentInProgress,

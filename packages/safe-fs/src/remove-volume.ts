@@ -13,7 +13,7 @@ import {
   nonDirectoryError,
   sameIdentity,
 } from './directory-handle.ts';
-import { findEntry, hasNoEntries, listIfFewer } from './directory-stream.ts';
+import { findEntry, hasNoEntries, listIfFewer } from './directory-listing.ts';
 import { errnoCode, isSafeFsError, SafeFsError } from './errors.ts';
 import { isMadeParent } from './made-parent.ts';
 import { type OwnershipRecord, readOwnershipRecord, writeOwnershipRecord } from './ownership-record.ts';

@@ -7,7 +7,7 @@
  */
 
 import { type DirectoryHandle, type EntryName, openBase } from './directory-handle.ts';
-import { findEntry } from './directory-stream.ts';
+import { findEntry } from './directory-listing.ts';
 import { walkParentLevels } from './parent-levels-walk.ts';
 import { isReservedName, parentMarkerName } from './reserved-names.ts';
 import { type SweepReport, sweepTemporaryFile } from './temporary-files.ts';

@@ -7,7 +7,7 @@
  */
 
 import type { DirectoryHandle } from './directory-handle.ts';
-import { batchesOf } from './directory-stream.ts';
+import { batchesOf } from './directory-listing.ts';
 import { errnoCode } from './errors.ts';
 import { isTemporaryRecordName, temporaryWriterTag } from './reserved-names.ts';
 import { writerState } from './temporary-writer.ts';

@@ -4,7 +4,7 @@
  */
 
 import { type DirectoryHandle, type EntryName, nameText } from './directory-handle.ts';
-import { findEntry } from './directory-stream.ts';
+import { findEntry } from './directory-listing.ts';
 import { SafeFsError } from './errors.ts';
 import { isParentInProgress } from './parent-marker.ts';
 import { isReservedName, parentMarkerName, recordName } from './reserved-names.ts';
