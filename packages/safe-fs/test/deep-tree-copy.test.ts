@@ -3,18 +3,8 @@
 // depth of their names (past PATH_MAX), and refuses a tree deeper than its limit with an error naming
 // where.
 import { execFileSync } from 'node:child_process';
-import {
-  closeSync,
-  constants,
-  existsSync,
-  fstatSync,
-  linkSync,
-  mkdirSync,
-  openSync,
-  writeFileSync,
-} from 'node:fs';
-import { mkdtemp, readdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { closeSync, constants, fstatSync, linkSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { copyConcurrency, copyTree } from '../src/copy-tree.ts';
@@ -22,6 +12,7 @@ import { type DirectoryHandle, openBase } from '../src/directory-handle.ts';
 import { type FsOps, localFsOps } from '../src/index.ts';
 import { maxOpenLevels } from '../src/open-levels.ts';
 import { rejection } from './fixtures.ts';
+import { callCounting, nestDirectories, scratchDirectory, touch } from './support/walk-probes.ts';
 
 const made: string[] = [];
 afterEach(() => {
@@ -34,19 +25,12 @@ afterEach(() => {
  * empty `file`; `shared` at the top is hard-linked as `shared` at the bottom.
  */
 async function deepSource(depth: number): Promise<string> {
-  const base = await mkdtemp(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'safe-fs-'));
+  const base = await scratchDirectory();
   made.push(base);
   mkdirSync(join(base, 'source'));
   writeFileSync(join(base, 'source/shared'), 'shared');
   // Through descriptors: the path of the deepest level is far past PATH_MAX.
-  let fd = openSync(join(base, 'source'), constants.O_DIRECTORY);
-  for (let level = 0; level < depth; level++) {
-    closeSync(openSync(`/proc/self/fd/${fd}/file`, constants.O_CREAT | constants.O_WRONLY, 0o644));
-    mkdirSync(`/proc/self/fd/${fd}/d`);
-    const next = openSync(`/proc/self/fd/${fd}/d`, constants.O_DIRECTORY);
-    closeSync(fd);
-    fd = next;
-  }
+  const fd = nestDirectories(join(base, 'source'), depth, (level) => touch(level, 'file'));
   linkSync(join(base, 'source/shared'), `/proc/self/fd/${fd}/shared`);
   closeSync(fd);
   return base;
@@ -72,63 +56,7 @@ function inodeBelow(top: string, depth: number, name: string): number {
   }
 }
 
-/** `localFsOps` counting its calls and the most descriptors (directories, listings, files) it held at once. */
-function counting(): { readonly fs: FsOps; calls: number; open: number; maxOpen: number } {
-  const counts = { calls: 0, open: 0, maxOpen: 0 };
-  const opened = () => {
-    counts.open++;
-    counts.maxOpen = Math.max(counts.maxOpen, counts.open);
-  };
-  const count =
-    <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
-    (...args: A): Promise<R> => {
-      counts.calls++;
-      return fn(...args);
-    };
-  const fs: FsOps = {
-    ...Object.fromEntries(Object.entries(localFsOps).map(([name, fn]) => [name, count(fn)])),
-    open: async (path, flags, mode) => {
-      counts.calls++;
-      const file = await localFsOps.open(path, flags, mode);
-      opened();
-      let closed = false;
-      return {
-        get fd() {
-          return file.fd;
-        },
-        stat: () => file.stat(),
-        chmod: (mode) => file.chmod(mode),
-        chown: (uid, gid) => file.chown(uid, gid),
-        readFile: (encoding) => file.readFile(encoding),
-        writeFile: (data) => file.writeFile(data),
-        datasync: () => file.datasync(),
-        close: async () => {
-          if (!closed) counts.open--;
-          closed = true;
-          await file.close();
-        },
-      };
-    },
-    opendir: async (path, batchSize) => {
-      counts.calls++;
-      const listing = await localFsOps.opendir(path, batchSize);
-      opened();
-      let closed = false;
-      return {
-        read: () => {
-          counts.calls++;
-          return listing.read();
-        },
-        close: async () => {
-          if (!closed) counts.open--;
-          closed = true;
-          await listing.close();
-        },
-      };
-    },
-  } as FsOps;
-  return Object.assign(counts, { fs });
-}
+const counting = callCounting;
 
 /** Copies `source` into `into`, a new directory of `base`, through `fs`. */
 async function copy(base: string, fs: FsOps, options: Parameters<typeof copyTree>[2] = {}, into = 'target') {

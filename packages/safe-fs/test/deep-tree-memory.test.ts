@@ -3,23 +3,11 @@
 // the depth. Measured as the live heap after a full collection, sampled from inside the walk's own
 // calls while it is at the bottom of the tree.
 import { execFileSync } from 'node:child_process';
-import { closeSync, constants, existsSync, mkdirSync, openSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { closeSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  type FsOps,
-  localFsOps,
-  parseRelativeVolumePath,
-  scanVolumeUsage,
-  VolumeRoot,
-} from '../src/index.ts';
-
-setFlagsFromString('--expose-gc');
-const collectGarbage = runInNewContext('gc') as () => void;
+import { type FsOps, parseRelativeVolumePath, scanVolumeUsage, VolumeRoot } from '../src/index.ts';
+import { heapSampling, nestDirectories, scratchDirectory } from './support/walk-probes.ts';
 
 const depth = 20_000;
 const sampleEvery = 2_000;
@@ -35,39 +23,16 @@ afterEach(() => {
 
 /** A base with volume `ns-deep` nesting {@link depth} directories `d`, made through descriptors. */
 async function deepVolume(): Promise<string> {
-  const base = await mkdtemp(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'safe-fs-'));
+  const base = await scratchDirectory();
   made.push(base);
   mkdirSync(join(base, 'ns-deep'));
-  let fd = openSync(join(base, 'ns-deep'), constants.O_DIRECTORY);
-  for (let level = 0; level < depth; level++) {
-    mkdirSync(`/proc/self/fd/${fd}/d`);
-    const next = openSync(`/proc/self/fd/${fd}/d`, constants.O_DIRECTORY);
-    closeSync(fd);
-    fd = next;
-  }
-  closeSync(fd);
+  closeSync(nestDirectories(join(base, 'ns-deep'), depth));
   return base;
 }
 
-/** `localFsOps` recording the largest live heap seen every {@link sampleEvery} `lstat` calls. */
 function sampling(): { readonly fs: FsOps; perLevel(): number } {
-  collectGarbage();
-  const baseline = process.memoryUsage().heapUsed;
-  let peak = baseline;
-  let calls = 0;
-  return {
-    fs: {
-      ...localFsOps,
-      lstat: (path) => {
-        if (++calls % sampleEvery === 0) {
-          collectGarbage();
-          peak = Math.max(peak, process.memoryUsage().heapUsed);
-        }
-        return localFsOps.lstat(path);
-      },
-    },
-    perLevel: () => (peak - baseline) / depth,
-  };
+  const { fs, growth } = heapSampling(sampleEvery);
+  return { fs, perLevel: () => growth() / depth };
 }
 
 describe(`walks of a tree ${depth} levels deep`, () => {

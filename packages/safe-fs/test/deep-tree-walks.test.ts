@@ -1,18 +1,12 @@
 // A workload may nest directories thousands of levels deep: the walks hold a bounded number of
 // descriptors and make a bounded number of system calls per level, so their cost grows with the tree.
 import { execFileSync } from 'node:child_process';
-import { closeSync, constants, existsSync, mkdirSync, openSync } from 'node:fs';
-import { mkdtemp, readdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { closeSync, mkdirSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  type FsOps,
-  localFsOps,
-  parseRelativeVolumePath,
-  scanVolumeUsage,
-  VolumeRoot,
-} from '../src/index.ts';
+import { parseRelativeVolumePath, scanVolumeUsage, VolumeRoot } from '../src/index.ts';
+import { callCounting, nestDirectories, scratchDirectory, touch } from './support/walk-probes.ts';
 
 const made: string[] = [];
 afterEach(() => {
@@ -22,79 +16,15 @@ afterEach(() => {
 
 /** A base with volume `ns-deep` nesting `depth` directories, each also holding one file. */
 async function deepVolume(depth: number): Promise<string> {
-  const base = await mkdtemp(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'safe-fs-'));
+  const base = await scratchDirectory();
   made.push(base);
   mkdirSync(join(base, 'ns-deep'));
   // Through descriptors: the path of the deepest level is far past PATH_MAX.
-  let fd = openSync(join(base, 'ns-deep'), constants.O_DIRECTORY);
-  for (let level = 0; level < depth; level++) {
-    closeSync(openSync(`/proc/self/fd/${fd}/file`, constants.O_CREAT | constants.O_WRONLY, 0o644));
-    mkdirSync(`/proc/self/fd/${fd}/d`);
-    const next = openSync(`/proc/self/fd/${fd}/d`, constants.O_DIRECTORY);
-    closeSync(fd);
-    fd = next;
-  }
-  closeSync(fd);
+  closeSync(nestDirectories(join(base, 'ns-deep'), depth, (level) => touch(level, 'file')));
   return base;
 }
 
-/** `localFsOps` counting its calls and the most descriptors it held at once. */
-function counting(): { readonly fs: FsOps; calls: number; open: number; maxOpen: number } {
-  const counts = { calls: 0, open: 0, maxOpen: 0 };
-  const opened = () => {
-    counts.open++;
-    counts.maxOpen = Math.max(counts.maxOpen, counts.open);
-  };
-  const count =
-    <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
-    (...args: A): Promise<R> => {
-      counts.calls++;
-      return fn(...args);
-    };
-  const fs: FsOps = {
-    ...Object.fromEntries(Object.entries(localFsOps).map(([name, fn]) => [name, count(fn)])),
-    open: async (path, flags, mode) => {
-      counts.calls++;
-      const file = await localFsOps.open(path, flags, mode);
-      opened();
-      let closed = false;
-      return {
-        get fd() {
-          return file.fd;
-        },
-        stat: () => file.stat(),
-        chmod: (mode) => file.chmod(mode),
-        chown: (uid, gid) => file.chown(uid, gid),
-        readFile: (encoding) => file.readFile(encoding),
-        writeFile: (data) => file.writeFile(data),
-        datasync: () => file.datasync(),
-        close: async () => {
-          if (!closed) counts.open--;
-          closed = true;
-          await file.close();
-        },
-      };
-    },
-    opendir: async (path, batchSize) => {
-      counts.calls++;
-      const listing = await localFsOps.opendir(path, batchSize);
-      opened();
-      let closed = false;
-      return {
-        read: () => {
-          counts.calls++;
-          return listing.read();
-        },
-        close: async () => {
-          if (!closed) counts.open--;
-          closed = true;
-          await listing.close();
-        },
-      };
-    },
-  } as FsOps;
-  return Object.assign(counts, { fs });
-}
+const counting = callCounting;
 
 describe('walks over a tree 5 000 levels deep', () => {
   const depth = 5000;

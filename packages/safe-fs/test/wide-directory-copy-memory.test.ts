@@ -2,19 +2,12 @@
 // it): a clone's copy of it must hold a bounded number of names and `lstat` results, not the whole
 // directory. Measured as wide-directory-memory.test.ts does: the live heap after a full collection,
 // sampled from inside the copy's own `lstat` calls while it is in the middle of the wide directory.
-import { closeSync, constants, existsSync, openSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { copyTree } from '../src/copy-tree.ts';
 import { type DirectoryHandle, openBase } from '../src/directory-handle.ts';
-import { type FsOps, localFsOps } from '../src/index.ts';
-
-setFlagsFromString('--expose-gc');
-const collectGarbage = runInNewContext('gc') as () => void;
+import { fillEmptyFiles, heapSampling, scratchDirectory } from './support/walk-probes.ts';
 
 const made: string[] = [];
 afterEach(async () => {
@@ -28,43 +21,18 @@ const bound = 4 * 2 ** 20;
 
 /** A base with `source` holding {@link entries} empty files with long names, and an empty `target`. */
 async function wideSource(): Promise<string> {
-  const base = await mkdtemp(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'safe-fs-'));
+  const base = await scratchDirectory();
   made.push(base);
   await mkdir(join(base, 'source'));
   await mkdir(join(base, 'target'), 0o700);
-  const prefix = 'f'.repeat(150);
-  for (let index = 0; index < entries; index++) {
-    const file = join(base, 'source', `${prefix}${index}`);
-    closeSync(openSync(file, constants.O_CREAT | constants.O_WRONLY, 0o644));
-  }
+  fillEmptyFiles(join(base, 'source'), entries);
   return base;
-}
-
-/** `localFsOps` that records the largest live heap seen, every {@link sampleEvery} `lstat` calls. */
-function sampling(): { readonly fs: FsOps; growth(): number } {
-  collectGarbage();
-  const baseline = process.memoryUsage().heapUsed;
-  let peak = baseline;
-  let calls = 0;
-  return {
-    fs: {
-      ...localFsOps,
-      lstat: (path) => {
-        if (++calls % sampleEvery === 0) {
-          collectGarbage();
-          peak = Math.max(peak, process.memoryUsage().heapUsed);
-        }
-        return localFsOps.lstat(path);
-      },
-    },
-    growth: () => peak - baseline,
-  };
 }
 
 describe(`a clone's copy of one directory of ${entries} empty files`, () => {
   it('holds a bounded number of names and lstat results', { timeout: 300_000 }, async () => {
     const base = await wideSource();
-    const { fs, growth } = sampling();
+    const { fs, growth } = heapSampling(sampleEvery);
     const root = await openBase(fs, base);
     const open = async (name: string): Promise<DirectoryHandle> => {
       const dir = await root.openDirectory(name);

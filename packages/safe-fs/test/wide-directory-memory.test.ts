@@ -3,20 +3,14 @@
 // What a walk retains is measured as the live heap after a full collection, sampled while the walk
 // is in the middle of the wide directory (from inside its own system calls); the heap's garbage
 // would hide a few MiB otherwise.
-import { closeSync, constants, existsSync, openSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type DirectoryHandle, openBase } from '../src/directory-handle.ts';
-import { type FsOps, localFsOps, parseRelativeVolumePath, scanVolumeUsage } from '../src/index.ts';
+import { parseRelativeVolumePath, scanVolumeUsage } from '../src/index.ts';
 import { assertEmptiable, emptyDirectory } from '../src/remove-tree.ts';
 import { findReservedName } from '../src/reserved-name-search.ts';
-
-setFlagsFromString('--expose-gc');
-const collectGarbage = runInNewContext('gc') as () => void;
+import { fillEmptyFiles, heapSampling, scratchDirectory } from './support/walk-probes.ts';
 
 const made: string[] = [];
 afterEach(async () => {
@@ -27,42 +21,17 @@ const sampleEvery = 10_000;
 // 100 000 names of 155 bytes are ~16 MiB however they are held; a batch of them is ~40 KiB.
 const bound = 4 * 2 ** 20;
 
-/**
- * A base with volume `ns/pvc-wide` holding {@link entries} empty files with long names; in memory
- * (`/dev/shm`) where there is one, since only the walks' own memory is measured.
- */
+/** A base with volume `ns/pvc-wide` holding {@link entries} empty files with long names. */
 async function wideVolume(): Promise<{ base: string; dir: string }> {
-  const base = await mkdtemp(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'safe-fs-'));
+  const base = await scratchDirectory();
   made.push(base);
   const dir = join(base, 'ns/pvc-wide');
   await mkdir(dir, { recursive: true });
-  const prefix = 'f'.repeat(150);
-  for (let index = 0; index < entries; index++) {
-    closeSync(openSync(join(dir, `${prefix}${index}`), constants.O_CREAT | constants.O_WRONLY, 0o644));
-  }
+  fillEmptyFiles(dir, entries);
   return { base, dir };
 }
 
-/** `localFsOps` (the fastest calls; the walks are the same) that records the largest live heap seen, every {@link sampleEvery} `lstat` calls. */
-function sampling(): { readonly fs: FsOps; growth(): number } {
-  collectGarbage();
-  const baseline = process.memoryUsage().heapUsed;
-  let peak = baseline;
-  let calls = 0;
-  return {
-    fs: {
-      ...localFsOps,
-      lstat: (path) => {
-        if (++calls % sampleEvery === 0) {
-          collectGarbage();
-          peak = Math.max(peak, process.memoryUsage().heapUsed);
-        }
-        return localFsOps.lstat(path);
-      },
-    },
-    growth: () => peak - baseline,
-  };
-}
+const sampling = () => heapSampling(sampleEvery);
 
 /** Runs `walk` on volume `ns/pvc-wide` of `base`; returns the live heap it grew by meanwhile. */
 async function retainedBy(

@@ -5,12 +5,9 @@
 // names. Walks are measured as in `wide-directory-memory.test.ts` (live heap after a full
 // collection, sampled from inside their own calls); guards that make few calls by the largest
 // listing any single call hands them.
-import { closeSync, constants, copyFileSync, existsSync, openSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cloneVolume } from '../src/clone-volume.ts';
 import { openBase } from '../src/directory-handle.ts';
@@ -22,9 +19,7 @@ import { parentMarkerName } from '../src/reserved-names.ts';
 import type { VolumeContext } from '../src/volume-context.ts';
 import { refuseParentAsVolume } from '../src/volume-like.ts';
 import { ownerOf, rejection } from './fixtures.ts';
-
-setFlagsFromString('--expose-gc');
-const collectGarbage = runInNewContext('gc') as () => void;
+import { fillEmptyFiles, heapSampling, scratchDirectory } from './support/walk-probes.ts';
 
 const entries = 100_000;
 const sampleEvery = 10_000;
@@ -37,7 +32,7 @@ const path = parseRelativeVolumePath;
 let scratch: string;
 
 beforeAll(async () => {
-  scratch = await mkdtemp(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'safe-fs-'));
+  scratch = await scratchDirectory();
 });
 afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
@@ -46,53 +41,10 @@ afterAll(async () => {
 /** Creates {@link entries} empty files with long names in `dir`. */
 async function fill(dir: string): Promise<void> {
   await mkdir(dir, { recursive: true });
-  const prefix = 'f'.repeat(150);
-  for (let index = 0; index < entries; index++) {
-    closeSync(openSync(join(dir, `${prefix}${index}`), constants.O_CREAT | constants.O_WRONLY, 0o644));
-  }
+  fillEmptyFiles(dir, entries);
 }
 
-/**
- * `localFsOps` recording the largest live heap seen at the first {@link sampleFirst} `lstat` and
- * `fstat` calls and every {@link sampleEvery} after, and the most names one listing call handed out.
- */
-function measuring(): { readonly fs: FsOps; growth(): number; largestListing(): number } {
-  collectGarbage();
-  const baseline = process.memoryUsage().heapUsed;
-  let peak = baseline;
-  let calls = 0;
-  let largest = 0;
-  const sample = () => {
-    if (++calls <= sampleFirst || calls % sampleEvery === 0) {
-      collectGarbage();
-      peak = Math.max(peak, process.memoryUsage().heapUsed);
-    }
-  };
-  const listed = (names: Buffer[]) => {
-    largest = Math.max(largest, names.length);
-    return names;
-  };
-  return {
-    fs: {
-      ...localFsOps,
-      lstat: (at) => {
-        sample();
-        return localFsOps.lstat(at);
-      },
-      fstat: (handle) => {
-        sample();
-        return localFsOps.fstat(handle);
-      },
-      readdir: async (at) => listed(await localFsOps.readdir(at)),
-      opendir: async (at, batchSize) => {
-        const listing = await localFsOps.opendir(at, batchSize);
-        return { read: async () => listed(await listing.read()), close: () => listing.close() };
-      },
-    },
-    growth: () => peak - baseline,
-    largestListing: () => largest,
-  };
-}
+const measuring = () => heapSampling(sampleEvery, sampleFirst);
 
 function contextOf(base: string, fs: FsOps): VolumeContext {
   return { fs, base, now: Date.now, touch: async () => undefined };
