@@ -20,7 +20,7 @@ import type { Stats } from 'node:fs';
 import type { BoundedTasks, TaskGroup } from './bounded-tasks.ts';
 import type { DirectoryHandle, EntryName, Identity } from './directory-handle.ts';
 import { type DirectoryStream, listingBatch } from './directory-stream.ts';
-import { maxOpenLevels } from './open-levels.ts';
+import { maxOpenLevels, nextListed } from './open-levels.ts';
 import { reopenParent } from './reopen-parent.ts';
 
 /** A listed name and what `lstat` found there; `stats` is `undefined` when the name had vanished. */
@@ -105,17 +105,11 @@ export class CopyLevels {
   /** The next entry of the deepest level's listing; `undefined` once it is done. */
   async next(): Promise<ListedEntry | undefined> {
     const level = this.#deepest();
-    for (;;) {
-      if (level.next < level.batch.length) {
-        level.read++;
-        return level.batch[level.next++];
-      }
-      if (level.ended) {
-        await closeStream(level);
-        return undefined;
-      }
-      await this.#readBatch(level);
-    }
+    return nextListed(
+      level,
+      () => this.#readBatch(level),
+      () => closeStream(level),
+    );
   }
 
   /** Resolves once every task started in the deepest level has finished; throws the pool's failure. */

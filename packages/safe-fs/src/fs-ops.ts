@@ -99,7 +99,7 @@ export const nodeFsOps: FsOps = {
   lstat: (path) => fs.lstat(path),
   readdir: (path) => fs.readdir(path, { encoding: 'buffer' }),
   opendir: async (path, batchSize) =>
-    new NodeDirectory(await fs.opendir(path, dirOptions(batchSize)), batchSize),
+    new BatchedDirectory(await fs.opendir(path, dirOptions(batchSize)), batchSize, true),
   rmdir: (path) => fs.rmdir(path),
   unlink: (path) => fs.unlink(path),
   rename: (oldPath, newPath) => fs.rename(oldPath, newPath),
@@ -126,7 +126,7 @@ export const localFsOps: FsOps = {
   lstat: async (path) => fsSync.lstatSync(path, { throwIfNoEntry: false }),
   readdir: async (path) => fsSync.readdirSync(path, { encoding: 'buffer' }),
   opendir: async (path, batchSize) =>
-    new LocalDirectory(fsSync.opendirSync(path, dirOptions(batchSize)), batchSize),
+    new BatchedDirectory(fsSync.opendirSync(path, dirOptions(batchSize)), batchSize, false),
   rmdir: async (path) => fsSync.rmdirSync(path),
   unlink: async (path) => fsSync.unlinkSync(path),
   rename: async (oldPath, newPath) => fsSync.renameSync(oldPath, newPath),
@@ -150,21 +150,26 @@ function rawName(entry: fsSync.Dirent): Buffer {
   return entry.name as unknown as Buffer;
 }
 
-/** A listing of {@link nodeFsOps}: libuv reads a batch on its thread pool, `Dir` hands it out. */
-class NodeDirectory implements FsDirectory {
+/**
+ * A listing read `batchSize` names at a time: {@link nodeFsOps} reads through `Dir.read` (libuv fills
+ * a buffer on its thread pool), {@link localFsOps} through `Dir.readSync` on the calling thread.
+ */
+class BatchedDirectory implements FsDirectory {
   readonly #dir: fsSync.Dir;
   readonly #batchSize: number;
+  readonly #onPool: boolean;
   #closed = false;
 
-  constructor(dir: fsSync.Dir, batchSize: number) {
+  constructor(dir: fsSync.Dir, batchSize: number, onPool: boolean) {
     this.#dir = dir;
     this.#batchSize = batchSize;
+    this.#onPool = onPool;
   }
 
   async read(): Promise<Buffer[]> {
     const names: Buffer[] = [];
     while (!this.#closed && names.length < this.#batchSize) {
-      const entry = await this.#dir.read();
+      const entry = this.#onPool ? await this.#dir.read() : this.#dir.readSync();
       if (entry === null) break;
       names.push(rawName(entry));
     }
@@ -174,35 +179,8 @@ class NodeDirectory implements FsDirectory {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#dir.close();
-  }
-}
-
-/** A listing of {@link localFsOps}, read on the calling thread. */
-class LocalDirectory implements FsDirectory {
-  readonly #dir: fsSync.Dir;
-  readonly #batchSize: number;
-  #closed = false;
-
-  constructor(dir: fsSync.Dir, batchSize: number) {
-    this.#dir = dir;
-    this.#batchSize = batchSize;
-  }
-
-  async read(): Promise<Buffer[]> {
-    const names: Buffer[] = [];
-    while (!this.#closed && names.length < this.#batchSize) {
-      const entry = this.#dir.readSync();
-      if (entry === null) break;
-      names.push(rawName(entry));
-    }
-    return names;
-  }
-
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#dir.closeSync();
+    if (this.#onPool) await this.#dir.close();
+    else this.#dir.closeSync();
   }
 }
 

@@ -97,17 +97,11 @@ export class OpenLevels<T> {
   /** The next name of the deepest level's listing; `undefined` when it is done. */
   async nextName(): Promise<EntryName | undefined> {
     const level = this.#deepest();
-    for (;;) {
-      if (level.next < level.batch.length) {
-        level.read++;
-        return level.batch[level.next++];
-      }
-      if (level.ended) {
-        await closeStream(level);
-        return undefined;
-      }
-      await this.#readBatch(level);
-    }
+    return nextListed(
+      level,
+      () => this.#readBatch(level),
+      () => closeStream(level),
+    );
   }
 
   /** Lists the deepest level once more from its beginning (another pass of a removal). */
@@ -225,5 +219,36 @@ async function closeLevel(level: Level<unknown>, relisting: Relisting): Promise<
     await closeStream(level);
   } finally {
     await handle?.close();
+  }
+}
+
+/** Where a level's listing stands: the batch in hand, the next item of it, and whether it is the last. */
+export interface ListingPosition<E> {
+  readonly batch: readonly E[];
+  next: number;
+  /** Items handed out so far. */
+  read: number;
+  readonly ended: boolean;
+}
+
+/**
+ * The next item of a level's listing, reading another batch (`readBatch`) once the one in hand is
+ * used up; `undefined`, after `done`, when the listing is over.
+ */
+export async function nextListed<E>(
+  level: ListingPosition<E>,
+  readBatch: () => Promise<void>,
+  done: () => Promise<void>,
+): Promise<E | undefined> {
+  for (;;) {
+    if (level.next < level.batch.length) {
+      level.read++;
+      return level.batch[level.next++];
+    }
+    if (level.ended) {
+      await done();
+      return undefined;
+    }
+    await readBatch();
   }
 }
