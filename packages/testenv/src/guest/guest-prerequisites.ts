@@ -15,6 +15,7 @@ const programs: Readonly<Record<string, string>> = {
   mmdebstrap: 'mmdebstrap',
   'apt-get': 'apt',
   'dpkg-deb': 'dpkg',
+  gcc: 'gcc',
 };
 
 /** The Debian packages the guest needs on the host. */

@@ -29,6 +29,7 @@ import {
   runInGuest,
   spawnInGuest,
 } from './guest-programs.ts';
+import { guestCpuEnvironment, xstateShim } from './uml-xstate-shim.ts';
 
 /** Options of {@link startGuest}. */
 export interface StartGuestOptions {
@@ -167,6 +168,7 @@ export async function startGuest(options: StartGuestOptions = {}): Promise<Guest
     kernelPid = await bootKernel({
       enter: network.enter,
       kernel: image.kernel,
+      preload: await xstateShim(image.dir),
       args: [
         `mem=${options.memoryMiB ?? 512}M`,
         // The kernel keeps its pid file and management socket under uml_dir/umid; without it, $HOME/.uml.
@@ -177,6 +179,8 @@ export async function startGuest(options: StartGuestOptions = {}): Promise<Guest
         'root=/dev/ubda',
         'rw',
         'init=/sbin/testenv-init',
+        // Parameters with `=` and no dot become init's environment, and so every program's.
+        ...Object.entries(guestCpuEnvironment).map(([name, value]) => `${name}=${value}`),
         'con=null',
         'ssl=null',
         'con0=null,fd:1',
@@ -216,6 +220,7 @@ async function bootKernel(spec: {
   kernel: string;
   args: readonly string[];
   consoleFile: string;
+  preload: string;
 }): Promise<number> {
   const output = openSync(spec.consoleFile, 'a');
   try {
@@ -223,7 +228,12 @@ async function bootKernel(spec: {
     const child = spawn(file, [...enterArgs, spec.kernel, ...spec.args], {
       detached: true,
       stdio: ['ignore', output, output],
-      env: { PATH: process.env.PATH ?? '', HOME: tmpdir(), TMPDIR: process.env.TMPDIR ?? tmpdir() },
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: tmpdir(),
+        TMPDIR: process.env.TMPDIR ?? tmpdir(),
+        LD_PRELOAD: spec.preload,
+      },
     });
     const pid = await new Promise<number>((resolve, reject) => {
       child.once('error', reject);
