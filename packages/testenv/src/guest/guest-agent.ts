@@ -18,15 +18,6 @@ import { writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, createServer as createTcpServer, type Socket } from 'node:net';
 
-// What the kernel command line gave init for every program (`uml-xstate-shim.ts`): the CPU state
-// the guest's kernel keeps across a switch.
-const cpuEnvironment: Record<string, string> = Object.fromEntries(
-  ['GLIBC_TUNABLES', 'OPENSSL_ia32cap'].flatMap((name) => {
-    const value = process.env[name];
-    return value === undefined ? [] : [[name, value]];
-  }),
-);
-
 /** Body of `POST /spawn`. */
 export interface SpawnRequest {
   readonly argv: readonly string[];
@@ -67,7 +58,7 @@ function runSpawn(spec: SpawnRequest, response: ServerResponse): void {
     return;
   }
   const child = spawn(file, args, {
-    env: { PATH: defaultPath, ...cpuEnvironment, ...spec.env },
+    env: { PATH: defaultPath, ...spec.env },
     ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
     ...(spec.uid === undefined ? {} : { uid: spec.uid }),
     ...(spec.gid === undefined ? {} : { gid: spec.gid }),

@@ -29,7 +29,7 @@ import {
   runInGuest,
   spawnInGuest,
 } from './guest-programs.ts';
-import { guestCpuEnvironment, xstateShim } from './uml-xstate-shim.ts';
+import { xstateShim } from './uml-xstate-shim.ts';
 
 /** Options of {@link startGuest}. */
 export interface StartGuestOptions {
@@ -179,8 +179,6 @@ export async function startGuest(options: StartGuestOptions = {}): Promise<Guest
         'root=/dev/ubda',
         'rw',
         'init=/sbin/testenv-init',
-        // Parameters with `=` and no dot become init's environment, and so every program's.
-        ...Object.entries(guestCpuEnvironment).map(([name, value]) => `${name}=${value}`),
         'con=null',
         'ssl=null',
         'con0=null,fd:1',
