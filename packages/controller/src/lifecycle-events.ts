@@ -8,21 +8,27 @@ import type { LeadingEvent, StoppedLeadingEvent } from './leader-election/leader
 import type { ProvisioningState } from './provisioner.ts';
 
 /**
- * Payload of `provisioned`: the PV for `claim` was saved (with the `queue` PV save strategy, handed
+ * Payload of `provisioned`: the PV for `pvc` was saved (with the `queue` PV save strategy, handed
  * to the background save queue) after the leadership check that follows `provision` passed.
  */
 export interface ProvisionedEvent {
   /** The claim as the controller saw it when it provisioned. */
-  readonly claim: Readonly<V1PersistentVolumeClaim>;
+  readonly pvc: Readonly<V1PersistentVolumeClaim>;
   /** The PV as sent to the API server: the provisioner's PV with the fields the library adds. */
+  readonly pv: Readonly<V1PersistentVolume>;
+  /** @deprecated The same object as {@link ProvisionedEvent.pvc}; goes in the next major. */
+  readonly claim: Readonly<V1PersistentVolumeClaim>;
+  /** @deprecated The same object as {@link ProvisionedEvent.pv}; goes in the next major. */
   readonly volume: Readonly<V1PersistentVolume>;
   /** From the start of the provision attempt until the PV was saved, in milliseconds. */
   readonly durationMs: number;
 }
 
-/** Payload of `provisionFailed`: one provision attempt for `claim` failed (it is retried as `state` says). */
+/** Payload of `provisionFailed`: one provision attempt for `pvc` failed (it is retried as `state` says). */
 export interface ProvisionFailedEvent {
   /** The claim as the controller saw it. */
+  readonly pvc: Readonly<V1PersistentVolumeClaim>;
+  /** @deprecated The same object as {@link ProvisionFailedEvent.pvc}; goes in the next major. */
   readonly claim: Readonly<V1PersistentVolumeClaim>;
   /** What failed: the provisioner's error, or the controller's when it could not start or save. */
   readonly error: Error;
@@ -33,14 +39,18 @@ export interface ProvisionFailedEvent {
 /** Payload of `deleted`: the backing asset and the PV object of a released volume were deleted. */
 export interface DeletedEvent {
   /** The PV as the controller saw it when it deleted it. */
+  readonly pv: Readonly<V1PersistentVolume>;
+  /** @deprecated The same object as {@link DeletedEvent.pv}; goes in the next major. */
   readonly volume: Readonly<V1PersistentVolume>;
   /** From the start of the delete attempt until the PV object was deleted, in milliseconds. */
   readonly durationMs: number;
 }
 
-/** Payload of `deleteFailed`: one delete attempt for `volume` failed; it is retried. */
+/** Payload of `deleteFailed`: one delete attempt for `pv` failed; it is retried. */
 export interface DeleteFailedEvent {
   /** The PV as the controller saw it. */
+  readonly pv: Readonly<V1PersistentVolume>;
+  /** @deprecated The same object as {@link DeleteFailedEvent.pv}; goes in the next major. */
   readonly volume: Readonly<V1PersistentVolume>;
   /** The provisioner's error, or the API server's when the PV or its finalizer could not be changed. */
   readonly error: Error;

@@ -48,11 +48,13 @@ describe('lifecycle events: provisioning', () => {
     });
     const provisioned = seen[2];
     if (provisioned?.name !== 'provisioned') throw new Error('no provisioned event');
-    expect(provisioned.event.claim.metadata?.uid).toBe('uid-1-1');
+    expect(provisioned.event.pvc.metadata?.uid).toBe('uid-1-1');
     expect(h.volumes()).toHaveLength(1);
-    expect(provisioned.event.volume.metadata?.name).toBe(h.volumes()[0]?.metadata?.name);
-    expect(provisioned.event.volume.spec?.claimRef?.uid).toBe('uid-1-1');
+    expect(provisioned.event.pv.metadata?.name).toBe(h.volumes()[0]?.metadata?.name);
+    expect(provisioned.event.pv.spec?.claimRef?.uid).toBe('uid-1-1');
     expect(provisioned.event.durationMs).toBeGreaterThanOrEqual(0);
+    expect(provisioned.event.claim).toBe(provisioned.event.pvc);
+    expect(provisioned.event.volume).toBe(provisioned.event.pv);
     stop.abort();
     await pump(clock, 1_000);
     expect(await done).toBe('stopped');
@@ -65,7 +67,7 @@ describe('lifecycle events: provisioning', () => {
 
     const failed = seen.find((entry) => entry.name === 'provisionFailed');
     if (failed?.name !== 'provisionFailed') throw new Error('no provisionFailed event');
-    expect(failed.event.claim.metadata?.uid).toBe('uid-1-1');
+    expect(failed.event.pvc.metadata?.uid).toBe('uid-1-1');
     expect(failed.event.error.message).toBe('backend full');
     expect(failed.event.state).toBe('Background');
     expect(names(seen)).not.toContain('provisioned');
@@ -103,8 +105,9 @@ describe('lifecycle events: deletion', () => {
     expect(h.volumes()).toEqual([]);
     const deleted = seen.find((entry) => entry.name === 'deleted');
     if (deleted?.name !== 'deleted') throw new Error('no deleted event');
-    expect(deleted.event.volume.metadata?.name).toBe('pv-1');
+    expect(deleted.event.pv.metadata?.name).toBe('pv-1');
     expect(deleted.event.durationMs).toBeGreaterThanOrEqual(0);
+    expect(deleted.event.volume).toBe(deleted.event.pv);
   });
 
   it('emits deleteFailed with the PV and the error when delete fails', async () => {
@@ -116,7 +119,7 @@ describe('lifecycle events: deletion', () => {
 
     const failed = seen.find((entry) => entry.name === 'deleteFailed');
     if (failed?.name !== 'deleteFailed') throw new Error('no deleteFailed event');
-    expect(failed.event.volume.metadata?.name).toBe('pv-1');
+    expect(failed.event.pv.metadata?.name).toBe('pv-1');
     expect(failed.event.error.message).toBe('share is busy');
     expect(names(seen)).not.toContain('deleted');
   });

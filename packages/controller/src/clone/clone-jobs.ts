@@ -142,17 +142,17 @@ export class CloneJobs<Path, VolumeOptions> {
       if (context.requeue !== undefined && !this.#waiting.has(uid)) this.#waiting.set(uid, context.requeue);
       return { ended: false, message: `${what}: waiting, ${running} clones are running` };
     }
-    const { claim, pv } = await cloneSource(
+    const source = await cloneSource(
       this.#access,
       request.dataSource,
       request.pvc,
       this.#provisionerName,
       context.signal,
     );
-    const sourcePath = request.pathOf(pv);
+    const sourcePath = request.pathOf(source.pv);
     context.assertLeader();
-    await protectSource(this.#access, claim, context.signal);
-    this.#start(uid, request, sourcePath, pv.metadata?.name ?? '', context);
+    await protectSource(this.#access, source.pvc, context.signal);
+    this.#start(uid, request, sourcePath, source.pv.metadata?.name ?? '', context);
     return { ended: false, message: `${what}: started` };
   }
 

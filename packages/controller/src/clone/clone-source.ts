@@ -26,8 +26,10 @@ export interface CloneSourceAccess {
 
 /** A claim to clone and the PV it is bound to. */
 export interface CloneSource {
-  readonly claim: V1PersistentVolumeClaim;
+  readonly pvc: V1PersistentVolumeClaim;
   readonly pv: V1PersistentVolume;
+  /** @deprecated The same object as {@link CloneSource.pvc}; goes in the next major. */
+  readonly claim: V1PersistentVolumeClaim;
 }
 
 /**
@@ -48,14 +50,14 @@ export async function cloneSource(
   if (namespace !== pvc.metadata?.namespace) {
     throw new InfeasibleError(`${what}: cloning a claim of another namespace is not supported`);
   }
-  const claim = await access.claims.get(name, { namespace, signal }).catch((err: unknown) => {
+  const source = await access.claims.get(name, { namespace, signal }).catch((err: unknown) => {
     throw isNotFound(err) ? new Error(`${what} does not exist`, { cause: err }) : err;
   });
-  const volumeName = claim.spec?.volumeName;
-  if (claim.status?.phase !== 'Bound' || volumeName === undefined || volumeName === '') {
+  const volumeName = source.spec?.volumeName;
+  if (source.status?.phase !== 'Bound' || volumeName === undefined || volumeName === '') {
     throw new Error(`${what} is not Bound yet`);
   }
-  if (claim.metadata?.deletionTimestamp !== undefined) throw new Error(`${what} is being deleted`);
+  if (source.metadata?.deletionTimestamp !== undefined) throw new Error(`${what} is being deleted`);
   const pv = await access.volumes.get(volumeName, { signal });
   if (pv.metadata?.annotations?.[annDynamicallyProvisioned] !== provisionerName) {
     throw new InfeasibleError(
@@ -71,19 +73,19 @@ export async function cloneSource(
       `${what} (${pv.spec?.capacity?.storage}) is larger than the request (${pvc.spec?.resources?.requests?.storage})`,
     );
   }
-  return { claim, pv };
+  return { pvc: source, pv, claim: source };
 }
 
 /** Adds the cloning-protection finalizer to the source claim (a strategic merge adds to the list). */
 export async function protectSource(
   access: CloneSourceAccess,
-  claim: V1PersistentVolumeClaim,
+  pvc: V1PersistentVolumeClaim,
   signal: AbortSignal,
 ): Promise<void> {
-  if (claim.metadata?.finalizers?.includes(finalizerCloningProtection) === true) return;
+  if (pvc.metadata?.finalizers?.includes(finalizerCloningProtection) === true) return;
   const patch = { metadata: { finalizers: [finalizerCloningProtection] } };
-  await access.claims.patch(claim.metadata?.name ?? '', patch, 'strategic', {
-    namespace: claim.metadata?.namespace ?? '',
+  await access.claims.patch(pvc.metadata?.name ?? '', patch, 'strategic', {
+    namespace: pvc.metadata?.namespace ?? '',
     signal,
   });
 }

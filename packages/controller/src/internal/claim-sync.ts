@@ -145,7 +145,7 @@ export class ClaimSync {
     } catch (err) {
       if (!this.#config.fence.abandoned()) {
         metrics.provisionFailedTotal.inc(labels);
-        events.emit('provisionFailed', () => ({ claim, error: toError(err), state: 'NoChange' }));
+        events.emit('provisionFailed', () => ({ pvc: claim, claim, error: toError(err), state: 'NoChange' }));
       }
       throw err;
     }
@@ -159,13 +159,19 @@ export class ClaimSync {
       const durationMs = clock.now() - start;
       metrics.provisionDurationSeconds.observe(labels, durationMs / 1000);
       metrics.provisionTotal.inc(labels);
-      events.emit('provisioned', () => ({ claim, volume: outcome.volume, durationMs }));
+      events.emit('provisioned', () => ({
+        pvc: claim,
+        pv: outcome.volume,
+        claim,
+        volume: outcome.volume,
+        durationMs,
+      }));
     } else {
       metrics.provisionFailedTotal.inc(labels);
       if (outcome.kind === 'failed' || outcome.kind === 'rescheduled') {
         const { error } = outcome;
         const state = outcome.kind === 'failed' ? outcome.state : 'Reschedule';
-        events.emit('provisionFailed', () => ({ claim, error, state }));
+        events.emit('provisionFailed', () => ({ pvc: claim, claim, error, state }));
       }
     }
     this.#applyOutcome(claim, outcome, context);

@@ -87,14 +87,14 @@ export class VolumeSync {
       // A postponed deletion (the volume is still in use) is neither a failure nor a deletion (Go v13.1.0).
       if (!this.#abandoned(err) && !isVolumeInUseError(err)) {
         metrics.deleteFailedTotal.inc(labels);
-        events.emit('deleteFailed', () => ({ volume: current, error: toError(err) }));
+        events.emit('deleteFailed', () => ({ pv: current, volume: current, error: toError(err) }));
       }
       throw err;
     }
     const durationMs = clock.now() - start;
     metrics.deleteDurationSeconds.observe(labels, durationMs / 1000);
     metrics.deleteTotal.inc(labels);
-    if (deleted) events.emit('deleted', () => ({ volume: current, durationMs }));
+    if (deleted) events.emit('deleted', () => ({ pv: current, volume: current, durationMs }));
   }
 
   async #handleProtectionFinalizer(
