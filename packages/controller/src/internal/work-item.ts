@@ -11,6 +11,13 @@ import type { RateLimitingQueue } from '../workqueue/rate-limiting-queue.ts';
 import { withDeadline } from './deadline.ts';
 import type { WorkFence } from './work-fence.ts';
 
+/**
+ * How long an abandoned item waits before it is tried again. While the term has lapsed but not ended
+ * (a renewal is overdue), every attempt is abandoned at its first `assertLeader`: re-adding at once
+ * would spin a core until the renewal comes.
+ */
+export const abandonedRetryDelayMs = 500;
+
 /** How one queue's items are processed. */
 export interface WorkItemConfig {
   /** `claim` or `volume`, for log lines. */
@@ -32,7 +39,8 @@ export interface WorkItemConfig {
 
 /**
  * Processes `key` once. Never rejects. An item abandoned because the controller is stopping or its
- * leadership lapsed counts no failure and waits, unlimited, for the next leadership term.
+ * leadership lapsed counts no failure and is tried again after {@link abandonedRetryDelayMs}, for as
+ * long as it takes the term to come back.
  */
 export async function processWorkItem(config: WorkItemConfig, key: string): Promise<void> {
   const { kind, queue, threshold, logger, fence } = config;
@@ -46,7 +54,7 @@ export async function processWorkItem(config: WorkItemConfig, key: string): Prom
     if (isLeadershipLapsedError(err) || fence.abandoned()) {
       // Kept for the next leadership term of this process (ignored once the queue shuts down).
       logger.debug({ key, err }, `Abandoned syncing ${kind}: stopping or no longer leading`);
-      queue.add(key);
+      queue.addAfter(key, abandonedRetryDelayMs);
       return;
     }
     const failures = queue.numRequeues(key);
