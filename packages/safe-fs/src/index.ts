@@ -24,6 +24,7 @@ export type { RelativeVolumePath } from './relative-volume-path.ts';
 export { parseRelativeVolumePath } from './relative-volume-path.ts';
 // The reserved names, for tools that read an export's records and parent markers (the audit).
 export { adoptionLockName, isReservedName, parentMarkerName, recordName } from './reserved-names.ts';
+export { isSnapshotPath, snapshotAreaName, snapshotPath } from './snapshot-area.ts';
 export type { SweepReport } from './temporary-files.ts';
 export type { UsageScanOptions, VolumeUsage } from './usage-scan.ts';
 export { scanVolumeUsage, volumeUsageScanner } from './usage-scan.ts';

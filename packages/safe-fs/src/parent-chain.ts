@@ -12,8 +12,9 @@ import {
   readParentMarker,
   writeParentMarker,
 } from './parent-marker.ts';
-import { parseRelativeVolumePath, type RelativeVolumePath } from './relative-volume-path.ts';
+import type { RelativeVolumePath } from './relative-volume-path.ts';
 import { parentMarkerName } from './reserved-names.ts';
+import { parseStoredPath } from './snapshot-area.ts';
 import type { VolumeContext } from './volume-context.ts';
 import { refuseVolumeParent } from './volume-like.ts';
 
@@ -23,9 +24,12 @@ export interface SplitPath {
   readonly leaf: string;
 }
 
-/** Splits a validated path (validated again here: the brand is a promise, not a proof). */
+/**
+ * Splits a validated path (validated again here: the brand is a promise, not a proof); a snapshot
+ * path's reserved area is accepted, the package makes those itself.
+ */
 export function split(path: RelativeVolumePath): SplitPath {
-  const segments = parseRelativeVolumePath(path).split('/');
+  const segments = parseStoredPath(path).split('/');
   const leaf = segments.pop() ?? '';
   return { parents: segments, leaf };
 }
