@@ -43,6 +43,7 @@ import {
   cloneRequest,
   type EnforcedCloneSettings,
 } from './clone-request.ts';
+import { snapshotKind } from './directory-snapshot.ts';
 import { cloneVolumesOf, stepEnforcedClone } from './enforced-clone.ts';
 import { type HostPathVolume, listOwnedVolumes } from './owned-volumes.ts';
 import {
@@ -54,6 +55,8 @@ import {
 } from './persistent-volume.ts';
 import type { ProvisionerMode } from './provisioner-mode.ts';
 import { type ProjectQuotaAccess, projectLimits, SizeEnforcement } from './size-enforcement.ts';
+import { snapshotPathOf, snapshotSourceAccess } from './snapshot-source.ts';
+import { type SnapshotAccess, SnapshotTaker } from './snapshot-taker.ts';
 import { quantityBytes } from './storage-quantity.ts';
 import { requestedTakeBack, takeBackInto } from './take-back.ts';
 import { directoryOptions, requestLimits, volumeDirectory, volumeOwner } from './volume-request.ts';
@@ -100,6 +103,11 @@ export interface HostPathProvisionerOptions {
   readonly clones?: (CloneSourceAccess & Pick<CloneJobsOptions, 'registry'>) | undefined;
   /** Where claim events of its own are recorded (`VolumeTakenBack`); a controller `EventRecorder` fits. */
   readonly events?: Pick<EventRecorder, 'event'> | undefined;
+  /**
+   * `DirectorySnapshot` access, shared mode only: with it the leader takes and deletes snapshots
+   * (`snapshot-taker.ts`) and restores claims whose `dataSourceRef` names one (`snapshot-source.ts`).
+   */
+  readonly snapshots?: SnapshotAccess | undefined;
 }
 
 // Per-node volumes live on one node, so only single-node access modes make sense.
@@ -120,15 +128,20 @@ export class HostPathProvisioner implements Provisioner {
   readonly #events: HostPathProvisionerOptions['events'];
   readonly #sizes: SizeEnforcement;
   readonly #clones: CloneJobs<RelativeVolumePath, CloneVolumeSettings> | undefined;
+  readonly #restores: CloneJobs<RelativeVolumePath, CloneVolumeSettings> | undefined;
+  readonly #snapshots: SnapshotTaker | undefined;
   /** Where this instance's volumes are: its root and, in per-node mode, its node. */
   readonly #scope: CloneScope;
-  /** PersistentVolumeClaim (a clone) when {@link HostPathProvisionerOptions.clones} is given, else none. */
+  /** PersistentVolumeClaim (a clone) and DirectorySnapshot (a restore) when their options are given. */
   readonly dataSources: readonly DataSourceKind[];
 
-  /** @throws Error when the root is not absolute, or per-node mode has no node name. */
+  /** @throws Error when the root is not absolute, per-node mode has no node name or has snapshots. */
   constructor(options: HostPathProvisionerOptions) {
     if (options.mode === 'per-node' && !options.nodeName) {
       throw new Error('per-node mode needs the node name (NODE_NAME)');
+    }
+    if (options.mode === 'per-node' && options.snapshots !== undefined) {
+      throw new Error('snapshots are taken in shared mode only');
     }
     this.#mode = options.mode;
     this.#provisionerName = options.provisionerName ?? defaultProvisionerName;
@@ -146,9 +159,16 @@ export class HostPathProvisioner implements Provisioner {
     const volumes = cloneVolumesOf(this.#root, this.#sizes);
     this.#clones =
       clones && new CloneJobs(volumes, clones, this.#provisionerName, { registry: clones.registry });
-    this.dataSources = clones === undefined ? [] : [{ apiGroup: '', kind: 'PersistentVolumeClaim' }];
+    const { snapshots } = options;
+    this.#restores =
+      snapshots && new CloneJobs(volumes, snapshotSourceAccess(snapshots.snapshots), this.#provisionerName);
+    this.dataSources = [
+      ...(clones === undefined ? [] : [{ apiGroup: '', kind: 'PersistentVolumeClaim' }]),
+      ...(snapshots === undefined ? [] : [snapshotKind]),
+    ];
     const node = this.#mode === 'per-node' ? this.#nodeName : undefined;
     this.#scope = { root: this.#root.base, node, provisionerName: this.#provisionerName };
+    this.#snapshots = snapshots && new SnapshotTaker({ ...snapshots, root: this.#root, scope: this.#scope });
   }
 
   shouldProvision(pvc: Readonly<V1PersistentVolumeClaim>): boolean {
@@ -269,8 +289,9 @@ export class HostPathProvisioner implements Provisioner {
     return { capacity: options.capacity };
   }
 
-  /** Measures the usage of the volumes this instance owns, when usage reporting is on. */
+  /** Starts taking snapshots for this term; measures the usage of the volumes this instance owns, when usage reporting is on. */
   async maintain(context: OperationContext): Promise<void> {
+    this.#snapshots?.start(context);
     if (this.#usage === undefined) return;
     const scope = {
       mode: this.#mode,
@@ -338,6 +359,12 @@ export class HostPathProvisioner implements Provisioner {
     context: OperationContext,
   ): Promise<string | { readonly message: string }> {
     const { dataSource, pvc, pvName } = options;
+    const restores = this.#restores;
+    if (dataSource?.kind === snapshotKind.kind && dataSource.apiGroup === snapshotKind.apiGroup && restores) {
+      const restore = { ...options, dataSource };
+      const step = await this.#clone(restores, restore, relative, parameters, context, snapshotPathOf);
+      return step.ended ? joinBasePath(this.#root.base, relative) : step;
+    }
     if (dataSource !== undefined && this.#clones !== undefined) {
       const step = await this.#clone(this.#clones, { ...options, dataSource }, relative, parameters, context);
       return step.ended ? joinBasePath(this.#root.base, relative) : step;
@@ -369,16 +396,22 @@ export class HostPathProvisioner implements Provisioner {
     return path;
   }
 
-  /** One step of a clone; with `enforceSize`, copied into the project of its volume (`enforced-clone.ts`). */
+  /**
+   * One step of a clone (of a snapshot with `pathOf`); with `enforceSize`, copied into the project of
+   * its volume (`enforced-clone.ts`).
+   */
   #clone(
     clones: CloneJobs<RelativeVolumePath, CloneVolumeSettings>,
     options: ProvisionOptions & { readonly dataSource: ClaimDataSource },
     relative: RelativeVolumePath,
     parameters: ClassParameters,
     context: OperationContext,
+    pathOf?: (pv: Readonly<V1PersistentVolume>) => RelativeVolumePath,
   ): Promise<CloneStep> {
-    const step = (enforced?: EnforcedCloneSettings) =>
-      clones.step(cloneRequest(options, relative, parameters, this.#scope, enforced), context);
+    const step = (enforced?: EnforcedCloneSettings) => {
+      const request = cloneRequest(options, relative, parameters, this.#scope, enforced);
+      return clones.step(pathOf ? { ...request, pathOf } : request, context);
+    };
     if (!parameters.enforceSize) return step();
     const limits = requestLimits(options, parameters);
     const claimUid = options.pvc.metadata?.uid ?? '';

@@ -12,6 +12,7 @@ import { UsageMonitor, warnOnClaim } from '@kube-provisioner/controller/usage';
 import { checkWritableDirectory, fsOpsForRoot } from '@kube-provisioner/safe-fs';
 import { Registry } from 'prom-client';
 import { type CliOptions, parseCliOptions, program, usage } from './cli-options.ts';
+import { directorySnapshots } from './directory-snapshot.ts';
 import { HostPathProvisioner } from './hostpath-provisioner.ts';
 import { quotaMeasure } from './quota-usage.ts';
 import { version } from './version.ts';
@@ -49,6 +50,8 @@ await runProvisioner<CliOptions>({
     // a shared root may be a network file system, where they stay on the thread pool.
     const rootFs = fsOpsForRoot(options.root);
     const registry = new Registry();
+    const claims = api.resource(resources.persistentVolumeClaims);
+    const volumes = api.resource(resources.persistentVolumes);
     const recorder = createEventRecorder({
       events: api.resource(resources.events),
       component: options.provisionerName,
@@ -67,11 +70,9 @@ await runProvisioner<CliOptions>({
           fs: rootFs.ops,
           usage: usageReporting(options, api, registry, recorder),
           events: recorder,
-          clones: {
-            claims: api.resource(resources.persistentVolumeClaims),
-            volumes: api.resource(resources.persistentVolumes),
-            registry,
-          },
+          clones: { claims, volumes, registry },
+          // Snapshots live on the one shared root; per node they are a follow-up.
+          snapshots: perNode ? undefined : { snapshots: api.resource(directorySnapshots), claims, volumes },
         }),
         metricsRegistry: registry,
         maintenanceIntervalMs: options.usageIntervalMs,

@@ -13,9 +13,24 @@ import {
 export type { PolicyRule } from '@kube-provisioner/controller/cli';
 
 /**
+ * `DirectorySnapshot`s (shared mode): listed by the leader, read by restores, patched for the
+ * provisioner's annotation and finalizers (its own and the cloning-protection one of a restore), and
+ * their status written when taken. Not watched: the leader polls them (`snapshot-taker.ts`).
+ */
+export const snapshotRules: readonly PolicyRule[] = [
+  {
+    apiGroups: ['snapshot.kube-provisioner.io'],
+    resources: ['directorysnapshots'],
+    verbs: ['get', 'list', 'patch'],
+  },
+  { apiGroups: ['snapshot.kube-provisioner.io'], resources: ['directorysnapshots/status'], verbs: ['patch'] },
+];
+
+/**
  * Cluster-wide rules: the controller's, plus Nodes, read in per-node mode to resolve the node-affinity
  * label and to tell a vanished node from a live peer. Claims are patched for the cloning-protection
  * finalizer on a clone's source claim (no reschedule); their status is patched by volume expansion.
+ * Then the snapshots' rules.
  */
 export const clusterRules: readonly PolicyRule[] = [
   ...controllerClusterRules.map((rule) =>
@@ -23,6 +38,7 @@ export const clusterRules: readonly PolicyRule[] = [
   ),
   ...volumeExpansionRules,
   { apiGroups: [''], resources: ['nodes'], verbs: ['get'] },
+  ...snapshotRules,
 ];
 
 /** Rules in the provisioner's own namespace: the leader-election Lease (shared mode). */
