@@ -1,0 +1,268 @@
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { OperationContext } from '@kube-provisioner/controller';
+import { ApiError, type ResourceClient } from '@kube-provisioner/controller/client';
+import { finalizerCloningProtection } from '@kube-provisioner/controller/clone';
+import { LeadershipLapsedError } from '@kube-provisioner/controller/leader-election';
+import { snapshotPath, VolumeRoot } from '@kube-provisioner/safe-fs';
+import type { V1PersistentVolume } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import {
+  annSnapshotProvisioner,
+  type DirectorySnapshot,
+  deletionPolicyOf,
+  snapshotFinalizer,
+  snapshotRecordName,
+} from '../src/directory-snapshot.ts';
+import { defaultProvisionerName } from '../src/hostpath-provisioner.ts';
+import { snapshotPathOf, snapshotSourceAccess } from '../src/snapshot-source.ts';
+import { SnapshotTaker } from '../src/snapshot-taker.ts';
+import { boundSource } from './clone-fixtures.ts';
+import { context, temporaryRoot } from './fixtures.ts';
+
+const notFound = () => new ApiError(404, 'not found', { reason: 'NotFound' });
+
+/** An in-memory `directorysnapshots` resource applying merge patches as the API server does, as far as used. */
+function snapshotStore(...initial: DirectorySnapshot[]) {
+  const objects = new Map(initial.map((object) => [object.metadata?.name ?? '', structuredClone(object)]));
+  let version = 1;
+  const writes: unknown[] = [];
+  const client: Pick<ResourceClient<DirectorySnapshot>, 'get' | 'list' | 'patch'> = {
+    async get(name) {
+      const object = objects.get(name);
+      if (object === undefined) throw notFound();
+      return structuredClone(object);
+    },
+    async list() {
+      return {
+        metadata: { resourceVersion: String(version) },
+        items: [...objects.values()].map((object) => structuredClone(object)),
+      };
+    },
+    async patch(name, patch, _type, options = {}) {
+      const object = objects.get(name);
+      if (object === undefined) throw notFound();
+      writes.push(patch);
+      const { metadata = {}, status = {} } = patch as DirectorySnapshot & {
+        metadata?: Record<string, unknown>;
+      };
+      if (
+        metadata.resourceVersion !== undefined &&
+        metadata.resourceVersion !== object.metadata?.resourceVersion
+      ) {
+        throw new ApiError(409, 'conflict', { reason: 'Conflict' });
+      }
+      if (options.subresource === 'status') object.status = { ...object.status, ...status };
+      else {
+        const annotations = { ...object.metadata?.annotations, ...(metadata.annotations as object) };
+        const finalizers = (metadata.finalizers as string[] | undefined) ?? object.metadata?.finalizers ?? [];
+        object.metadata = { ...object.metadata, annotations, finalizers };
+      }
+      object.metadata = { ...object.metadata, resourceVersion: String(++version) };
+      if (
+        object.metadata.deletionTimestamp !== undefined &&
+        (object.metadata.finalizers ?? []).length === 0
+      ) {
+        objects.delete(name);
+      }
+      return structuredClone(object);
+    },
+  };
+  return { client, objects, writes };
+}
+
+function snapshotOf(claimName: string, extra: Partial<DirectorySnapshot> = {}): DirectorySnapshot {
+  return {
+    metadata: { name: 'snap', namespace: 'team-a', uid: 'snap-uid', resourceVersion: '1' },
+    spec: { source: { persistentVolumeClaimName: claimName } },
+    ...extra,
+  };
+}
+
+async function setUp(root: string, pvChange: (pv: V1PersistentVolume) => V1PersistentVolume = (pv) => pv) {
+  const source = await boundSource(root);
+  await writeFile(join(source.dir, 'a.txt'), 'alpha');
+  const pv = pvChange(source.pv);
+  const store = snapshotStore(snapshotOf('src'));
+  const taker = new SnapshotTaker({
+    root: new VolumeRoot(root),
+    scope: { root, node: undefined, provisionerName: defaultProvisionerName },
+    snapshots: store.client,
+    claims: { get: async () => source.bound },
+    volumes: { get: async () => pv },
+    now: () => Date.parse('2026-01-02T03:04:05Z'),
+  });
+  return { source, store, taker, dataDir: join(root, snapshotPath('team-a', 'snap-uid')) };
+}
+
+async function deleting(store: ReturnType<typeof snapshotStore>, policy?: 'Retain') {
+  const snapshot = store.objects.get('snap');
+  if (snapshot?.metadata === undefined) throw new Error('no snapshot');
+  snapshot.metadata.deletionTimestamp = new Date();
+  if (policy) snapshot.spec = { ...snapshot.spec, deletionPolicy: policy };
+}
+
+describe('SnapshotTaker', () => {
+  it('claims a snapshot of its own claim, copies the volume into the snapshot area and marks it ready', async () => {
+    await using root = await temporaryRoot();
+    const { store, taker, dataDir, source } = await setUp(root.path);
+
+    await taker.reconcileAll(context);
+
+    const snapshot = store.objects.get('snap');
+    expect(snapshot?.metadata?.finalizers).toEqual([snapshotFinalizer]);
+    expect(snapshot?.metadata?.annotations?.[annSnapshotProvisioner]).toBe(defaultProvisionerName);
+    expect(snapshot?.status).toEqual({
+      readyToUse: true,
+      restoreSize: source.pv.spec?.capacity?.storage,
+      creationTime: '2026-01-02T03:04:05.000Z',
+      error: null,
+    });
+    expect(await readFile(join(dataDir, 'a.txt'), 'utf8')).toBe('alpha');
+    const record = await new VolumeRoot(root.path).readRecord(snapshotPath('team-a', 'snap-uid'));
+    expect(record).toMatchObject({
+      pvName: snapshotRecordName('snap-uid'),
+      claimName: 'snap',
+      namespace: 'team-a',
+    });
+  });
+
+  it('leaves a snapshot of another provisioner’s claim, and one another provisioner took, untouched', async () => {
+    await using root = await temporaryRoot();
+    const foreign = (pv: V1PersistentVolume) => ({
+      ...pv,
+      metadata: { ...pv.metadata, annotations: { 'pv.kubernetes.io/provisioned-by': 'example.com/other' } },
+    });
+    const { store, taker } = await setUp(root.path, foreign);
+    await taker.reconcileAll(context);
+    expect(store.writes).toEqual([]);
+
+    const other = await setUp(root.path);
+    const taken = {
+      ...snapshotOf('src'),
+      metadata: {
+        ...snapshotOf('src').metadata,
+        annotations: { [annSnapshotProvisioner]: 'example.com/other' },
+      },
+    };
+    await other.taker.reconcile(taken, context);
+    expect(other.store.writes).toEqual([]);
+  });
+
+  it('writes nothing once its term has lapsed', async () => {
+    await using root = await temporaryRoot();
+    const { store, taker, dataDir } = await setUp(root.path);
+    const lapsed: OperationContext = {
+      ...context,
+      assertLeader: () => {
+        throw new LeadershipLapsedError('the term ended');
+      },
+    };
+
+    await expect(taker.reconcileAll(lapsed)).rejects.toThrow(LeadershipLapsedError);
+
+    expect(store.writes).toEqual([]);
+    await expect(stat(dataDir)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('removes a deleted snapshot’s data, then its finalizer; keeps the data with Retain', async () => {
+    for (const policy of [undefined, 'Retain'] as const) {
+      await using root = await temporaryRoot();
+      const { store, taker, dataDir } = await setUp(root.path);
+      await taker.reconcileAll(context);
+      await deleting(store, policy);
+
+      await taker.reconcileAll(context);
+
+      expect(store.objects.has('snap')).toBe(false);
+      if (policy === 'Retain') expect(await readFile(join(dataDir, 'a.txt'), 'utf8')).toBe('alpha');
+      else await expect(stat(dataDir)).rejects.toMatchObject({ code: 'ENOENT' });
+    }
+  });
+
+  it('keeps a deleted snapshot’s data while a restore copies it', async () => {
+    await using root = await temporaryRoot();
+    const { store, taker, dataDir } = await setUp(root.path);
+    await taker.reconcileAll(context);
+    const restoring = store.objects.get('snap');
+    if (restoring?.metadata === undefined) throw new Error('no snapshot');
+    restoring.metadata.finalizers = [snapshotFinalizer, finalizerCloningProtection];
+    await deleting(store);
+
+    await taker.reconcileAll(context);
+
+    expect(store.objects.get('snap')?.metadata?.finalizers).toContain(snapshotFinalizer);
+    expect(await readFile(join(dataDir, 'a.txt'), 'utf8')).toBe('alpha');
+  });
+
+  it('reports a source outside its root in the snapshot’s status, once', async () => {
+    await using root = await temporaryRoot();
+    const outside = (pv: V1PersistentVolume) => ({
+      ...pv,
+      spec: { ...pv.spec, hostPath: { path: '/elsewhere' } },
+    });
+    const { store, taker } = await setUp(root.path, outside);
+
+    await taker.reconcileAll(context);
+    await taker.reconcileAll(context);
+
+    const status = store.objects.get('snap')?.status;
+    expect(status?.readyToUse).toBe(false);
+    expect(status?.error?.message).toContain('is not a directory under');
+    expect(store.writes.filter((patch) => (patch as DirectorySnapshot).status !== undefined)).toHaveLength(1);
+  });
+});
+
+describe('restoring from a snapshot', () => {
+  it('makes a claim wait while its snapshot is not ready, saying why', async () => {
+    const store = snapshotStore(
+      snapshotOf('src', { status: { readyToUse: false, error: { message: 'boom', time: '' } } }),
+    );
+    const access = snapshotSourceAccess(store.client);
+
+    await expect(access.claims.get('snap', { namespace: 'team-a' })).rejects.toThrow(
+      'snapshot team-a/snap is not ready to use yet: boom',
+    );
+  });
+
+  it('shows a ready snapshot as a Bound claim and a PV of its restore size pointing at its directory', async () => {
+    const ready = snapshotOf('src', { status: { readyToUse: true, restoreSize: '2Mi' } });
+    ready.metadata = { ...ready.metadata, annotations: { [annSnapshotProvisioner]: defaultProvisionerName } };
+    const store = snapshotStore(ready);
+    const access = snapshotSourceAccess(store.client);
+
+    const claim = await access.claims.get('snap', { namespace: 'team-a' });
+    const pv = await access.volumes.get(claim.spec?.volumeName ?? '');
+
+    expect(claim.status?.phase).toBe('Bound');
+    expect(pv.metadata?.name).toBe(snapshotRecordName('snap-uid'));
+    expect(pv.metadata?.annotations?.['pv.kubernetes.io/provisioned-by']).toBe(defaultProvisionerName);
+    expect(pv.spec?.capacity?.storage).toBe('2Mi');
+    expect(snapshotPathOf(pv)).toBe(snapshotPath('team-a', 'snap-uid'));
+  });
+
+  it('protects the snapshot with the cloning-protection finalizer and releases it', async () => {
+    const store = snapshotStore(snapshotOf('src', { status: { readyToUse: true } }));
+    const access = snapshotSourceAccess(store.client);
+    const finalizers = () => store.objects.get('snap')?.metadata?.finalizers;
+
+    await access.claims.patch(
+      'snap',
+      { metadata: { finalizers: [finalizerCloningProtection] } },
+      'strategic',
+      { namespace: 'team-a' },
+    );
+    expect(finalizers()).toEqual([finalizerCloningProtection]);
+    const release = { metadata: { '$deleteFromPrimitiveList/finalizers': [finalizerCloningProtection] } };
+    await access.claims.patch('snap', release, 'strategic', { namespace: 'team-a' });
+    expect(finalizers()).toEqual([]);
+  });
+});
+
+describe('snapshot names', () => {
+  it('records a snapshot as snapshot-<uid> and deletes its data unless the policy is Retain', () => {
+    expect(snapshotRecordName('1234')).toBe('snapshot-1234');
+    expect(deletionPolicyOf({ spec: { deletionPolicy: 'Retain' } })).toBe('Retain');
+    expect(deletionPolicyOf({ spec: {} })).toBe('Delete');
+  });
+});
