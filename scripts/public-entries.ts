@@ -23,8 +23,11 @@ export const publishedPackages: readonly string[] = [
 
 const sourceCondition = '@kube-provisioner/source';
 
-/** How much an entry point promises (see "Versioning" in the root README). */
-export type Stability = 'stable' | 'experimental';
+/**
+ * How much an entry point promises (see "Versioning" in the root README): `internal` is published only
+ * for this repository's own tooling and promises nothing.
+ */
+export type Stability = 'stable' | 'experimental' | 'internal';
 
 /**
  * One entry point: the package directory's name, its subpath (`.`, `./client`…), its source and the
@@ -40,9 +43,11 @@ export interface EntryPoint {
 /** The tier stated in the first doc comment of `file`; an entry point without one is an error. */
 function stabilityOf(file: string): Stability {
   const comment = /^(?:#![^\n]*\n)?\s*\/\*\*([\s\S]*?)\*\//u.exec(readFileSync(file, 'utf8'))?.[1] ?? '';
-  const tier = /\bStability: (?<tier>stable|experimental)\b/u.exec(comment)?.groups?.tier;
-  if (tier === 'stable' || tier === 'experimental') return tier;
-  throw new Error(`${file}: its top doc comment must state "Stability: stable" or "Stability: experimental"`);
+  const tier = /\bStability: (?<tier>stable|experimental|internal)\b/u.exec(comment)?.groups?.tier;
+  if (tier === 'stable' || tier === 'experimental' || tier === 'internal') return tier;
+  throw new Error(
+    `${file}: its top doc comment must state "Stability: stable", "Stability: experimental" or "Stability: internal"`,
+  );
 }
 
 /** Every published entry point, in `exports` order. */

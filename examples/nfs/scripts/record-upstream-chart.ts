@@ -13,7 +13,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { helmBinary } from '@kube-provisioner/testenv';
+import { helmBinary } from '@kube-provisioner/testenv/internal';
 import { loadYaml } from '@kubernetes/client-node';
 import { objectFacts, renderChart } from '../test/support/chart-facts.ts';
 import { chartCases } from '../test/support/chart-matrix.ts';

@@ -11,14 +11,9 @@ import { fileURLToPath } from 'node:url';
 import {
   applyManifests,
   type ControlPlane,
-  mintServiceAccountKubeconfig,
-  missingNfsPackages,
   type NfsServer,
-  nfsAptPackages,
-  nfsUrl,
   type RunningProgram,
   readNfsFile,
-  renderKustomization,
   startControlPlane,
   startNfsServer,
   startProgram,
@@ -27,6 +22,13 @@ import {
   workspaceBinCommand,
   writeNfsFile,
 } from '@kube-provisioner/testenv';
+import {
+  mintServiceAccountKubeconfig,
+  missingNfsPackages,
+  nfsAptPackages,
+  nfsUrl,
+  renderKustomization,
+} from '@kube-provisioner/testenv/internal';
 import {
   CoordinationV1Api,
   CoreV1Api,

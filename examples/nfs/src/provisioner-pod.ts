@@ -6,13 +6,12 @@
 import {
   applyManifests,
   type ControlPlane,
-  ensureProjectImage,
-  projectImage,
   type RealNode,
   RealNodeUnavailableError,
   startRealNode,
   waitFor,
 } from '@kube-provisioner/testenv';
+import { ensureProjectImage, projectImage } from '@kube-provisioner/testenv/internal';
 import { CoreV1Api, type KubeConfig, type V1Deployment, type V1Pod } from '@kubernetes/client-node';
 
 /** What {@link startProvisionerPod} needs. */

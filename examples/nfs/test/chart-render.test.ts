@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { clusterRules, namespaceRules } from '@kube-provisioner/nfs-subdir';
-import { helmBinary } from '@kube-provisioner/testenv';
+import { helmBinary } from '@kube-provisioner/testenv/internal';
 import { type KubernetesObject, loadYaml, type V1Deployment, type V1Role } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { renderChart } from './support/chart-facts.ts';

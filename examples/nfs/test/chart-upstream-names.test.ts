@@ -6,7 +6,7 @@
  * (upstream's values.yaml in place of ours, the image overridden).
  */
 import { join } from 'node:path';
-import { helmBinary } from '@kube-provisioner/testenv';
+import { helmBinary } from '@kube-provisioner/testenv/internal';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { allowedDifferences, type RenderMode } from './chart-allowed-differences.ts';
 import { compareFacts, type FactDifference, isAllowed } from './support/chart-compare.ts';

@@ -9,7 +9,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { applyManifests, helmBinary, isAllowed } from '@kube-provisioner/testenv';
+import { applyManifests } from '@kube-provisioner/testenv';
+import { helmBinary, isAllowed } from '@kube-provisioner/testenv/internal';
 import { uniqueName, useTestEnv } from '@kube-provisioner/testenv/testing';
 import {
   AppsV1Api,

@@ -4,7 +4,8 @@
  * what the provisioner needs and nothing it must not.
  */
 import { join } from 'node:path';
-import { applyManifests, isAllowed, renderKustomization } from '@kube-provisioner/testenv';
+import { applyManifests } from '@kube-provisioner/testenv';
+import { isAllowed, renderKustomization } from '@kube-provisioner/testenv/internal';
 import { useTestEnv } from '@kube-provisioner/testenv/testing';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';

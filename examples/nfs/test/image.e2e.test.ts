@@ -8,9 +8,8 @@ import { existsSync } from 'node:fs';
 import { chmod, copyFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
+import { bindClaim, deleteClaimAndVolume, waitFor } from '@kube-provisioner/testenv';
 import {
-  bindClaim,
-  deleteClaimAndVolume,
   ensureProjectImage,
   fetchInside,
   freePorts,
@@ -18,8 +17,7 @@ import {
   projectImage,
   type RunningContainer,
   startContainer,
-  waitFor,
-} from '@kube-provisioner/testenv';
+} from '@kube-provisioner/testenv/internal';
 import {
   type DeploymentAccount,
   deploymentAccount,

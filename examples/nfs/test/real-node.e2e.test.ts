@@ -15,15 +15,8 @@ import { execFile } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import {
-  ensureProjectImage,
-  helmBinary,
-  listNfsDirectory,
-  type NfsServer,
-  projectImage,
-  startNfsServer,
-  waitFor,
-} from '@kube-provisioner/testenv';
+import { listNfsDirectory, type NfsServer, startNfsServer, waitFor } from '@kube-provisioner/testenv';
+import { ensureProjectImage, helmBinary, projectImage } from '@kube-provisioner/testenv/internal';
 import {
   describePod,
   nfsToolsAvailable,

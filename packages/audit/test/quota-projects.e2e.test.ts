@@ -7,13 +7,9 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  applyManifests,
-  bundleProgram,
-  createQuotaFileSystem,
-  type Guest,
-  type QuotaFileSystem,
-} from '@kube-provisioner/testenv';
+import { applyManifests } from '@kube-provisioner/testenv';
+import { createQuotaFileSystem, type Guest, type QuotaFileSystem } from '@kube-provisioner/testenv/guest';
+import { bundleProgram } from '@kube-provisioner/testenv/internal';
 import { guestAvailable, uniqueName, useGuest, useTestEnv } from '@kube-provisioner/testenv/testing';
 import { type KubernetesObject, loadAllYaml } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

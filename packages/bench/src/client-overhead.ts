@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { createKubeApi } from '@kube-provisioner/controller';
-import { createLoopbackServingPair } from '@kube-provisioner/testenv';
+import { createLoopbackServingPair } from '@kube-provisioner/testenv/internal';
 import { KubeConfig, type V1PersistentVolume } from '@kubernetes/client-node';
 import { median } from './compare-table.ts';
 import { forEachConcurrently } from './concurrency.ts';

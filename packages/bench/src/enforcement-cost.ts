@@ -16,15 +16,14 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { createClaims, waitFor } from '@kube-provisioner/testenv';
 import {
-  bundleProgram,
-  createClaims,
   createQuotaFileSystem,
   type Guest,
   type GuestProgram,
   startGuest,
-  waitFor,
-} from '@kube-provisioner/testenv';
+} from '@kube-provisioner/testenv/guest';
+import { bundleProgram } from '@kube-provisioner/testenv/internal';
 import { CoreV1Api, StorageV1Api } from '@kubernetes/client-node';
 import { type BenchCluster, openBenchCluster } from './bench-cluster.ts';
 import { positiveInteger } from './bench-options.ts';

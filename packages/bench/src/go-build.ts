@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { access, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { defaultCacheRoot } from '@kube-provisioner/testenv';
+import { defaultCacheRoot } from '@kube-provisioner/testenv/internal';
 
 /** The Go module of the bench: beside `src/` and `dist/` alike. */
 export const goModuleDir: string = join(import.meta.dirname, '..', 'go');

@@ -12,18 +12,16 @@
 import { access, constants, copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createClaims, startNfsServer, waitFor } from '@kube-provisioner/testenv';
 import {
-  bundleProgram,
-  createClaims,
   type Guest,
   type GuestProgram,
   mountNfs,
   type NfsOperationStats,
   nfsMountStats,
   startGuest,
-  startNfsServer,
-  waitFor,
-} from '@kube-provisioner/testenv';
+} from '@kube-provisioner/testenv/guest';
+import { bundleProgram } from '@kube-provisioner/testenv/internal';
 import { CoreV1Api, StorageV1Api } from '@kubernetes/client-node';
 import { numberedNames, runLabel } from './fixtures.ts';
 import type {

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleProgram } from '@kube-provisioner/testenv';
+import { bundleProgram } from '@kube-provisioner/testenv/internal';
 
 /**
  * `image`: the bundle under the image's Node.js flags; `sources`: the CLI's TypeScript sources;

@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseRelativeVolumePath, VolumeRoot } from '@kube-provisioner/safe-fs';
-import { bundleProgram } from '@kube-provisioner/testenv';
+import { bundleProgram } from '@kube-provisioner/testenv/internal';
 import { imageNodeFlags } from './ours-program.ts';
 import { parseStatus } from './proc-stats.ts';
 import { ownerOf, type Walk, walks } from './wide-volume-walk.ts';

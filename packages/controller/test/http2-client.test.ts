@@ -6,7 +6,7 @@ import https from 'node:https';
 import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLoopbackServingPair } from '@kube-provisioner/testenv';
+import { createLoopbackServingPair } from '@kube-provisioner/testenv/internal';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ExchangeRequest, Send } from '../src/client/exchange.ts';
 import { isIdleTimeout } from '../src/client/exchange.ts';

@@ -13,17 +13,14 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { volumeStatsMetrics } from '@kube-provisioner/controller/usage';
+import { applyManifests, bindClaim, deleteClaimAndVolume, waitFor } from '@kube-provisioner/testenv';
 import {
-  applyManifests,
-  bindClaim,
-  bundleProgram,
   createQuotaFileSystem,
-  deleteClaimAndVolume,
   type Guest,
   type GuestProgram,
   guestUser,
-  waitFor,
-} from '@kube-provisioner/testenv';
+} from '@kube-provisioner/testenv/guest';
+import { bundleProgram } from '@kube-provisioner/testenv/internal';
 import {
   guestAvailable,
   guestLeaseFlags,

@@ -8,16 +8,15 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { applyManifests, waitFor } from '@kube-provisioner/testenv';
 import {
-  applyManifests,
   ensureProjectImage,
   fetchInside,
   freePorts,
   projectImage,
   type RunningContainer,
   startContainer,
-  waitFor,
-} from '@kube-provisioner/testenv';
+} from '@kube-provisioner/testenv/internal';
 import { uniqueName, useTestEnv } from '@kube-provisioner/testenv/testing';
 import { CoreV1Api, type KubernetesObject, loadAllYaml, StorageV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -7,7 +7,7 @@
  */
 import { cp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createQuotaFileSystem, guestUser } from '@kube-provisioner/testenv';
+import { createQuotaFileSystem, guestUser } from '@kube-provisioner/testenv/guest';
 import { guestAvailable, useGuest } from '@kube-provisioner/testenv/testing';
 import { describe, expect, it } from 'vitest';
 

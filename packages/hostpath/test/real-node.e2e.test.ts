@@ -8,7 +8,8 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { applyManifests, ensureProjectImage, projectImage, waitFor } from '@kube-provisioner/testenv';
+import { applyManifests, waitFor } from '@kube-provisioner/testenv';
+import { ensureProjectImage, projectImage } from '@kube-provisioner/testenv/internal';
 import {
   describePod,
   podLogs,

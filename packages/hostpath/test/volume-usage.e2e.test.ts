@@ -6,7 +6,8 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { usageExceededReason, volumeStatsMetrics } from '@kube-provisioner/controller/usage';
-import { freePorts, waitFor } from '@kube-provisioner/testenv';
+import { waitFor } from '@kube-provisioner/testenv';
+import { freePorts } from '@kube-provisioner/testenv/internal';
 import { useTestEnv } from '@kube-provisioner/testenv/testing';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';

@@ -12,15 +12,13 @@ import { eventually } from '@kube-provisioner/controller/testing';
 import { annTakeBackFrom } from '@kube-provisioner/nfs-subdir';
 import { type OwnershipRecord, recordName } from '@kube-provisioner/safe-fs';
 import { treeSnapshot } from '@kube-provisioner/safe-fs/testing';
+import { bindClaim, createClaims, deleteClaimAndVolume, waitFor } from '@kube-provisioner/testenv';
 import {
-  bindClaim,
-  createClaims,
-  deleteClaimAndVolume,
   type NfsProvisionerUnderTest,
+  nfsToolsAvailable,
   reachVolumeOverNfs,
-  waitFor,
-} from '@kube-provisioner/testenv';
-import { nfsToolsAvailable, useTestEnv } from '@kube-provisioner/testenv/testing';
+  useTestEnv,
+} from '@kube-provisioner/testenv/testing';
 import { CoreV1Api, type CoreV1Event, type V1PersistentVolume } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useExampleDeployment } from './example-deployment.ts';

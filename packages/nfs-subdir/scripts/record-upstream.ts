@@ -41,13 +41,8 @@ import { chmod, copyFile, lstat, mkdir, mkdtemp, readdir, readFile, writeFile } 
 import { tmpdir } from 'node:os';
 import { join, relative as relativePath } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import {
-  applyManifests,
-  deleteClaimAndVolume,
-  mintServiceAccountKubeconfig,
-  startProgram,
-  waitFor,
-} from '@kube-provisioner/testenv';
+import { applyManifests, deleteClaimAndVolume, startProgram, waitFor } from '@kube-provisioner/testenv';
+import { mintServiceAccountKubeconfig } from '@kube-provisioner/testenv/internal';
 import {
   CoreV1Api,
   KubeConfig,

@@ -8,14 +8,13 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
+import { bindClaim, deleteClaimAndVolume, waitFor } from '@kube-provisioner/testenv';
 import {
-  bindClaim,
-  deleteClaimAndVolume,
   type NfsProvisionerUnderTest,
+  nfsToolsAvailable,
   reachVolumeOverNfs,
-  waitFor,
-} from '@kube-provisioner/testenv';
-import { nfsToolsAvailable, useTestEnv } from '@kube-provisioner/testenv/testing';
+  useTestEnv,
+} from '@kube-provisioner/testenv/testing';
 import { CoreV1Api, StorageV1Api, type V1PersistentVolume } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useExampleDeployment } from './example-deployment.ts';

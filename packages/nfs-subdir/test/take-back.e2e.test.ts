@@ -11,11 +11,10 @@ import {
   bindClaim,
   createClaims,
   deleteClaimAndVolume,
-  reachVolumeOverNfs,
   readNfsFile,
   waitFor,
 } from '@kube-provisioner/testenv';
-import { nfsToolsAvailable, useTestEnv } from '@kube-provisioner/testenv/testing';
+import { nfsToolsAvailable, reachVolumeOverNfs, useTestEnv } from '@kube-provisioner/testenv/testing';
 import { CoreV1Api, type CoreV1Event } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { annTakeBackFrom } from '../src/take-back-request.ts';

@@ -10,12 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   applyManifests,
-  freePorts,
   type RunningProgram,
   startProgram,
   waitFor,
   workspaceBinCommand,
 } from '@kube-provisioner/testenv';
+import { freePorts } from '@kube-provisioner/testenv/internal';
 import { uniqueName, useTestEnv } from '@kube-provisioner/testenv/testing';
 import type { KubernetesObject, V1PolicyRule } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';

@@ -31,6 +31,7 @@ export {
   useGuestNfsProvisioners,
 } from './guest/guest-nfs-provisioners.ts';
 export { guestAvailable, useGuest } from './guest/use-guest.ts';
+export { type NfsProvisionerUnderTest, reachVolumeOverNfs } from './nfs-provisioner-process.ts';
 export { type ContainerExit, type PodExitRecorder, recordPodExits } from './node/pod-exits.ts';
 export {
   describePod,

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BundleResult, bundleProgram } from '../src/index.ts';
+import { type BundleResult, bundleProgram } from '../src/images/bundle.ts';
 
 const repository = join(import.meta.dirname, '..', '..', '..');
 const dirs: string[] = [];
