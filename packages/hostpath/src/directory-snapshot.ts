@@ -57,7 +57,7 @@ export const directorySnapshots: ResourceDescriptor<DirectorySnapshot> = {
 export const snapshotFinalizer = 'snapshot.kube-provisioner.io/data';
 
 /** Annotation naming the provisioner that took a snapshot: only it restores and deletes its data. */
-export const annSnapshotProvisioner: string = `${snapshotGroup}/provisioner`;
+export const annSnapshotProvisioner = 'snapshot.kube-provisioner.io/provisioner';
 
 /**
  * The name a snapshot's ownership record gives in place of a PV name: `snapshot-<uid>`, which tells

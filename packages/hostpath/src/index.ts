@@ -1,6 +1,7 @@
 /**
  * The hostPath provisioner behind the `hostpath-provisioner` program: `HostPathProvisioner`, its
- * class parameters, RBAC rules and the XFS project-quota access its size enforcement uses.
+ * class parameters, RBAC rules, the XFS project-quota access its size enforcement uses and the
+ * `DirectorySnapshot` resource.
  *
  * Stability: experimental. The stable interface of this package is its command-line program, flags,
  * class parameters and annotations; these library exports serve that program, the tests and the
@@ -12,6 +13,14 @@
  */
 export type { ClassParameters, DeletePolicy, InodeLimit, VolumeType } from './class-parameters.ts';
 export { annVolumeType, defaultDirectoryMode, parseClassParameters } from './class-parameters.ts';
+export type { DirectorySnapshot, SnapshotDeletionPolicy, SnapshotError } from './directory-snapshot.ts';
+export {
+  annSnapshotProvisioner,
+  directorySnapshots,
+  snapshotFinalizer,
+  snapshotGroup,
+  snapshotKind,
+} from './directory-snapshot.ts';
 export type { HostPathProvisionerOptions, NodeReader } from './hostpath-provisioner.ts';
 export { defaultProvisionerName, HostPathProvisioner } from './hostpath-provisioner.ts';
 export type { HostPathVolume } from './owned-volumes.ts';
@@ -24,6 +33,7 @@ export { quotaMeasure } from './quota-usage.ts';
 export type { PolicyRule } from './rbac-rules.ts';
 export { clusterRules, namespaceRules } from './rbac-rules.ts';
 export type { ProjectQuotaAccess } from './size-enforcement.ts';
+export type { SnapshotAccess } from './snapshot-taker.ts';
 export { annTakeBackFrom } from './take-back.ts';
 export { version } from './version.ts';
 export type { ProjectLimits, ProjectQuotas, ProjectUsage, RunXfsQuota } from './xfs-quota.ts';
