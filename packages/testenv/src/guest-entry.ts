@@ -6,6 +6,8 @@
  * Stability: experimental (see "Versioning" in the repository README): it rests on UML and the host's
  * kernel features, and may change in a minor release.
  *
+ * @experimental
+ *
  * @packageDocumentation
  */
 export {

@@ -136,7 +136,7 @@ export function useTestEnv(): TestEnv {
  * Whether NFS end-to-end tests can run here (nfs-ganesha, its VFS backend and libnfs-utils are
  * installed). Outside CI a missing package makes this false, with a warning naming the packages, so
  * the caller can `describe.skipIf` and the run reports the tests as skipped. With `CI=true` the CI
- * script is supposed to have installed them, so it throws {@link NfsToolsMissingError} instead and
+ * script is supposed to have installed them, so it throws an `NfsToolsMissingError` instead and
  * the file fails.
  */
 export function nfsToolsAvailable(env: NodeJS.ProcessEnv = process.env): boolean {

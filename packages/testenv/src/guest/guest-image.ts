@@ -60,7 +60,7 @@ export interface GuestImage {
   readonly nodeVersion: string;
 }
 
-/** Options of {@link ensureGuestImage}. */
+/** Options of the guest image build (`ensureGuestImage`, `kube-testenv guest-image`). */
 export interface EnsureGuestImageOptions {
   /** Default `${XDG_CACHE_HOME:-~/.cache}/kube-provisioner/guest`. */
   readonly cacheDir?: string;

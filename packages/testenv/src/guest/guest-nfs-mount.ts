@@ -22,7 +22,7 @@ let mountCount = 0;
 
 /**
  * Mounts `server:path` at `mountPoint` (default a new directory below `/mnt`) with `options`
- * (default {@link defaultNfsMountOptions}).
+ * (default `vers=4.1`).
  */
 export async function mountNfs(
   guest: Guest,

@@ -33,9 +33,9 @@ import { xstateShim } from './uml-xstate-shim.ts';
 
 /** Options of {@link startGuest}. */
 export interface StartGuestOptions {
-  /** A built image; default {@link ensureGuestImage} (which builds it on a cache miss). */
+  /** A built image; default the cached guest image (`kube-testenv guest-image`, which builds it on a cache miss). */
   readonly image?: GuestImage;
-  /** Options for {@link ensureGuestImage} when `image` is not given. */
+  /** Options of the guest image build when `image` is not given. */
   readonly imageOptions?: EnsureGuestImageOptions;
   /** Guest memory; default 512 MiB: the guest system takes 50 MB, a provisioner under test about 100 MB. */
   readonly memoryMiB?: number;

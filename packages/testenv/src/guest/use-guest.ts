@@ -16,7 +16,7 @@ import {
  * `/dev/net/tun` this is false with a warning saying which, in CI too: no package provides them.
  * A missing Debian package also makes it false with a warning naming it, except with `CI=true`,
  * where the CI script is supposed to have installed it: then it throws
- * {@link GuestToolsMissingError} and the file fails.
+ * a `GuestToolsMissingError` and the file fails.
  */
 export function guestAvailable(env: NodeJS.ProcessEnv = process.env): boolean {
   const unsupported = guestUnsupportedReason();

@@ -71,7 +71,7 @@ export interface StartRealNodeOptions {
   readonly onProgress?: (message: string) => void;
   /** Tear the node down when the calling process exits, even when it crashes (default true). */
   readonly stopOnExit?: boolean;
-  /** The pod network; default {@link defaultPodNetwork}. */
+  /** The pod network; default bridge `ktenv0`, subnet `10.244.0.0/24`, service link `ktenvsvc0`. */
   readonly network?: PodNetwork;
 }
 
@@ -205,7 +205,7 @@ function tcpReachable(host: string, port: number): Promise<boolean> {
  * `kubernetes` Service relay, the workload controllers and the kubelet, and resolves once the Node is
  * Ready. A node left in the same directory by an earlier run is torn down first. Rejects with
  * {@link RealNodeUnavailableError} when this machine cannot run one, and with
- * {@link RealNodeStartError} (after cleaning up) when it did not start.
+ * a `RealNodeStartError` (after cleaning up) when it did not start.
  */
 export async function startRealNode(
   controlPlane: ControlPlane,
