@@ -1,10 +1,11 @@
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { OperationContext } from '@kube-provisioner/controller';
 import { ApiError, type ResourceClient } from '@kube-provisioner/controller/client';
 import { finalizerCloningProtection } from '@kube-provisioner/controller/clone';
 import { LeadershipLapsedError } from '@kube-provisioner/controller/leader-election';
 import { snapshotPath, VolumeRoot } from '@kube-provisioner/safe-fs';
+import { treeSnapshot } from '@kube-provisioner/safe-fs/testing';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import {
@@ -163,6 +164,35 @@ describe('SnapshotTaker', () => {
 
     expect(store.writes).toEqual([]);
     await expect(stat(dataDir)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('after a kill anywhere in the copy, the next term removes the partial copy and snapshots exactly', async () => {
+    let leftovers = 0;
+    for (const killAt of [12, 20, 30, 45]) {
+      await using root = await temporaryRoot();
+      const { store, taker, dataDir, source } = await setUp(root.path);
+      for (let index = 0; index < 20; index++)
+        await writeFile(join(source.dir, `f${index}`), `file ${index}`);
+      let writes = 0;
+      const killed: OperationContext = {
+        ...context,
+        assertLeader: () => {
+          if (writes++ >= killAt) throw new LeadershipLapsedError('killed');
+        },
+      };
+      await expect(taker.reconcileAll(killed)).rejects.toThrow(LeadershipLapsedError);
+      expect(store.objects.get('snap')?.status?.readyToUse).toBeUndefined();
+      const area = join(dataDir, '..');
+      // Like a kill, a lapsed copy may not clean up after itself.
+      if ((await readdir(area)).some((name) => name.endsWith('.copy'))) leftovers++;
+
+      await taker.reconcileAll(context);
+
+      expect(store.objects.get('snap')?.status?.readyToUse).toBe(true);
+      expect(await treeSnapshot(dataDir)).toEqual(await treeSnapshot(source.dir));
+      expect((await readdir(area)).filter((name) => name.endsWith('.copy'))).toEqual([]);
+    }
+    expect(leftovers).toBeGreaterThan(0);
   });
 
   it('removes a deleted snapshot’s data, then its finalizer; keeps the data with Retain', async () => {
