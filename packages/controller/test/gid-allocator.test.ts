@@ -189,6 +189,15 @@ describe('GidAllocator', () => {
     expect(await allocator.allocateNext(requestFor('gold', parameters))).toBe(3000);
   });
 
+  it('frees a GID handed out for a PV the provisioner then makes without one', async () => {
+    const allocator = new GidAllocator({ volumes: new SavedVolumes() });
+    const parameters = { gidMin: '3000', gidMax: '3000' };
+    const request = requestFor('gold', parameters);
+    expect(await allocator.allocateNext(request)).toBe(3000);
+    allocator.forget(request);
+    expect(await allocator.allocateNext(requestFor('gold', parameters))).toBe(3000);
+  });
+
   it('as a new leader, hands out no GID the previous leader got saved, and reuses one it never saved', async () => {
     const volumes = new SavedVolumes();
     const parameters = { gidMin: '3000', gidMax: '3010' };

@@ -6,6 +6,7 @@
  */
 import { InfeasibleError } from '@kube-provisioner/controller';
 import { goBooleanSpellings, parseGoBoolean, parseGoDuration } from '@kube-provisioner/controller/cli';
+import { type GidRange, parseGidRange } from '@kube-provisioner/controller/gid-allocator';
 import type { SpecialFilePolicy } from '@kube-provisioner/safe-fs';
 import { type DeletePolicy, deletePolicies, parseDeletePolicy } from './delete-policy.ts';
 
@@ -46,6 +47,12 @@ export interface ClassParameters {
    * `refuse` (default) fails the clone, `skip` leaves them out. Node.js cannot make them (no mknod).
    */
   readonly cloneSpecialFiles: SpecialFilePolicy;
+  /**
+   * The range each volume's supplemental GID comes from (`gidMin`/`gidMax`, keys in any case, as the
+   * Go library's `gidallocator`; nfs-subdir only). Either one turns allocation on, the other taking
+   * its default (2000, 2147483647); `undefined`, the default: no GID, as upstream.
+   */
+  readonly gidRange: GidRange | undefined;
 }
 
 type ParameterName =
@@ -56,10 +63,13 @@ type ParameterName =
   | 'adoptAmbiguousNamespacePrefix'
   | 'archiveRetention'
   | 'takeBackFromNamespaces'
-  | 'cloneSpecialFiles';
+  | 'cloneSpecialFiles'
+  | 'gidMin'
+  | 'gidMax';
 
 // Any pathPattern is accepted here; its renders are validated per claim.
-type CheckedParameter = Exclude<ParameterName, 'pathPattern'>;
+// gidMin and gidMax are validated together, by the controller's GID range parser.
+type CheckedParameter = Exclude<ParameterName, 'pathPattern' | 'gidMin' | 'gidMax'>;
 
 const accepted: Readonly<Record<CheckedParameter, string>> = {
   onDelete: deletePolicies.join(', '),
@@ -82,6 +92,8 @@ const parametersOf: Readonly<Record<NfsDialect, readonly ParameterName[]>> = {
     'archiveRetention',
     'takeBackFromNamespaces',
     'cloneSpecialFiles',
+    'gidMin',
+    'gidMax',
   ],
 };
 
@@ -105,8 +117,9 @@ export function parseClassParameters(
   let archiveRetentionMs: number | undefined;
   let takeBackFromNamespaces: readonly string[] | '*' = [];
   let cloneSpecialFiles: SpecialFilePolicy = 'refuse';
+  const gidParameters: Record<string, string> = {};
   for (const [key, value] of Object.entries(parameters ?? {})) {
-    const name = known.find((candidate) => candidate === key);
+    const name = known.find((candidate) => candidate === key) ?? gidParameterOf(known, key);
     const invalid = (parameter: CheckedParameter): void => {
       problems.push(
         `invalid value ${JSON.stringify(value)} for parameter "${parameter}": accepted values: ${accepted[parameter]}`,
@@ -145,6 +158,10 @@ export function parseClassParameters(
         if (value === 'refuse' || value === 'skip') cloneSpecialFiles = value;
         else invalid(name);
         break;
+      case 'gidMin':
+      case 'gidMax':
+        gidParameters[key] = value;
+        break;
       case 'adoptExisting':
       case 'adoptAmbiguousNamespacePrefix':
         if (value === 'true' || value === 'false') flags[name] = value === 'true';
@@ -152,6 +169,7 @@ export function parseClassParameters(
         break;
     }
   }
+  const gidRange = gidRangeOf(gidParameters, problems);
   if (problems.length > 0) {
     throw new InfeasibleError(`invalid StorageClass parameters: ${problems.join('; ')}`);
   }
@@ -163,7 +181,28 @@ export function parseClassParameters(
     archiveRetentionMs,
     takeBackFromNamespaces,
     cloneSpecialFiles,
+    gidRange,
   };
+}
+
+/** `gidMin` or `gidMax` when `key` is one in any case (the Go library's matching) and `known` holds it. */
+function gidParameterOf(known: readonly ParameterName[], key: string): ParameterName | undefined {
+  const lower = key.toLowerCase();
+  return known.find((name) => (name === 'gidMin' || name === 'gidMax') && name.toLowerCase() === lower);
+}
+
+/** The GID range `gidParameters` ask for; `undefined` when they are none, or bad (the problem is added). */
+function gidRangeOf(
+  gidParameters: Readonly<Record<string, string>>,
+  problems: string[],
+): GidRange | undefined {
+  if (Object.keys(gidParameters).length === 0) return undefined;
+  try {
+    return parseGidRange(gidParameters);
+  } catch (err) {
+    problems.push((err as Error).message);
+    return undefined;
+  }
 }
 
 const namespaceName = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/u;

@@ -23,6 +23,7 @@ import {
   type CloneSourceAccess,
 } from '@kube-provisioner/controller/clone';
 import type { EventRecorder } from '@kube-provisioner/controller/events';
+import { GidAllocator } from '@kube-provisioner/controller/gid-allocator';
 import type { DataSourceKind } from '@kube-provisioner/controller/provisioner';
 import {
   type CloneVolumeOptions,
@@ -104,6 +105,11 @@ export interface NfsProvisionerOptions {
    * one. Without it every recorded directory of another claim is refused.
    */
   readonly owners?: OwnerLookup | undefined;
+  /**
+   * Hands out the supplemental GIDs of classes with `gidMin`/`gidMax`. Default: one reading the PVs
+   * through {@link owners}; without either, claims of such classes fail.
+   */
+  readonly gids?: GidAllocator | undefined;
 }
 
 /** Records an Event about a PV or a claim. */
@@ -152,6 +158,8 @@ function unrecordedNestedArchived(path: string, archivedPath: string): string {
 // pattern needs get 0755 (upstream's MkdirAll 0777 under the usual 022 umask).
 const directoryMode = 0o777;
 const parentMode = 0o755;
+// With a GID: files made in the volume take its group, so every pod given the GID can use them.
+const setgid = 0o2000;
 
 /** Provisions and deletes directories of one NFS export. */
 export class NfsProvisioner implements Provisioner {
@@ -164,6 +172,7 @@ export class NfsProvisioner implements Provisioner {
   readonly #deleteUnrecordedNested: boolean;
   readonly #events: VolumeEventSink | undefined;
   readonly #owners: OwnerLookup | undefined;
+  readonly #gids: GidAllocator | undefined;
   readonly #archiveRetentionMs: number | undefined;
   readonly #clones:
     | CloneJobs<RelativeVolumePath, Omit<CloneVolumeOptions, keyof CloneCopyOptions>>
@@ -189,6 +198,9 @@ export class NfsProvisioner implements Provisioner {
     this.#archiveRetentionMs = options.archiveRetentionMs;
     this.#events = options.events;
     this.#owners = options.owners;
+    this.#gids =
+      options.gids ??
+      (options.owners === undefined ? undefined : new GidAllocator({ volumes: options.owners.volumes }));
     this.#archiveMetrics = options.archiveMetrics;
     this.#usage = options.usage;
     this.#archiveSizes =
@@ -234,12 +246,14 @@ export class NfsProvisioner implements Provisioner {
         return { pv: this.#persistentVolume(options, parameters, relative) };
       }
       if (parameters.adoptExisting) await this.#refuseHostingVolumes(relative, context);
+      const gid = await this.#allocateGid(options, parameters, context);
       context.signal.throwIfAborted();
       const outcome = await this.#createVolume(
         relative,
         {
           owner,
-          mode: directoryMode,
+          mode: gid === undefined ? directoryMode : directoryMode | setgid,
+          gid,
           parentMode,
           adopt: parameters.adoptExisting,
           namespaceScopedPath: startsWithNamespace(parameters.pathPattern),
@@ -261,8 +275,16 @@ export class NfsProvisioner implements Provisioner {
           message,
         );
       }
-      context.logger.info({ path: relative, outcome }, 'volume directory ready');
-      return { pv: this.#persistentVolume(options, parameters, relative) };
+      context.logger.info({ path: relative, outcome, gid }, 'volume directory ready');
+      const pv = this.#persistentVolume(
+        options,
+        parameters,
+        relative,
+        outcome === 'adopted' ? undefined : gid,
+      );
+      // Adopted data keeps its owner and group, so its PV names no GID: the one allocated goes back.
+      if (outcome === 'adopted' && gid !== undefined) this.#gids?.forget(options);
+      return { pv };
     } catch (err) {
       // Bad paths and permission refusals slow the retries down; ownership and symlink refusals
       // stay plain errors with an event. A permission refusal's event says how to fix it.
@@ -271,6 +293,30 @@ export class NfsProvisioner implements Provisioner {
   }
 
   async delete(pv: Readonly<V1PersistentVolume>, context: OperationContext): Promise<void> {
+    await this.#delete(pv, context);
+    // The data is gone or kept for good: the GID is free once the PV object is gone too.
+    this.#gids?.release(pv);
+  }
+
+  /**
+   * The volume's GID from the class's `gidMin`/`gidMax`, or `undefined` when the class sets neither.
+   * Taken before the directory is made, so a retried provision gets the same one.
+   */
+  async #allocateGid(
+    { pvName, pvc, storageClass }: ProvisionOptions,
+    parameters: ClassParameters,
+    context: OperationContext,
+  ): Promise<number | undefined> {
+    if (parameters.gidRange === undefined) return undefined;
+    if (this.#gids === undefined) {
+      throw new InfeasibleError(
+        'StorageClass parameters gidMin/gidMax need GID allocation, which this provisioner was started without (it reads the existing PVs)',
+      );
+    }
+    return await this.#gids.allocateNext({ pvName, pvc, storageClass }, context.signal);
+  }
+
+  async #delete(pv: Readonly<V1PersistentVolume>, context: OperationContext): Promise<void> {
     if (this.#isExportRoot(pv)) {
       const message = `the volume's path is the export ${this.#exportPath} itself (nfs-subdir-external-provisioner v4.0.2 made such PVs when a pathPattern rendered empty); the export and all it holds are kept, only the PV goes`;
       // Events are side effects too: like the controller's, none once the term ended.
@@ -335,8 +381,10 @@ export class NfsProvisioner implements Provisioner {
     { pvName, pvc, storageClass }: ProvisionOptions,
     parameters: ClassParameters,
     relative: RelativeVolumePath,
+    gid?: number,
   ): V1PersistentVolume {
     return buildPersistentVolume({
+      gid,
       pvName,
       pvc,
       storageClass,

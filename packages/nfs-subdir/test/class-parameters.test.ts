@@ -61,7 +61,7 @@ describe('parseClassParameters', () => {
     ],
     [
       { pathPatern: 'x' },
-      'unknown parameter "pathPatern": accepted parameters: onDelete, archiveOnDelete, pathPattern, adoptExisting, adoptAmbiguousNamespacePrefix, archiveRetention, takeBackFromNamespaces, cloneSpecialFiles',
+      'unknown parameter "pathPatern": accepted parameters: onDelete, archiveOnDelete, pathPattern, adoptExisting, adoptAmbiguousNamespacePrefix, archiveRetention, takeBackFromNamespaces, cloneSpecialFiles, gidMin, gidMax',
     ],
     [
       { adoptExisting: 'yes' },

@@ -15,7 +15,8 @@ import {
 } from './guest/guest-prerequisites.ts';
 import { helmBinary } from './helm.ts';
 import { baseImage, ensureBaseImage } from './images/base-image.ts';
-import { buildProjectImage, projectImages } from './images/project-images.ts';
+import { arm64EmulationUnavailableReason, ensureArm64Emulation } from './images/emulation.ts';
+import { ensureProjectImage, projectImages } from './images/project-images.ts';
 import { ensureNodeBinaries } from './node/node-binaries.ts';
 import { ensurePauseArchive } from './node/node-images.ts';
 import { findExecutable, realNodeUnavailableReason } from './node/node-preflight.ts';
@@ -62,10 +63,17 @@ export const prepareSteps: readonly PrepareStep[] = [
         : undefined,
     run: async (log) => {
       await ensureBaseImage({ onProgress: log });
-      // Always rebuilt: the tests take whatever podman holds, and its layer cache makes an
-      // unchanged source a matter of seconds.
-      for (const image of projectImages) await buildProjectImage(image, { onProgress: log });
-      return [baseImage, ...projectImages.map((image) => image.tag)].join(', ');
+      // Rebuilt only when their inputs changed (image-inputs.ts): the tests take what podman holds.
+      for (const image of projectImages) await ensureProjectImage(image, { onProgress: log });
+      return [baseImage, ...projectImages.map((image) => `${image.tag} (amd64, arm64)`)].join(', ');
+    },
+  },
+  {
+    name: 'arm64 emulation (qemu-user-static in binfmt_misc)',
+    unavailable: arm64EmulationUnavailableReason,
+    run: async () => {
+      await ensureArm64Emulation();
+      return '/proc/sys/fs/binfmt_misc/qemu-aarch64';
     },
   },
   {

@@ -96,6 +96,14 @@ export class GidAllocator {
     pending?.delete(pv.metadata?.name ?? '');
   }
 
+  /**
+   * Frees the GID this process holds for the PV `request.pvName`, for a provision that ends without
+   * a PV carrying it (the provisioner decided the volume gets none).
+   */
+  forget(request: Pick<GidRequest, 'pvName' | 'pvc'>): void {
+    this.#pending.get(claimClassName(request.pvc))?.delete(request.pvName);
+  }
+
   async #allocate(
     className: string,
     pvName: string,

@@ -2,7 +2,7 @@
 import { baseImage, ensureBaseImage } from './base-image.ts';
 import { bundleProgram } from './bundle.ts';
 import { compressedImageSize, formatImageSize, imageSize } from './podman.ts';
-import { buildProjectImage, projectImages } from './project-images.ts';
+import { buildProjectImage, createManifest, imageArchitectures, projectImages } from './project-images.ts';
 
 type Log = (message: string) => void;
 
@@ -15,20 +15,27 @@ export async function imageBaseCommand(log: Log): Promise<number> {
 }
 
 /**
- * `images`: builds the base if missing, then every project image; prints each image's size, and
- * gzip-compressed, what a node pulls. The base is only the build's input: the images carry node, its
- * libraries and the bundle, not the base's file system.
+ * `images`: builds the base if missing, then every project image for each architecture and the
+ * manifest list of both under the image's tag; prints each architecture's size, and gzip-compressed,
+ * what a node pulls. The base is only the build's input: the images carry node, its libraries and
+ * the bundle, not the base's file system.
  */
 export async function imagesCommand(log: Log): Promise<number> {
   await ensureBaseImage({ onProgress: log });
   const rows = [[baseImage, formatImageSize(await imageSize(baseImage)), '(build input)']];
   for (const image of projectImages) {
-    const built = await buildProjectImage(image, { onProgress: log });
-    rows.push([
-      built.tag,
-      formatImageSize(built.bytes),
-      `${formatImageSize(await compressedImageSize(built.tag))} compressed`,
-    ]);
+    const built = [];
+    for (const architecture of imageArchitectures) {
+      const one = await buildProjectImage(image, architecture, { onProgress: log });
+      built.push(one);
+      rows.push([
+        one.tag,
+        formatImageSize(one.bytes),
+        `${formatImageSize(await compressedImageSize(one.tag))} compressed, linux/${architecture}`,
+      ]);
+    }
+    await createManifest(image.tag, built);
+    rows.push([image.tag, '', `manifest list: ${imageArchitectures.map((a) => `linux/${a}`).join(', ')}`]);
   }
   const width = Math.max(...rows.map(([tag]) => tag?.length ?? 0));
   for (const [tag = '', size = '', note = ''] of rows) {

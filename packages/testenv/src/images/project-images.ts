@@ -1,18 +1,41 @@
 /**
  * The project's container images, built with podman from the repository root on the local base
  * image ({@link ensureBaseImage}); the Dockerfiles' own default base stays the official Node image.
+ * Each is built for linux/amd64 and linux/arm64 from the same Dockerfile, tagged `<tag>-<arch>`, and
+ * `<tag>` is the manifest list of both (what a registry would serve to either kind of node; podman
+ * resolves it to the host's own architecture for `run` and `save`).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { baseImage, defaultImagesCacheDir, ensureBaseImage } from './base-image.ts';
-import { containerLimits, imageExists, imageSize, podman } from './podman.ts';
+import { baseImage, baseImageKey, defaultImagesCacheDir, ensureBaseImage } from './base-image.ts';
+import {
+  type ForeignArchitecture,
+  foreignArchitectures,
+  foreignRootfsImage,
+  ensureForeignRootfs,
+  type RuntimeExtras,
+} from './foreign-rootfs.ts';
+import { imageInputsKey } from './image-inputs.ts';
+import { containerLimits, imageSize, podman } from './podman.ts';
+
+/** The architectures every project image is built for (`linux/<arch>`). */
+export type ImageArchitecture = 'amd64' | 'arm64';
+
+/** {@link ImageArchitecture}s in build order: the host's first. */
+export const imageArchitectures: readonly ImageArchitecture[] = ['amd64', 'arm64'];
+
+/** The architecture this machine runs natively, whose images build on the local base. */
+export const hostArchitecture: ImageArchitecture = process.arch === 'arm64' ? 'arm64' : 'amd64';
 
 /** One image: its Dockerfile (relative to the repository root) and the tag its manifests name. */
 export interface ProjectImage {
   readonly name: 'nfs-subdir-provisioner' | 'hostpath';
   readonly dockerfile: string;
+  /** The manifest list's tag; each architecture's image is `<tag>-<arch>` ({@link architectureTag}). */
   readonly tag: string;
+  /** What its runtime holds beyond node, as Debian packages (for a non-native architecture's tree). */
+  readonly runtime: RuntimeExtras;
 }
 
 /** The images `npm run image` builds, in that order. */
@@ -21,44 +44,77 @@ export const projectImages: readonly ProjectImage[] = [
     name: 'nfs-subdir-provisioner',
     dockerfile: 'examples/nfs/Dockerfile',
     tag: 'ghcr.io/kube-provisioner/nfs-subdir-provisioner:0.1.0',
+    runtime: { packages: [], programs: [] },
   },
   {
     name: 'hostpath',
     dockerfile: 'packages/hostpath/Dockerfile',
     tag: 'ghcr.io/kube-provisioner/hostpath:0.1.0',
+    // xfs_quota (project quotas of classes with `enforceSize`) and what it links.
+    runtime: {
+      packages: ['xfsprogs', 'libedit2', 'libbsd0', 'libmd0', 'libtinfo6'],
+      programs: ['/usr/sbin/xfs_quota'],
+    },
   },
 ];
 
 /** The repository root: the build context of every Dockerfile (same depth from `src/` and `dist/`). */
 export const repositoryRoot: string = fileURLToPath(new URL('../../../../', import.meta.url));
 
+/** `ghcr.io/kube-provisioner/hostpath:0.1.0-arm64`: the local tag of one architecture's image. */
+export function architectureTag(image: ProjectImage, architecture: ImageArchitecture): string {
+  return `${image.tag}-${architecture}`;
+}
+
 /** Options of {@link buildProjectImage} and {@link ensureProjectImage}. */
 export interface BuildImageOptions {
   /** Receives a line per build step, base image included. */
   readonly onProgress?: (message: string) => void;
   readonly env?: NodeJS.ProcessEnv;
+  /** Which architectures; defaults to {@link imageArchitectures}. */
+  readonly architectures?: readonly ImageArchitecture[];
 }
 
-/** A built image and its size in bytes, base layers included. */
+/** A built image of one architecture and its size in bytes, base layers included. */
 export interface BuiltImage {
+  /** Its {@link architectureTag}. */
   readonly tag: string;
+  readonly architecture: ImageArchitecture;
   readonly bytes: number;
+  /** `false` when {@link ensureProjectImage} found it built from the same inputs. */
+  readonly built: boolean;
 }
+
+/** Records on an image the {@link imageInputsKey} it was built from. */
+const inputsLabel = 'io.kube-provisioner.inputs';
 
 /**
- * Builds `image` on the local base (made first if missing). Podman's layer cache makes a rebuild of
- * unchanged sources take seconds. The build's output goes to `<images cache>/<name>.build.log`.
+ * Builds `image` for one architecture (the host's unless `architecture` says otherwise) on the local
+ * base (made first if missing). Another architecture's `runtime` stage is replaced by its assembled
+ * tree ({@link ensureForeignRootfs}), so no step runs foreign code. Podman's layer cache makes a
+ * rebuild of unchanged sources take seconds. The output goes to `<images cache>/<name>.build.log`.
  */
 export async function buildProjectImage(
   image: ProjectImage,
+  architecture: ImageArchitecture = hostArchitecture,
   options: BuildImageOptions = {},
 ): Promise<BuiltImage> {
   await ensureBaseImage(options);
   const logDir = defaultImagesCacheDir(options.env);
   await mkdir(logDir, { recursive: true });
-  const logFile = join(logDir, `${image.name}.build.log`);
+  const logFile = join(logDir, `${image.name}-${architecture}.build.log`);
   await writeFile(logFile, '');
-  options.onProgress?.(`building ${image.tag} from ${image.dockerfile} (log: ${logFile})`);
+  const tag = architectureTag(image, architecture);
+  const cross: string[] = [];
+  if (architecture !== hostArchitecture) {
+    const rootfs = await ensureForeignRootfs(foreignArchitecture(architecture), image.runtime, {
+      workDir: logDir,
+      logFile,
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+    });
+    cross.push('--arch', architecture, '--build-context', `runtime=container-image://${rootfs}`);
+  }
+  options.onProgress?.(`building ${tag} from ${image.dockerfile} (log: ${logFile})`);
   await podman(
     [
       'build',
@@ -67,24 +123,87 @@ export async function buildProjectImage(
       ...containerLimits,
       '--build-arg',
       `NODE_IMAGE=${baseImage}`,
+      // Docker sets it; podman 4 does not, and the bundle stage runs on the build machine.
+      '--build-arg',
+      `BUILDPLATFORM=linux/${hostArchitecture}`,
+      ...cross,
+      '--label',
+      `${inputsLabel}=${await inputsKey(image, architecture)}`,
       '--file',
       image.dockerfile,
       '--tag',
-      image.tag,
+      tag,
       '.',
     ],
     { cwd: repositoryRoot, logFile },
   );
-  return { tag: image.tag, bytes: await imageSize(image.tag) };
+  return { tag, architecture, bytes: await imageSize(tag), built: true };
 }
 
-/** Builds `image` unless podman already holds its tag. */
+/**
+ * Builds each architecture of `image` whose tag podman lacks or holds from other inputs (sources,
+ * Dockerfile, base, runtime tree: {@link imageInputsKey}), then makes `image.tag` the manifest list
+ * of them unless it already is. A warm run only hashes the inputs.
+ */
 export async function ensureProjectImage(
   image: ProjectImage,
   options: BuildImageOptions = {},
-): Promise<BuiltImage> {
-  if (await imageExists(image.tag)) return { tag: image.tag, bytes: await imageSize(image.tag) };
-  return buildProjectImage(image, options);
+): Promise<readonly BuiltImage[]> {
+  const images: BuiltImage[] = [];
+  for (const architecture of options.architectures ?? imageArchitectures) {
+    const tag = architectureTag(image, architecture);
+    const current = await podman(['image', 'inspect', '--format', `{{index .Labels "${inputsLabel}"}}`, tag]).then(
+      (label) => label.trim(),
+      () => undefined,
+    );
+    images.push(
+      current !== undefined && current === (await inputsKey(image, architecture))
+        ? { tag, architecture, bytes: await imageSize(tag), built: false }
+        : await buildProjectImage(image, architecture, options),
+    );
+  }
+  if (images.some((built) => built.built) || !(await isManifestOf(image.tag, images))) {
+    await createManifest(image.tag, images);
+  }
+  return images;
+}
+
+/** Makes `tag` the manifest list of `images`, replacing whatever held the tag. */
+export async function createManifest(tag: string, images: readonly BuiltImage[]): Promise<void> {
+  await podman(['manifest', 'rm', tag]).catch(() => undefined);
+  await podman(['rmi', '--ignore', tag]).catch(() => undefined);
+  await podman(['manifest', 'create', tag]);
+  for (const built of images) await podman(['manifest', 'add', tag, `containers-storage:${built.tag}`]);
+}
+
+/** Whether `tag` is a manifest list of exactly `images` as they are now. */
+async function isManifestOf(tag: string, images: readonly BuiltImage[]): Promise<boolean> {
+  const listed = await podman(['manifest', 'inspect', tag]).then(
+    (text) => (JSON.parse(text) as { manifests?: { digest: string }[] }).manifests ?? [],
+    () => undefined,
+  );
+  if (listed === undefined || listed.length !== images.length) return false;
+  for (const built of images) {
+    const digest = (await podman(['image', 'inspect', '--format', '{{.Digest}}', built.tag])).trim();
+    if (!listed.some((entry) => entry.digest === digest)) return false;
+  }
+  return true;
+}
+
+function foreignArchitecture(architecture: ImageArchitecture): ForeignArchitecture {
+  if (!(architecture in foreignArchitectures)) {
+    throw new Error(`${architecture} images are built natively only, and this machine is ${hostArchitecture}`);
+  }
+  return architecture as ForeignArchitecture;
+}
+
+/** The inputs key of one architecture's build: sources, Dockerfile, base and (foreign) runtime tree. */
+function inputsKey(image: ProjectImage, architecture: ImageArchitecture): Promise<string> {
+  const runtime =
+    architecture === hostArchitecture
+      ? 'native'
+      : foreignRootfsImage(foreignArchitecture(architecture), image.runtime);
+  return imageInputsKey(repositoryRoot, image.dockerfile, [baseImageKey(), architecture, runtime]);
 }
 
 /** The project image called `name`. */
