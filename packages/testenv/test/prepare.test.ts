@@ -16,12 +16,13 @@ function step(name: string, ran: string[], options: { reason?: string; failure?:
 }
 
 describe('kube-testenv prepare', () => {
-  it('builds the control plane, helm, the real node, the images and the guest, in that order', () => {
+  it('builds the control plane, helm, the real node, the images, arm64 emulation and the guest, in that order', () => {
     expect(prepareSteps.map((s) => s.name.split(' (')[0])).toEqual([
       'control plane',
       'helm',
       "real node's binaries and pause image",
       'test images and their base',
+      'arm64 emulation',
       "guest's kernel and root image",
     ]);
   });

@@ -6,7 +6,13 @@
 import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type ProjectImage, projectImages, repositoryRoot } from '../src/images/project-images.ts';
+import {
+  architectureTag,
+  imageArchitectures,
+  type ProjectImage,
+  projectImages,
+  repositoryRoot,
+} from '../src/images/project-images.ts';
 import { binSource } from '../src/program-process.ts';
 
 /** Where each image's program and manifests live. */
@@ -22,6 +28,9 @@ const sources: Record<ProjectImage['name'], { packageDir: string; bin: string; m
     manifests: ['packages/hostpath/deploy/daemonset.yaml', 'packages/hostpath/deploy/deployment.yaml'],
   },
 };
+
+/** The Dockerfiles' reference to their base, written out (not a placeholder of this file). */
+const nodeImage = '$' + '{NODE_IMAGE}';
 
 const read = (path: string): string => readFileSync(join(repositoryRoot, path), 'utf8');
 
@@ -41,9 +50,21 @@ describe.each(projectImages)('the $name image', (image) => {
   it('defaults to the official Node 24 image, builds on NODE_IMAGE and ships FROM scratch', () => {
     expect(lines[0]).toMatch(/^ARG NODE_IMAGE=node:24-[a-z]+$/u);
     const stages = lines.filter((line) => line.startsWith('FROM '));
-    expect(stages.length).toBeGreaterThan(2);
-    for (const stage of stages.slice(0, -1)) expect(stage).toMatch(/^FROM \$\{NODE_IMAGE\} AS \w+$/u);
-    expect(stages.at(-1)).toBe('FROM scratch');
+    expect(stages).toEqual([
+      `FROM --platform=$BUILDPLATFORM ${nodeImage} AS build`,
+      `FROM ${nodeImage} AS runtime`,
+      'FROM scratch',
+    ]);
+  });
+
+  it('builds for arm64 without running arm64 code: the bundle on the build platform, the runtime stage replaceable', () => {
+    // `--build-context runtime=…` replaces the stage called runtime; its tree is copied from /rootfs.
+    expect(lines).toContain(`FROM ${nodeImage} AS runtime`);
+    expect(lines.filter((line) => line.includes('--from=runtime'))).toEqual([
+      'COPY --from=runtime /rootfs/ /',
+    ]);
+    expect(imageArchitectures).toEqual(['amd64', 'arm64']);
+    expect(architectureTag(image, 'arm64')).toBe(`${image.tag}-arm64`);
   });
 
   it('bundles the source of its bin and runs that one file (notices beside it) as root', () => {

@@ -58,12 +58,20 @@ export async function ensureForeignRootfs(
   options: ForeignRootfsOptions,
 ): Promise<string> {
   const image = foreignRootfsImage(arch, extras);
-  const present = await podman(['image', 'inspect', '--format', `{{index .Labels "${keyLabel}"}}`, image]).then(
+  const present = await podman([
+    'image',
+    'inspect',
+    '--format',
+    `{{index .Labels "${keyLabel}"}}`,
+    image,
+  ]).then(
     (label) => label.trim() === image,
     () => false,
   );
   if (present) return image;
-  options.onProgress?.(`assembling the ${arch} runtime (node, ${[...nodePackages, ...extras.packages].join(', ')})`);
+  options.onProgress?.(
+    `assembling the ${arch} runtime (node, ${[...nodePackages, ...extras.packages].join(', ')})`,
+  );
   await mkdir(options.workDir, { recursive: true });
   const work = await mkdtemp(join(options.workDir, `rootfs-${arch}-`));
   const run = (file: string, args: readonly string[], cwd = work) =>
@@ -98,7 +106,10 @@ export async function ensureForeignRootfs(
     await chmod(join(root, 'tmp'), 0o1777);
     const programs = [
       { from: join(unpacked, 'package/bin/node'), to: '/usr/local/bin/node' },
-      ...extras.programs.map((path) => ({ from: join(unpacked, path), to: `/usr/local/bin/${posix.basename(path)}` })),
+      ...extras.programs.map((path) => ({
+        from: join(unpacked, path),
+        to: `/usr/local/bin/${posix.basename(path)}`,
+      })),
     ];
     const libraries = new Set<string>();
     for (const program of programs) {
@@ -128,7 +139,12 @@ export async function ensureForeignRootfs(
  * Adds to `found` the loader and, transitively, every library `elf` (a path under `tree`) needs,
  * as absolute paths inside the tree; throws naming a library the unpacked packages lack.
  */
-async function collectLibraries(elf: string, tree: string, libDir: string, found: Set<string>): Promise<void> {
+async function collectLibraries(
+  elf: string,
+  tree: string,
+  libDir: string,
+  found: Set<string>,
+): Promise<void> {
   const headers = await runCommand('readelf', ['--dynamic', '--program-headers', '--wide', elf], {
     missingHint: 'reading what an arm64 binary links needs readelf (apt-get install binutils)',
   });
@@ -138,7 +154,8 @@ async function collectLibraries(elf: string, tree: string, libDir: string, found
     const path = [`/lib/${libDir}`, `/usr/lib/${libDir}`, '/lib', '/usr/lib']
       .map((dir) => `${dir}/${soname}`)
       .find((candidate) => existsSync(join(tree, candidate)));
-    if (path === undefined) throw new Error(`${elf} needs ${soname}, which none of the unpacked packages holds`);
+    if (path === undefined)
+      throw new Error(`${elf} needs ${soname}, which none of the unpacked packages holds`);
     if (found.has(path)) continue;
     found.add(path);
     await collectLibraries(await resolveInTree(tree, path), tree, libDir, found);

@@ -25,13 +25,19 @@ export function ignoredByContext(path: string): boolean {
  * The hex SHA-256 of `dockerfile`, every context file it may copy (tracked or not, as git lists them
  * in `root`) and `extra` (other inputs, e.g. the base image's key).
  */
-export async function imageInputsKey(root: string, dockerfile: string, extra: readonly string[]): Promise<string> {
+export async function imageInputsKey(
+  root: string,
+  dockerfile: string,
+  extra: readonly string[],
+): Promise<string> {
   const listed = await runCommand(
     'git',
     ['ls-files', '-z', '--cached', '--others', '--exclude-standard', '--', ...contextPaths],
     { cwd: root },
   );
-  const files = [...new Set(listed.split('\0'))].filter((path) => path !== '' && !ignoredByContext(path)).sort();
+  const files = [...new Set(listed.split('\0'))]
+    .filter((path) => path !== '' && !ignoredByContext(path))
+    .sort();
   const hash = createHash('sha256');
   for (const value of extra) hash.update(`${value}\0`);
   for (const path of [dockerfile, ...files]) {

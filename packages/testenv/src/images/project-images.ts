@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { baseImage, baseImageKey, defaultImagesCacheDir, ensureBaseImage } from './base-image.ts';
 import {
+  ensureForeignRootfs,
   type ForeignArchitecture,
   foreignArchitectures,
   foreignRootfsImage,
-  ensureForeignRootfs,
   type RuntimeExtras,
 } from './foreign-rootfs.ts';
 import { imageInputsKey } from './image-inputs.ts';
@@ -152,7 +152,13 @@ export async function ensureProjectImage(
   const images: BuiltImage[] = [];
   for (const architecture of options.architectures ?? imageArchitectures) {
     const tag = architectureTag(image, architecture);
-    const current = await podman(['image', 'inspect', '--format', `{{index .Labels "${inputsLabel}"}}`, tag]).then(
+    const current = await podman([
+      'image',
+      'inspect',
+      '--format',
+      `{{index .Labels "${inputsLabel}"}}`,
+      tag,
+    ]).then(
       (label) => label.trim(),
       () => undefined,
     );
@@ -192,7 +198,9 @@ async function isManifestOf(tag: string, images: readonly BuiltImage[]): Promise
 
 function foreignArchitecture(architecture: ImageArchitecture): ForeignArchitecture {
   if (!(architecture in foreignArchitectures)) {
-    throw new Error(`${architecture} images are built natively only, and this machine is ${hostArchitecture}`);
+    throw new Error(
+      `${architecture} images are built natively only, and this machine is ${hostArchitecture}`,
+    );
   }
   return architecture as ForeignArchitecture;
 }
