@@ -53,8 +53,6 @@ describe('provision fixtures', () => {
       parameters: { a: 'b' },
       reclaimPolicy: 'Retain',
     });
-    // The deprecated positional form builds the same class.
-    expect(storageClassFixture('fast', 'example.com/p', { a: 'b' }, { reclaimPolicy: 'Retain' })).toEqual(sc);
     expect(sc).toEqual({
       apiVersion: 'storage.k8s.io/v1',
       kind: 'StorageClass',

@@ -40,7 +40,7 @@ export function storageClass(
   parameters?: Record<string, string>,
   extra: Partial<V1StorageClass> = {},
 ): V1StorageClass {
-  return storageClassFixture('hostpath', defaultProvisionerName, parameters, extra);
+  return storageClassFixture({ ...extra, name: 'hostpath', provisioner: defaultProvisionerName, parameters });
 }
 
 /** Provision options for `pvc` (PV name `pvc-<uid>`, selected node from the claim). */

@@ -40,9 +40,12 @@ export function storageClass(
   parameters?: Record<string, string>,
   extra: Partial<V1StorageClass> = {},
 ): V1StorageClass {
-  return storageClassFixture('nfs-client', provisionerName, parameters, {
+  return storageClassFixture({
     reclaimPolicy: 'Delete',
     ...extra,
+    name: 'nfs-client',
+    provisioner: provisionerName,
+    parameters,
   });
 }
 

@@ -71,36 +71,19 @@ export function claimFixture(init: ClaimFixtureInit = {}): V1PersistentVolumeCla
 }
 
 /** Fields of {@link storageClassFixture}; each has a default, and any other StorageClass field can be set. */
-export interface StorageClassFixtureInit extends Partial<Omit<V1StorageClass, 'metadata' | 'provisioner'>> {
+export interface StorageClassFixtureInit
+  extends Partial<Omit<V1StorageClass, 'metadata' | 'provisioner' | 'parameters'>> {
   /** Default `fixture`, the class {@link claimFixture} asks for. */
   readonly name?: string | undefined;
   /** Default `example.com/fixture`, the harness's provisioner. */
   readonly provisioner?: string | undefined;
+  /** `parameters`; none by default. */
+  readonly parameters?: Readonly<Record<string, string>> | undefined;
 }
 
 /** The StorageClass {@link claimFixture}'s claims ask for, of the harness's provisioner by default. */
-export function storageClassFixture(init?: StorageClassFixtureInit): V1StorageClass;
-/**
- * A StorageClass named `name` of `provisioner`; `extra` sets any other field.
- *
- * @deprecated Pass one {@link StorageClassFixtureInit} object: `{ name, provisioner, parameters, … }`.
- */
-export function storageClassFixture(
-  name: string,
-  provisioner: string,
-  parameters?: Readonly<Record<string, string>>,
-  extra?: Partial<V1StorageClass>,
-): V1StorageClass;
-export function storageClassFixture(
-  init: StorageClassFixtureInit | string = {},
-  provisionerArg?: string,
-  parametersArg?: Readonly<Record<string, string>>,
-  extraArg: Partial<V1StorageClass> = {},
-): V1StorageClass {
-  const { name, provisioner, parameters, ...extra } =
-    typeof init === 'string'
-      ? { ...extraArg, name: init, provisioner: provisionerArg, parameters: parametersArg }
-      : init;
+export function storageClassFixture(init: StorageClassFixtureInit = {}): V1StorageClass {
+  const { name, provisioner, parameters, ...extra } = init;
   return {
     apiVersion: 'storage.k8s.io/v1',
     kind: 'StorageClass',
