@@ -11,15 +11,7 @@
 
 export type { HarnessOptions, ManualHarness, SeedObject } from './controller-harness.ts';
 export { Harness, manualHarness, RecordingProvisioner } from './controller-harness.ts';
-export type {
-  Action,
-  FakeKubeApiOptions,
-  InjectedFailure,
-  Reactor,
-  ReactorMatch,
-  ReactorOutcome,
-  Verb,
-} from './fake-api.ts';
+export type { FakeKubeApiOptions } from './fake-api.ts';
 export { FakeKubeApi } from './fake-api.ts';
 export type { LeaseTenure, Overlap, WorkLine } from './leadership-overlap.ts';
 export { findOverlaps, overlapWindows } from './leadership-overlap.ts';
@@ -39,6 +31,14 @@ export {
   storageClassFixture,
   volumeFor,
 } from './provision-fixtures.ts';
+export type {
+  Action,
+  InjectedFailure,
+  Reactor,
+  ReactorMatch,
+  ReactorOutcome,
+  Verb,
+} from './reactor-chain.ts';
 export type { StatusReason } from './status-error.ts';
 export { failureStatus, statusError } from './status-error.ts';
 export type { EventuallyOptions } from './wait.ts';

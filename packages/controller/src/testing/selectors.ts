@@ -6,6 +6,7 @@
  * (`metadata.name`, `metadata.namespace`, `spec.nodeName`, `status.phase`…); the real API server
  * accepts only a few paths per resource, the fake accepts all.
  */
+import type { ResourceDescriptor } from '../client/resource-client.ts';
 import { statusError } from './status-error.ts';
 
 /** A compiled selector: whether an object in wire form matches. */
@@ -112,4 +113,18 @@ export function fieldSelector(selector: string | undefined): ObjectPredicate {
   });
   return (object) =>
     requirements.every(({ path, negate, value }) => (fieldValue(object, path) === value) !== negate);
+}
+
+/** What a list or watch call selects: its namespace (of a namespaced resource), labels and fields. */
+export function objectSelector(
+  descriptor: ResourceDescriptor,
+  options: { namespace?: string; labelSelector?: string; fieldSelector?: string },
+): ObjectPredicate {
+  const labels = labelSelector(options.labelSelector);
+  const fields = fieldSelector(options.fieldSelector);
+  const namespace = descriptor.namespaced ? options.namespace : undefined;
+  return (object) =>
+    (!namespace || (object.metadata as { namespace?: string } | undefined)?.namespace === namespace) &&
+    labels(object) &&
+    fields(object);
 }
