@@ -162,7 +162,9 @@ describe('GidAllocator', () => {
   it('rejects a class with bad gidMin/gidMax before reading any PV', async () => {
     const volumes = new SavedVolumes();
     const allocator = new GidAllocator({ volumes });
-    expect(() => allocator.allocateNext(requestFor('gold', { gidMax: '12' }))).toThrow(GidParameterError);
+    await expect(allocator.allocateNext(requestFor('gold', { gidMax: '12' }))).rejects.toThrow(
+      GidParameterError,
+    );
     expect(volumes.lists).toBe(0);
   });
 

@@ -70,20 +70,18 @@ export class GidAllocator {
    * @throws RangeAllocatorError `range-full` when every GID of the range is taken.
    * @throws the list's error when the PVs cannot be read.
    */
-  allocateNext(request: GidRequest, signal?: AbortSignal): Promise<number> {
+  async allocateNext(request: GidRequest, signal?: AbortSignal): Promise<number> {
     const range = parseGidRange(request.storageClass.parameters);
     const className = claimClassName(request.pvc);
     const previous = this.#tails.get(className) ?? Promise.resolve();
-    const run = previous.then(
-      () => this.#allocate(className, request.pvName, range, signal),
-      () => this.#allocate(className, request.pvName, range, signal),
-    );
+    // The tail never rejects: one failed allocation does not fail the next.
+    const run = previous.then(() => this.#allocate(className, request.pvName, range, signal));
     const tail = run.catch(() => undefined);
     this.#tails.set(className, tail);
     void tail.then(() => {
       if (this.#tails.get(className) === tail) this.#tails.delete(className);
     });
-    return run;
+    return await run;
   }
 
   /**
