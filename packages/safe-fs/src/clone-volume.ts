@@ -17,6 +17,7 @@ import { readOwnershipRecord } from './ownership-record.ts';
 import { type ParentChain, withParents } from './parent-chain.ts';
 import type { RelativeVolumePath } from './relative-volume-path.ts';
 import { emptyDirectory } from './remove-tree.ts';
+import type { RemoveVolumeOptions } from './remove-volume.ts';
 import { cloneTemporaryName } from './reserved-names.ts';
 import { measureDirectory } from './usage-scan.ts';
 import type { VolumeContext } from './volume-context.ts';
@@ -158,5 +159,33 @@ export async function cloneVolume(
       await removeLeftover(dir, temporary).catch(() => undefined);
       throw err;
     }
+  });
+}
+
+/**
+ * Removes the reserved temporary directory a killed clone into volume `path` left, when the
+ * volume's record names PV `options.pvName`; the volume itself stays, for `deleteVolume`. Returns
+ * whether there was one.
+ *
+ * @throws {@link SafeFsError}: `ownership` when the record names another PV.
+ */
+export async function removeCloneLeftover(
+  unguarded: VolumeContext,
+  path: RelativeVolumePath,
+  options: Pick<RemoveVolumeOptions, 'pvName' | 'beforeEachWrite'>,
+): Promise<boolean> {
+  const context = guardedContext(unguarded, options.beforeEachWrite);
+  return withParents(context, path, { ifMissing: false, refuseNested: true }, async ({ dir, leaf }) => {
+    const temporary = cloneTemporaryName(leaf);
+    if ((await dir.lstat(temporary)) === undefined) return false;
+    const record = await readOwnershipRecord(dir, leaf);
+    if (record?.pvName !== options.pvName) {
+      throw ownershipError(
+        dir.pathOf(temporary),
+        `is not a copy into the volume of ${options.pvName}; refusing to remove it`,
+      );
+    }
+    await removeLeftover(dir, temporary);
+    return true;
   });
 }

@@ -5,7 +5,7 @@
  */
 
 import { normalizeBasePath } from './base-path.ts';
-import { type CloneVolumeOptions, cloneVolume } from './clone-volume.ts';
+import { type CloneVolumeOptions, cloneVolume, removeCloneLeftover } from './clone-volume.ts';
 import type { CopyProgress } from './copy-tree.ts';
 import { type CreateVolumeOptions, type CreateVolumeOutcome, createVolume } from './create-volume.ts';
 import type { DirectoryHandle } from './directory-handle.ts';
@@ -178,6 +178,18 @@ export class VolumeRoot {
     options: CloneVolumeOptions,
   ): Promise<CopyProgress> {
     return cloneVolume(this.#context, source, path, options);
+  }
+
+  /**
+   * Removes what a clone into volume `path` killed mid-copy left beside it (its reserved temporary
+   * directory), when the volume's record names `options.pvName`: a volume given up after such a kill
+   * (a deleted snapshot, say) leaves nothing behind. The volume stays; returns whether there was a leftover.
+   *
+   * @throws {@link SafeFsError}: `ownership` when the record names another PV; as
+   * {@link VolumeRoot.deleteVolume} for the parents.
+   */
+  removeCloneLeftover(path: RelativeVolumePath, options: RemoveVolumeOptions): Promise<boolean> {
+    return removeCloneLeftover(this.#context, path, options);
   }
 
   /**

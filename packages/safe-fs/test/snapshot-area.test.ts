@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   isSnapshotPath,
+  parentMarkerName,
   parseRelativeVolumePath,
   snapshotAreaName,
   snapshotPath,
@@ -101,5 +102,42 @@ describe('the snapshot area', () => {
     expect(
       (await readdir(join(base, snapshotAreaName, 'ns1'))).filter((name) => name.endsWith('.copy')),
     ).toEqual([]);
+  });
+
+  it('a snapshot given up after a killed copy leaves no data once its leftover and volume are removed', async () => {
+    const { base, root } = await sourceRoot();
+    const snapshot = snapshotPath('ns1', 'snap-uid');
+    let leftovers = 0;
+    for (const killAt of [6, 10, 14, 20]) {
+      let writes = 0;
+      // A kill past the copy's last write lets it complete.
+      await root
+        .cloneVolume(path('ns1/src'), snapshot, {
+          owner: snapshotOwner,
+          mode: 0o700,
+          sourcePvName: 'pvc-src',
+          beforeEachWrite: () => {
+            if (writes++ >= killAt) throw new Error('killed');
+          },
+        })
+        .catch(() => undefined);
+      // What a provisioner giving the snapshot up does: its volume made whole (the kill may have come
+      // between its record and its directory), the copy's leftover removed, then the volume deleted.
+      await root.createVolume(snapshot, { owner: snapshotOwner, mode: 0o700 });
+      const area = join(base, snapshotAreaName, 'ns1');
+      const entries = await readdir(area).catch(() => []);
+      if (entries.some((name) => name.endsWith('.copy'))) {
+        leftovers++;
+        const refusal = await rejection(root.removeCloneLeftover(snapshot, { pvName: 'snapshot-other' }));
+        expect(refusal.message).toMatch(/snapshot-other/);
+        expect(await root.removeCloneLeftover(snapshot, { pvName: 'snapshot-snap-uid' })).toBe(true);
+      }
+      await root.deleteVolume(snapshot, { pvName: 'snapshot-snap-uid' });
+
+      // A kill while the area's parents were made may leave one empty, as for any volume: no data.
+      const left = await readdir(area).catch(() => []);
+      expect(left.filter((name) => name !== parentMarkerName)).toEqual([]);
+    }
+    expect(leftovers).toBeGreaterThan(0);
   });
 });
