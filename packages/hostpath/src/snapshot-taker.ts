@@ -12,7 +12,7 @@ import { isNotFound, type ResourceClient } from '@kube-provisioner/controller/cl
 import { finalizerCloningProtection } from '@kube-provisioner/controller/clone';
 import { isLeadershipLapsedError } from '@kube-provisioner/controller/leader-election';
 import { annDynamicallyProvisioned } from '@kube-provisioner/controller/wire-names';
-import { snapshotPath, type VolumeRoot } from '@kube-provisioner/safe-fs';
+import { type CreateVolumeOptions, snapshotPath, type VolumeRoot } from '@kube-provisioner/safe-fs';
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { type CloneScope, sourcePathOf } from './clone-request.ts';
 import {
@@ -175,17 +175,7 @@ export class SnapshotTaker {
     const path = snapshotPath(namespace, uid);
     context.assertLeader();
     const progress = await this.#options.root.cloneVolume(sourcePath, path, {
-      owner: {
-        claimUid: uid,
-        namespace,
-        claimName: name,
-        pvName: snapshotRecordName(uid),
-        provisioner: this.#options.scope.provisionerName,
-      },
-      // The area is the provisioner's alone: no pod mounts it.
-      mode: 0o700,
-      parentMode: 0o700,
-      ownParentsOnly: true,
+      ...this.#volumeOf(snapshot),
       sourcePvName: pv.metadata?.name ?? '',
       specialFiles: 'skip',
       signal: context.signal,
@@ -211,10 +201,17 @@ export class SnapshotTaker {
     const path = snapshotPath(namespace, uid);
     if (deletionPolicyOf(snapshot) === 'Delete') {
       context.assertLeader();
-      const outcome = await this.#options.root.deleteVolume(path, {
-        pvName: snapshotRecordName(uid),
-        beforeEachWrite: () => context.assertLeader(),
-      });
+      const fence = { pvName: snapshotRecordName(uid), beforeEachWrite: () => context.assertLeader() };
+      if (snapshot.status?.readyToUse !== true) {
+        // A copy killed half-way may have left its volume half-made (a record without its directory)
+        // and its temporary copy: made whole and removed first, so that nothing stays behind.
+        await this.#options.root.createVolume(path, {
+          ...this.#volumeOf(snapshot),
+          beforeEachWrite: fence.beforeEachWrite,
+        });
+        await this.#options.root.removeCloneLeftover(path, fence);
+      }
+      const outcome = await this.#options.root.deleteVolume(path, fence);
       context.logger.info({ namespace, name, path, outcome }, 'snapshot data removed');
     } else {
       context.logger.info({ namespace, name, path }, 'snapshot data retained');
@@ -224,6 +221,24 @@ export class SnapshotTaker {
       metadata: { finalizers: finalizers.filter((f) => f !== snapshotFinalizer), resourceVersion },
     };
     await this.#options.snapshots.patch(name, patch, 'merge', { namespace, signal: context.signal });
+  }
+
+  /** The snapshot's volume in the area: its record and directory settings. */
+  #volumeOf(snapshot: Readonly<DirectorySnapshot>): CreateVolumeOptions {
+    const { name = '', namespace = '', uid = '' } = snapshot.metadata ?? {};
+    return {
+      owner: {
+        claimUid: uid,
+        namespace,
+        claimName: name,
+        pvName: snapshotRecordName(uid),
+        provisioner: this.#options.scope.provisionerName,
+      },
+      // The area is the provisioner's alone: no pod mounts it.
+      mode: 0o700,
+      parentMode: 0o700,
+      ownParentsOnly: true,
+    };
   }
 
   /** Writes the failure into the status, once per message (the next pass tries again). */

@@ -4,7 +4,7 @@ import type { OperationContext } from '@kube-provisioner/controller';
 import { ApiError, type ResourceClient } from '@kube-provisioner/controller/client';
 import { finalizerCloningProtection } from '@kube-provisioner/controller/clone';
 import { LeadershipLapsedError } from '@kube-provisioner/controller/leader-election';
-import { snapshotPath, VolumeRoot } from '@kube-provisioner/safe-fs';
+import { parentMarkerName, snapshotPath, VolumeRoot } from '@kube-provisioner/safe-fs';
 import { treeSnapshot } from '@kube-provisioner/safe-fs/testing';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
@@ -193,6 +193,31 @@ describe('SnapshotTaker', () => {
       expect((await readdir(area)).filter((name) => name.endsWith('.copy'))).toEqual([]);
     }
     expect(leftovers).toBeGreaterThan(0);
+  });
+
+  it('a snapshot deleted after a kill anywhere in its copy leaves no data behind', async () => {
+    for (const killAt of [4, 8, 12, 20, 30]) {
+      await using root = await temporaryRoot();
+      const { store, taker, dataDir, source } = await setUp(root.path);
+      for (let index = 0; index < 20; index++)
+        await writeFile(join(source.dir, `f${index}`), `file ${index}`);
+      let writes = 0;
+      const killed: OperationContext = {
+        ...context,
+        assertLeader: () => {
+          if (writes++ >= killAt) throw new LeadershipLapsedError('killed');
+        },
+      };
+      await expect(taker.reconcileAll(killed)).rejects.toThrow(LeadershipLapsedError);
+      await deleting(store);
+
+      await taker.reconcileAll(context);
+
+      expect(store.objects.has('snap')).toBe(false);
+      // A kill while the area's parents were made may leave one empty, as for any volume: no data.
+      const left = await readdir(join(dataDir, '..')).catch(() => []);
+      expect(left.filter((name) => name !== parentMarkerName)).toEqual([]);
+    }
   });
 
   it('removes a deleted snapshot’s data, then its finalizer; keeps the data with Retain', async () => {
