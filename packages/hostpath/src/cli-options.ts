@@ -38,6 +38,19 @@ export interface CliOptions extends ProvisionerCliOptions, UsageCliOptions {
   readonly leaseDurationMs: number;
   readonly renewDeadlineMs: number;
   readonly retryPeriodMs: number;
+  /**
+   * Per-node mode: publish the root's capacity as `CSIStorageCapacity` objects for the scheduler
+   * (`--publish-capacity`; `auto`, the default, is on when the provisioner name can be a CSIDriver's).
+   */
+  readonly publishCapacity: boolean;
+  /** How often the capacity is published besides after each volume made or deleted, in ms. */
+  readonly capacityIntervalMs: number;
+  /** The instance's Pod (downward API): namespace of the capacity objects, and their owner. */
+  readonly pod: {
+    readonly namespace: string | undefined;
+    readonly name: string | undefined;
+    readonly uid: string | undefined;
+  };
 }
 
 /** Name in messages and help. */
@@ -84,6 +97,23 @@ const flags = {
   },
   'leader-election-renew-deadline': { default: '10s', description: 'renew deadline of the leader' },
   'leader-election-retry-period': { default: '2s', description: 'retry period of the candidates' },
+  'publish-capacity': {
+    env: 'PUBLISH_CAPACITY',
+    default: 'auto',
+    description:
+      'per-node mode: publish CSIStorageCapacity objects for capacity-aware scheduling: true, false, or auto (on when the provisioner name has no "/", so a CSIDriver can carry it)',
+  },
+  'capacity-interval': {
+    env: 'CAPACITY_INTERVAL',
+    default: '60s',
+    description: 'how often the capacity is published besides after each provision and delete (Go duration)',
+  },
+  'pod-namespace': {
+    env: 'POD_NAMESPACE',
+    description: 'namespace of the published capacities (downward API metadata.namespace)',
+  },
+  'pod-name': { env: 'POD_NAME', description: 'this Pod, owner of the published capacities (metadata.name)' },
+  'pod-uid': { env: 'POD_UID', description: "this Pod's UID (downward API metadata.uid)" },
   // A local disk: 500 calls a second are nothing beside the workloads' own.
   ...usageFlags(500),
   ...provisionerFlags,
@@ -112,9 +142,21 @@ export function parseCliOptions(argv: readonly string[], env: Environment): CliO
       'per-node mode needs the node name: set NODE_NAME from the downward API (spec.nodeName) or pass --node-name',
     );
   }
+  const provisionerName = parsed.string('provisioner-name') ?? defaultProvisionerName;
+  const publishCapacity = capacityPublishing(parsed.string('publish-capacity'), mode, provisionerName);
+  const pod = {
+    namespace: parsed.string('pod-namespace'),
+    name: parsed.string('pod-name'),
+    uid: parsed.string('pod-uid'),
+  };
+  if (publishCapacity && pod.namespace === undefined && !parsed.help) {
+    throw new UsageError(
+      'publishing capacity needs the namespace: set POD_NAMESPACE from the downward API (metadata.namespace) or pass --publish-capacity=false',
+    );
+  }
   return {
     mode,
-    provisionerName: parsed.string('provisioner-name') ?? defaultProvisionerName,
+    provisionerName,
     root,
     nodeName,
     nodeAffinityKey: parsed.string('node-affinity-key') ?? defaultNodeAffinityKey,
@@ -123,7 +165,29 @@ export function parseCliOptions(argv: readonly string[], env: Environment): CliO
     leaseDurationMs: parsed.goDuration('leader-election-lease-duration'),
     renewDeadlineMs: parsed.goDuration('leader-election-renew-deadline'),
     retryPeriodMs: parsed.goDuration('leader-election-retry-period'),
+    publishCapacity,
+    capacityIntervalMs: parsed.goDuration('capacity-interval'),
+    pod,
     ...readUsageFlags(parsed),
     ...readProvisionerFlags(parsed),
   };
+}
+
+/**
+ * Whether capacity is published: only per node, and by default only when a CSIDriver can carry the
+ * provisioner name (no `/`), the one case in which the scheduler reads the objects.
+ */
+function capacityPublishing(
+  value: string | undefined,
+  mode: ProvisionerMode,
+  provisionerName: string,
+): boolean {
+  if (value !== undefined && value !== 'auto' && value !== 'true' && value !== 'false') {
+    throw new UsageError(`--publish-capacity must be true, false or auto, got ${JSON.stringify(value)}`);
+  }
+  if (value === 'true' && mode !== 'per-node') {
+    throw new UsageError('--publish-capacity=true needs per-node mode: a shared root is on no one node');
+  }
+  if (value === 'true' || value === 'false') return value === 'true';
+  return mode === 'per-node' && !provisionerName.includes('/');
 }

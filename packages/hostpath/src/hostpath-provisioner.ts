@@ -54,6 +54,7 @@ import {
   volumePath,
 } from './persistent-volume.ts';
 import type { ProvisionerMode } from './provisioner-mode.ts';
+import { noRoomReason, type RootCapacityReader } from './root-capacity.ts';
 import { type ProjectQuotaAccess, projectLimits, SizeEnforcement } from './size-enforcement.ts';
 import { snapshotPathOf, snapshotSourceAccess } from './snapshot-source.ts';
 import { type SnapshotAccess, SnapshotTaker } from './snapshot-taker.ts';
@@ -108,6 +109,13 @@ export interface HostPathProvisionerOptions {
    * (`snapshot-taker.ts`) and restores claims whose `dataSourceRef` names one (`snapshot-source.ts`).
    */
   readonly snapshots?: SnapshotAccess | undefined;
+  /**
+   * Per-node mode: the root's capacity. With it a new empty volume the root has no room for (free
+   * space, or unreserved space for `enforceSize`) is rescheduled (state `Reschedule`) before anything is made.
+   */
+  readonly capacity?: Pick<RootCapacityReader, 'read' | 'space'> | undefined;
+  /** Called after each volume made or deleted, e.g. to publish the new capacity. */
+  readonly onVolumesChanged?: (() => void) | undefined;
 }
 
 // Per-node volumes live on one node, so only single-node access modes make sense.
@@ -126,6 +134,8 @@ export class HostPathProvisioner implements Provisioner {
   readonly #nodes: NodeReader | undefined;
   readonly #usage: HostPathProvisionerOptions['usage'];
   readonly #events: HostPathProvisionerOptions['events'];
+  readonly #capacity: HostPathProvisionerOptions['capacity'];
+  readonly #onVolumesChanged: () => void;
   readonly #sizes: SizeEnforcement;
   readonly #clones: CloneJobs<RelativeVolumePath, CloneVolumeSettings> | undefined;
   readonly #restores: CloneJobs<RelativeVolumePath, CloneVolumeSettings> | undefined;
@@ -152,6 +162,8 @@ export class HostPathProvisioner implements Provisioner {
     this.#nodes = options.nodes;
     this.#usage = options.usage;
     this.#events = options.events;
+    this.#capacity = options.capacity;
+    this.#onVolumesChanged = options.onVolumesChanged ?? (() => {});
     // Per node, this instance alone writes records on its root: its free-ID search reads them once.
     this.#sizes = new SizeEnforcement(this.#root, options.projectQuotas, this.#mode === 'per-node');
     const { clones } = options;
@@ -190,6 +202,8 @@ export class HostPathProvisioner implements Provisioner {
         throw new InfeasibleError('volume type "local" needs node affinity, which shared mode does not set');
       }
       const relative = volumeDirectory(parameters, pvc, pvName);
+      const noRoom = await this.#noRoom(options, parameters, context);
+      if (noRoom !== undefined) return { error: new Error(noRoom), state: 'Reschedule' };
       const nodeAffinity =
         this.#mode === 'per-node'
           ? { key: this.#affinityKey, value: await this.#affinityValue(context.signal) }
@@ -197,6 +211,7 @@ export class HostPathProvisioner implements Provisioner {
       context.signal.throwIfAborted();
       const path = await this.#fill(relative, options, parameters, context);
       if (typeof path !== 'string') return { error: new Error(path.message), state: 'Background' };
+      this.#onVolumesChanged();
       return {
         pv: buildPersistentVolume({
           pvName,
@@ -248,6 +263,7 @@ export class HostPathProvisioner implements Provisioner {
     if (projectId !== undefined) context.logger.info({ path: relative, projectId }, 'volume limit removed');
     if (recordedDeletePolicy(pv) === 'delete') {
       await this.#removeDirectory(relative, pv, context);
+      this.#onVolumesChanged();
       return;
     }
     context.assertLeader();
@@ -328,6 +344,27 @@ export class HostPathProvisioner implements Provisioner {
         `access mode ${refused.join(', ')} is not supported in per-node mode, where the data lives on one node: use ReadWriteOnce or ReadWriteOncePod`,
       );
     }
+  }
+
+  /**
+   * Why this node cannot hold the new volume, when capacity is known: only for an empty directory,
+   * since a clone or take-back already under way must be finished where it started.
+   */
+  async #noRoom(
+    options: ProvisionOptions,
+    parameters: ClassParameters,
+    context: OperationContext,
+  ): Promise<string | undefined> {
+    if (this.#capacity === undefined || this.#mode === 'shared') return undefined;
+    if (options.dataSource !== undefined || requestedTakeBack(options.pvc, options.pvName) !== undefined) {
+      return undefined;
+    }
+    const requested = quantityBytes(options.pvc.spec?.resources?.requests?.storage) ?? 0;
+    // Free space is one statfs; unreserved space also reads the volumes placed.
+    const capacity = parameters.enforceSize
+      ? await this.#capacity.read(context)
+      : await this.#capacity.space();
+    return noRoomReason(capacity, this.#nodeName ?? '', requested, parameters.enforceSize);
   }
 
   async #affinityValue(signal: AbortSignal): Promise<string> {

@@ -11,6 +11,13 @@
  *
  * @packageDocumentation
  */
+export type { CapacityPublisherOptions } from './capacity-publisher.ts';
+export {
+  CapacityPublisher,
+  capacityObjectName,
+  csiStorageCapacities,
+  labelCapacityNode,
+} from './capacity-publisher.ts';
 export type { ClassParameters, DeletePolicy, InodeLimit, VolumeType } from './class-parameters.ts';
 export { annVolumeType, defaultDirectoryMode, parseClassParameters } from './class-parameters.ts';
 export type { DirectorySnapshot, SnapshotDeletionPolicy, SnapshotError } from './directory-snapshot.ts';
@@ -31,7 +38,9 @@ export { checkQuotaMount } from './quota-mount.ts';
 export type { QuotaMeasureOptions } from './quota-usage.ts';
 export { quotaMeasure } from './quota-usage.ts';
 export type { PolicyRule } from './rbac-rules.ts';
-export { clusterRules, namespaceRules } from './rbac-rules.ts';
+export { capacityRules, clusterRules, namespaceRules } from './rbac-rules.ts';
+export type { RootCapacity, RootSpace, StatFs } from './root-capacity.ts';
+export { noRoomReason, RootCapacityReader, roomFor } from './root-capacity.ts';
 export type { ProjectQuotaAccess } from './size-enforcement.ts';
 export type { SnapshotAccess } from './snapshot-taker.ts';
 export { annTakeBackFrom } from './take-back.ts';

@@ -4,17 +4,20 @@
  * error (a lost Lease stops the work and campaigns again), 2 for invalid configuration.
  */
 import { stat } from 'node:fs/promises';
-import type { KubeApi } from '@kube-provisioner/controller';
+import type { KubeApi, Logger } from '@kube-provisioner/controller';
 import { runProvisioner } from '@kube-provisioner/controller/cli';
 import { resources } from '@kube-provisioner/controller/client';
 import { createEventRecorder, type EventRecorder } from '@kube-provisioner/controller/events';
 import { UsageMonitor, warnOnClaim } from '@kube-provisioner/controller/usage';
-import { checkWritableDirectory, fsOpsForRoot } from '@kube-provisioner/safe-fs';
+import { checkWritableDirectory, fsOpsForRoot, VolumeRoot } from '@kube-provisioner/safe-fs';
 import { Registry } from 'prom-client';
+import { CapacityPublisher, csiStorageCapacities } from './capacity-publisher.ts';
 import { type CliOptions, parseCliOptions, program, usage } from './cli-options.ts';
 import { directorySnapshots } from './directory-snapshot.ts';
 import { HostPathProvisioner } from './hostpath-provisioner.ts';
 import { quotaMeasure } from './quota-usage.ts';
+import { RootCapacityReader } from './root-capacity.ts';
+import { gaugedCapacityReader } from './root-capacity-gauges.ts';
 import { version } from './version.ts';
 
 async function checkRoot(root: string): Promise<void> {
@@ -39,12 +42,73 @@ function usageReporting(options: CliOptions, api: KubeApi, registry: Registry, r
   return { monitor, volumes: api.resource(resources.persistentVolumes) };
 }
 
+/**
+ * Per node: the root's capacity (metrics, and the room check that reschedules a claim) and, when
+ * publishing is on, its publisher. It runs beside the controller: on a schedule, after each volume
+ * made or deleted, and withdraws its objects on SIGTERM/SIGINT (best effort: the Pod's deletion
+ * garbage-collects them anyway).
+ */
+function capacityOf(
+  options: CliOptions,
+  api: KubeApi,
+  registry: Registry,
+  rootFs: ReturnType<typeof fsOpsForRoot>,
+  logger: Logger,
+) {
+  const nodeName = options.nodeName ?? '';
+  const scope = {
+    mode: options.mode,
+    provisionerName: options.provisionerName,
+    root: options.root,
+    nodeName,
+  };
+  const volumes = api.resource(resources.persistentVolumes);
+  const reader = gaugedCapacityReader(
+    new RootCapacityReader(new VolumeRoot(options.root, { fs: rootFs.ops }), volumes, scope),
+    registry,
+    options.root,
+  );
+  const { namespace, name, uid } = options.pod;
+  if (!options.publishCapacity || namespace === undefined) return { reader, changed: () => {} };
+  const nodes = api.resource(resources.nodes);
+  const publisher = new CapacityPublisher({
+    capacities: api.resource(csiStorageCapacities),
+    classes: api.resource(resources.storageClasses),
+    capacity: reader,
+    provisionerName: options.provisionerName,
+    nodeName,
+    topology: {
+      key: options.nodeAffinityKey,
+      value: async (signal) =>
+        (await nodes.get(nodeName, { signal })).metadata?.labels?.[options.nodeAffinityKey] ?? nodeName,
+    },
+    namespace,
+    owner: name === undefined || uid === undefined ? undefined : { apiVersion: 'v1', kind: 'Pod', name, uid },
+    logger,
+  });
+  const running = new AbortController();
+  const publish = () => void publisher.request(running.signal);
+  const timer = options.capacityIntervalMs > 0 ? setInterval(publish, options.capacityIntervalMs) : undefined;
+  timer?.unref();
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      clearInterval(timer);
+      running.abort();
+      publisher.withdraw({ signal: AbortSignal.timeout(5000) }).catch((err: unknown) => {
+        logger.warn({ err }, 'withdrawing the published capacity failed');
+      });
+    });
+  }
+  publish();
+  return { reader, changed: publish };
+}
+
 await runProvisioner<CliOptions>({
   name: program,
   version,
   usage: usage(),
   parse: parseCliOptions,
-  setup(options, api) {
+  setup(options, api, logger) {
     const perNode = options.mode === 'per-node';
     // On a local disk the file-system calls run on the event loop's thread (5x less CPU per volume);
     // a shared root may be a network file system, where they stay on the thread pool.
@@ -57,6 +121,7 @@ await runProvisioner<CliOptions>({
       component: options.provisionerName,
       host: options.nodeName ?? '',
     });
+    const capacity = perNode ? capacityOf(options, api, registry, rootFs, logger) : undefined;
     return {
       controller: {
         provisionerName: options.provisionerName,
@@ -73,6 +138,8 @@ await runProvisioner<CliOptions>({
           clones: { claims, volumes, registry },
           // Snapshots live on the one shared root; per node they are a follow-up.
           snapshots: perNode ? undefined : { snapshots: api.resource(directorySnapshots), claims, volumes },
+          capacity: capacity?.reader,
+          onVolumesChanged: capacity?.changed,
         }),
         metricsRegistry: registry,
         maintenanceIntervalMs: options.usageIntervalMs,

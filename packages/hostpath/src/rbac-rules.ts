@@ -43,3 +43,15 @@ export const clusterRules: readonly PolicyRule[] = [
 
 /** Rules in the provisioner's own namespace: the leader-election Lease (shared mode). */
 export const namespaceRules: readonly PolicyRule[] = leaderElectionRules;
+
+/**
+ * Rules in the provisioner's own namespace for capacity publishing (per-node mode,
+ * `capacity-publisher.ts`): its node's `CSIStorageCapacity` objects listed, created, updated and deleted.
+ */
+export const capacityRules: readonly PolicyRule[] = [
+  {
+    apiGroups: ['storage.k8s.io'],
+    resources: ['csistoragecapacities'],
+    verbs: ['list', 'create', 'update', 'delete'],
+  },
+];

@@ -1,0 +1,221 @@
+/**
+ * Tells the scheduler what a per-node root can hold: one `CSIStorageCapacity` per class this
+ * provisioner serves, for this node, in the instance's namespace. The scheduler reads them only
+ * when a CSIDriver of the provisioner's name says `storageCapacity: true` (see the README,
+ * "Capacity-aware scheduling"). Objects are written only when their numbers change.
+ */
+import { createHash } from 'node:crypto';
+import type { Logger, OperationContext } from '@kube-provisioner/controller';
+import {
+  isNotFound,
+  type ResourceClient,
+  type ResourceDescriptor,
+} from '@kube-provisioner/controller/client';
+import type { V1CSIStorageCapacity, V1OwnerReference, V1StorageClass } from '@kubernetes/client-node';
+import { parseClassParameters } from './class-parameters.ts';
+import { type RootCapacity, roomFor } from './root-capacity.ts';
+import { quantityBytes } from './storage-quantity.ts';
+
+/** The `storage.k8s.io/v1` resource, for the controller's clients. */
+export const csiStorageCapacities: ResourceDescriptor<V1CSIStorageCapacity> = {
+  group: 'storage.k8s.io',
+  version: 'v1',
+  plural: 'csistoragecapacities',
+  kind: 'CSIStorageCapacity',
+  namespaced: true,
+  model: 'V1CSIStorageCapacity',
+};
+
+/** Label on every published object: a hash of the node name (names may be longer than a label value). */
+export const labelCapacityNode = 'hostpath.kube-provisioner.io/capacity-node';
+
+/** Options of {@link CapacityPublisher}. */
+export interface CapacityPublisherOptions {
+  readonly capacities: Pick<ResourceClient<V1CSIStorageCapacity>, 'list' | 'create' | 'update' | 'delete'>;
+  /** StorageClasses: those whose provisioner is {@link provisionerName} are published. */
+  readonly classes: Pick<ResourceClient<V1StorageClass>, 'list'>;
+  /** The root's capacity (a `RootCapacityReader` fits). */
+  readonly capacity: { read(context: Pick<OperationContext, 'signal'>): Promise<RootCapacity> };
+  readonly provisionerName: string;
+  readonly nodeName: string;
+  /**
+   * The node label the scheduler matches (`nodeTopology`), and this node's value of it (read once,
+   * e.g. from the Node object).
+   */
+  readonly topology: { readonly key: string; value(signal: AbortSignal): Promise<string> };
+  /** Where the objects live: the instance's namespace. */
+  readonly namespace: string;
+  /** Owner of the objects (the instance's Pod), so they are garbage-collected with it. */
+  readonly owner?: V1OwnerReference | undefined;
+  readonly logger: Logger;
+}
+
+/** The deterministic object name of `node`'s capacity for `className`: a restart updates it. */
+export function capacityObjectName(node: string, className: string): string {
+  const hash = createHash('sha256').update(`${node}\0${className}`).digest('hex').slice(0, 16);
+  // `hostpath-` + a readable prefix + the hash: at most 63 characters, a valid DNS label.
+  const readable = `${node}-${className}`
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/gu, '-')
+    .slice(0, 63 - 'hostpath-'.length - 17)
+    .replace(/-+$/u, '');
+  return `hostpath-${readable}-${hash}`;
+}
+
+function nodeLabelValue(node: string): string {
+  return createHash('sha256').update(node).digest('hex').slice(0, 32);
+}
+
+/** Publishes and withdraws one node's `CSIStorageCapacity` objects. */
+export class CapacityPublisher {
+  readonly #options: CapacityPublisherOptions;
+  readonly #selector: string;
+  /** The publication in progress and whether another was asked for meanwhile (coalescing). */
+  #running: Promise<void> | undefined;
+  #again = false;
+  #topologyValue: string | undefined;
+
+  constructor(options: CapacityPublisherOptions) {
+    this.#options = options;
+    this.#selector = `${labelCapacityNode}=${nodeLabelValue(options.nodeName)}`;
+  }
+
+  /**
+   * Publishes soon: calls during a publication make one more after it, never more. Failures are
+   * logged; the next call or tick retries.
+   */
+  request(signal: AbortSignal): Promise<void> {
+    if (this.#running !== undefined) {
+      this.#again = true;
+      return this.#running;
+    }
+    const run = async (): Promise<void> => {
+      do {
+        this.#again = false;
+        try {
+          await this.publish({ signal });
+        } catch (err) {
+          if (signal.aborted) return;
+          this.#options.logger.warn({ err }, 'publishing the root capacity failed');
+        }
+      } while (this.#again && !signal.aborted);
+    };
+    this.#running = run().finally(() => {
+      this.#running = undefined;
+    });
+    return this.#running;
+  }
+
+  /**
+   * One publication: creates or updates the object of each served class whose numbers changed, and
+   * deletes those of classes no longer served.
+   */
+  async publish(context: Pick<OperationContext, 'signal'>): Promise<void> {
+    const { signal } = context;
+    const { namespace } = this.#options;
+    const [classes, existing, capacity] = await Promise.all([
+      this.#options.classes.list({ signal }),
+      this.#options.capacities.list({ namespace, labelSelector: this.#selector, signal }),
+      this.#options.capacity.read(context),
+    ]);
+    this.#topologyValue ??= await this.#options.topology.value(signal);
+    const byName = new Map(existing.items.map((object) => [object.metadata?.name ?? '', object]));
+    const wanted = new Set<string>();
+    for (const storageClass of classes.items) {
+      if (storageClass.provisioner !== this.#options.provisionerName) continue;
+      const className = storageClass.metadata?.name ?? '';
+      const enforced = enforcesSize(storageClass);
+      if (className === '' || enforced === undefined) continue;
+      const name = capacityObjectName(this.#options.nodeName, className);
+      wanted.add(name);
+      await this.#write(
+        byName.get(name),
+        this.#desired(name, className, roomFor(capacity, enforced)),
+        signal,
+      );
+    }
+    for (const [name] of byName) {
+      if (!wanted.has(name)) await this.#delete(name, signal);
+    }
+  }
+
+  /** Deletes every object of this node: the instance is going away cleanly. */
+  async withdraw(context: Pick<OperationContext, 'signal'>): Promise<void> {
+    const { signal } = context;
+    const existing = await this.#options.capacities.list({
+      namespace: this.#options.namespace,
+      labelSelector: this.#selector,
+      signal,
+    });
+    for (const object of existing.items) await this.#delete(object.metadata?.name ?? '', signal);
+  }
+
+  #desired(name: string, className: string, bytes: number): V1CSIStorageCapacity {
+    const { owner, topology, namespace } = this.#options;
+    return {
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'CSIStorageCapacity',
+      metadata: {
+        name,
+        namespace,
+        labels: { [labelCapacityNode]: nodeLabelValue(this.#options.nodeName) },
+        ...(owner === undefined ? {} : { ownerReferences: [owner] }),
+      },
+      storageClassName: className,
+      nodeTopology: { matchLabels: { [topology.key]: this.#topologyValue ?? this.#options.nodeName } },
+      capacity: String(bytes),
+      // One root per node: the largest volume is all the room there is.
+      maximumVolumeSize: String(bytes),
+    };
+  }
+
+  async #write(
+    current: V1CSIStorageCapacity | undefined,
+    desired: V1CSIStorageCapacity,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const { capacities, namespace } = this.#options;
+    if (current === undefined) {
+      await capacities.create(desired, { namespace, signal });
+      return;
+    }
+    if (unchanged(current, desired)) return;
+    // storageClassName is immutable, and the name is derived from it: only numbers, topology and owner change.
+    const resourceVersion = current.metadata?.resourceVersion;
+    const metadata = { ...desired.metadata, ...(resourceVersion === undefined ? {} : { resourceVersion }) };
+    await capacities.update({ ...desired, metadata }, { namespace, signal });
+  }
+
+  async #delete(name: string, signal: AbortSignal): Promise<void> {
+    try {
+      await this.#options.capacities.delete(name, { namespace: this.#options.namespace, signal });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+}
+
+/** Whether the class enforces sizes; `undefined` for parameters this provisioner refuses. */
+function enforcesSize(storageClass: Readonly<V1StorageClass>): boolean | undefined {
+  try {
+    return parseClassParameters(storageClass.parameters).enforceSize;
+  } catch {
+    // Its claims fail anyway; publishing nothing keeps the scheduler from sending them here.
+    return undefined;
+  }
+}
+
+/** Compared as bytes: the API server rewrites quantities in canonical form (`10Gi`). */
+function unchanged(current: V1CSIStorageCapacity, desired: V1CSIStorageCapacity): boolean {
+  const same = (a: string | undefined, b: string | undefined) => quantityBytes(a) === quantityBytes(b);
+  const topology = JSON.stringify(current.nodeTopology ?? {}) === JSON.stringify(desired.nodeTopology);
+  const owners = (object: V1CSIStorageCapacity) =>
+    (object.metadata?.ownerReferences ?? []).map((owner) => owner.uid).join(',');
+  return (
+    same(current.capacity, desired.capacity) &&
+    same(current.maximumVolumeSize, desired.maximumVolumeSize) &&
+    current.storageClassName === desired.storageClassName &&
+    topology &&
+    owners(current) === owners(desired)
+  );
+}
