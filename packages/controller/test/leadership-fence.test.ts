@@ -38,13 +38,13 @@ const resumes = {
  * told otherwise), so that nothing of a later term mixes in; `outcome()` is how `run()` settled, once it has.
  */
 async function leader(options: HarnessOptions, onLost: LeaseLossPolicy = 'reject') {
-  const harness = manualHarness({
+  const manual = manualHarness({
     leaderElection: { namespace: 'kube-system', onLost },
     ...options,
   });
   let outcome: unknown = 'running';
   const stop = new AbortController();
-  void harness.harness.controller.run(stop.signal).then(
+  void manual.harness.controller.run(stop.signal).then(
     () => {
       outcome = 'stopped';
     },
@@ -52,7 +52,7 @@ async function leader(options: HarnessOptions, onLost: LeaseLossPolicy = 'reject
       outcome = err;
     },
   );
-  return { ...harness, stop, outcome: () => outcome };
+  return { ...manual, stop, outcome: () => outcome };
 }
 
 /** Reasons of the events written about claims and volumes so far (not the Lease's). */
@@ -70,7 +70,7 @@ async function answeredAfterPause(
   pause: (clock: ManualClock) => void,
   answer: () => undefined = () => undefined,
 ) {
-  const { clock, api, harness: h, outcome } = await leader(options);
+  const { clock, api, harness, outcome } = await leader(options);
   const answered = gate();
   let calls = 0;
   api.prependReactor({ verb, resource: 'persistentvolumes' }, async () => {
@@ -86,39 +86,39 @@ async function answeredAfterPause(
   await settle(20);
   await pump(clock, 2_000);
   expect(isLeaderElectionLostError(outcome())).toBe(true);
-  return { h, calls: () => calls };
+  return { harness, calls: () => calls };
 }
 
 describe('leadership fence: provisioning', () => {
   for (const [resume, pause] of Object.entries(resumes)) {
     it(`does not save the PV when paused between provision and save (${resume})`, async () => {
-      const { clock, harness: h, outcome } = await leader({ objects: [storageClass, claim] });
+      const { clock, harness, outcome } = await leader({ objects: [storageClass, claim] });
       const provisioned = gate();
-      h.provisioner.provisionResult = async (options) => {
+      harness.provisioner.provisionResult = async (options) => {
         await provisioned.wait;
         return { pv: volumeFor(options) };
       };
       await pump(clock, 2_000);
-      expect(h.provisioner.provisionCalls).toHaveLength(1);
+      expect(harness.provisioner.provisionCalls).toHaveLength(1);
 
       pause(clock);
       provisioned.open();
       await settle(20);
-      expect(h.volumes()).toEqual([]);
+      expect(harness.volumes()).toEqual([]);
 
       await pump(clock, 2_000);
       expect(isLeaderElectionLostError(outcome())).toBe(true);
-      expect(h.volumes()).toEqual([]);
-      expect(reasons(h.events())).toEqual(['Provisioning']);
-      expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
+      expect(harness.volumes()).toEqual([]);
+      expect(reasons(harness.events())).toEqual(['Provisioning']);
+      expect(await provisionCounts(harness.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
     });
   }
 
   it('does not call provision when paused after shouldProvision', async () => {
-    const { clock, harness: h } = await leader({ objects: [storageClass, claim] });
+    const { clock, harness } = await leader({ objects: [storageClass, claim] });
     const qualified = gate();
     let asked = 0;
-    Object.assign(h.provisioner, {
+    Object.assign(harness.provisioner, {
       shouldProvision: async () => {
         asked++;
         await qualified.wait;
@@ -132,15 +132,15 @@ describe('leadership fence: provisioning', () => {
     qualified.open();
     await settle(20);
     await pump(clock, 2_000);
-    expect(h.provisioner.provisionCalls).toEqual([]);
-    expect(reasons(h.events())).toEqual([]);
-    expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
+    expect(harness.provisioner.provisionCalls).toEqual([]);
+    expect(reasons(harness.events())).toEqual([]);
+    expect(await provisionCounts(harness.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
   });
 
   it('neither records ProvisioningFailed nor counts a failure when provision fails after the pause', async () => {
-    const { clock, harness: h } = await leader({ objects: [storageClass, claim] });
+    const { clock, harness } = await leader({ objects: [storageClass, claim] });
     const failed = gate();
-    h.provisioner.provisionResult = async () => {
+    harness.provisioner.provisionResult = async () => {
       await failed.wait;
       return { error: new Error('backend unreachable'), state: 'Reschedule' };
     };
@@ -150,8 +150,8 @@ describe('leadership fence: provisioning', () => {
     failed.open();
     await settle(20);
     await pump(clock, 2_000);
-    expect(reasons(h.events())).toEqual(['Provisioning']);
-    expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
+    expect(reasons(harness.events())).toEqual(['Provisioning']);
+    expect(await provisionCounts(harness.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
   });
 
   it('does not remove selected-node when provision asks to reschedule after the pause', async () => {
@@ -160,14 +160,14 @@ describe('leadership fence: provisioning', () => {
       [annBetaStorageProvisioner]: provisionerName,
       [annSelectedNode]: 'node-1',
     });
-    const { clock, api, harness: h } = await leader({ objects: [wffc, wffcClaim] });
+    const { clock, api, harness } = await leader({ objects: [wffc, wffcClaim] });
     const failed = gate();
-    h.provisioner.provisionResult = async () => {
+    harness.provisioner.provisionResult = async () => {
       await failed.wait;
       return { error: new Error('no space on node-1'), state: 'Reschedule' };
     };
     await pump(clock, 2_000);
-    expect(h.provisioner.provisionCalls).toHaveLength(1);
+    expect(harness.provisioner.provisionCalls).toHaveLength(1);
 
     clock.freeze(pauseMs);
     failed.open();
@@ -183,15 +183,11 @@ describe('leadership fence: provisioning', () => {
           action.verb !== 'get',
       );
     expect(claimWrites).toEqual([]);
-    expect(h.claims()[0]?.metadata?.annotations?.[annSelectedNode]).toBe('node-1');
+    expect(harness.claims()[0]?.metadata?.annotations?.[annSelectedNode]).toBe('node-1');
   });
 
   it('does not retry the save nor clean up the asset after the pause (blocking store)', async () => {
-    const {
-      clock,
-      api,
-      harness: h,
-    } = await leader({
+    const { clock, api, harness } = await leader({
       objects: [storageClass, claim],
       pvSave: { strategy: 'blocking' },
     });
@@ -210,9 +206,9 @@ describe('leadership fence: provisioning', () => {
     await settle(20);
     await pump(clock, 2_000);
     expect(createCalls).toBe(1);
-    expect(h.provisioner.deleteCalls).toEqual([]);
-    expect(reasons(h.events())).toEqual(['Provisioning']);
-    expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
+    expect(harness.provisioner.deleteCalls).toEqual([]);
+    expect(reasons(harness.events())).toEqual(['Provisioning']);
+    expect(await provisionCounts(harness.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
   });
 
   const stores = {
@@ -223,35 +219,31 @@ describe('leadership fence: provisioning', () => {
     for (const [resume, pause] of Object.entries(resumes)) {
       it(`does not report a PV create whose answer comes back after the pause (${store}, ${resume})`, async () => {
         const options = { objects: [storageClass, claim], ...storeOptions };
-        const { h, calls } = await answeredAfterPause(options, 'create', pause);
+        const { harness, calls } = await answeredAfterPause(options, 'create', pause);
         // The server saved it; the successor finds it. This replica reports nothing and cleans nothing up.
-        expect(h.volumes()).toHaveLength(1);
-        expect(reasons(h.events())).toEqual(['Provisioning']);
-        expect(h.provisioner.deleteCalls).toEqual([]);
+        expect(harness.volumes()).toHaveLength(1);
+        expect(reasons(harness.events())).toEqual(['Provisioning']);
+        expect(harness.provisioner.deleteCalls).toEqual([]);
         expect(calls()).toBe(1);
-        expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
+        expect(await provisionCounts(harness.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
       });
 
       it(`does not report a PV create whose failure comes back after the pause (${store}, ${resume})`, async () => {
         const options = { objects: [storageClass, claim], ...storeOptions };
-        const { h, calls } = await answeredAfterPause(options, 'create', pause, () => {
+        const { harness, calls } = await answeredAfterPause(options, 'create', pause, () => {
           throw statusError('InternalError', 'etcd unavailable');
         });
-        expect(h.volumes()).toEqual([]);
-        expect(reasons(h.events())).toEqual(['Provisioning']);
-        expect(h.provisioner.deleteCalls).toEqual([]);
+        expect(harness.volumes()).toEqual([]);
+        expect(reasons(harness.events())).toEqual(['Provisioning']);
+        expect(harness.provisioner.deleteCalls).toEqual([]);
         expect(calls()).toBe(1);
-        expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
+        expect(await provisionCounts(harness.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
       });
     }
   }
 
   it('does not save a queued PV after the pause (queue store)', async () => {
-    const {
-      clock,
-      api,
-      harness: h,
-    } = await leader({
+    const { clock, api, harness } = await leader({
       objects: [storageClass, claim],
       pvSave: { strategy: 'queue' },
     });
@@ -268,37 +260,37 @@ describe('leadership fence: provisioning', () => {
     clock.freeze(pauseMs);
     await settle(20);
     await pump(clock, 2_000);
-    expect(h.volumes()).toEqual([]);
+    expect(harness.volumes()).toEqual([]);
   });
 });
 
 describe('leadership fence: deletion', () => {
   for (const [resume, pause] of Object.entries(resumes)) {
     it(`does not delete the PV object when paused between delete and the API call (${resume})`, async () => {
-      const { clock, harness: h, outcome } = await leader({ objects: [storageClass, releasedVolume()] });
+      const { clock, harness, outcome } = await leader({ objects: [storageClass, releasedVolume()] });
       const deleted = gate();
-      h.provisioner.deleteResult = () => deleted.wait;
+      harness.provisioner.deleteResult = () => deleted.wait;
       await pump(clock, 2_000);
-      expect(h.provisioner.deleteCalls).toHaveLength(1);
+      expect(harness.provisioner.deleteCalls).toHaveLength(1);
 
       pause(clock);
       deleted.open();
       await settle(20);
-      expect(h.volumes().map((pv) => pv.metadata?.name)).toEqual(['pv-1']);
+      expect(harness.volumes().map((pv) => pv.metadata?.name)).toEqual(['pv-1']);
 
       await pump(clock, 2_000);
       expect(isLeaderElectionLostError(outcome())).toBe(true);
-      expect(h.volumes().map((pv) => pv.metadata?.name)).toEqual(['pv-1']);
-      expect(reasons(h.events())).toEqual([]);
-      expect(await deleteCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
+      expect(harness.volumes().map((pv) => pv.metadata?.name)).toEqual(['pv-1']);
+      expect(reasons(harness.events())).toEqual([]);
+      expect(await deleteCounts(harness.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
     });
   }
 
   it('does not call delete when paused after shouldDelete', async () => {
-    const { clock, harness: h } = await leader({ objects: [storageClass, releasedVolume()] });
+    const { clock, harness } = await leader({ objects: [storageClass, releasedVolume()] });
     const guarded = gate();
     let asked = 0;
-    Object.assign(h.provisioner, {
+    Object.assign(harness.provisioner, {
       shouldDelete: async () => {
         asked++;
         await guarded.wait;
@@ -312,16 +304,12 @@ describe('leadership fence: deletion', () => {
     guarded.open();
     await settle(20);
     await pump(clock, 2_000);
-    expect(h.provisioner.deleteCalls).toEqual([]);
-    expect(await deleteCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
+    expect(harness.provisioner.deleteCalls).toEqual([]);
+    expect(await deleteCounts(harness.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
   });
 
   it('does not remove the finalizer when paused after deleting the PV object', async () => {
-    const {
-      clock,
-      api,
-      harness: h,
-    } = await leader({
+    const { clock, api, harness } = await leader({
       objects: [storageClass, releasedVolume({ finalizers: [finalizerPV] })],
       addFinalizer: true,
     });
@@ -336,27 +324,31 @@ describe('leadership fence: deletion', () => {
       return undefined;
     });
     await pump(clock, 2_000);
-    expect(h.provisioner.deleteCalls).toHaveLength(1);
+    expect(harness.provisioner.deleteCalls).toHaveLength(1);
 
     clock.freeze(pauseMs);
     deleted.open();
     await settle(20);
     await pump(clock, 2_000);
     expect(patches).toBe(0);
-    expect(h.volumes()[0]?.metadata?.finalizers).toEqual([finalizerPV]);
+    expect(harness.volumes()[0]?.metadata?.finalizers).toEqual([finalizerPV]);
   });
 
   for (const [resume, pause] of Object.entries(resumes)) {
     it(`does not report a PV delete whose answer comes back after the pause (${resume})`, async () => {
-      const { h } = await answeredAfterPause({ objects: [storageClass, releasedVolume()] }, 'delete', pause);
+      const { harness } = await answeredAfterPause(
+        { objects: [storageClass, releasedVolume()] },
+        'delete',
+        pause,
+      );
       // Whether the server deleted it or not, the successor sees for itself; this replica reports
       // nothing of a term that ended.
-      expect(await deleteCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
+      expect(await deleteCounts(harness.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
     });
   }
 
   it('does not add the finalizer to a volume first seen after the pause', async () => {
-    const { clock, api, harness: h } = await leader({ objects: [storageClass], addFinalizer: true });
+    const { clock, api, harness } = await leader({ objects: [storageClass], addFinalizer: true });
     await pump(clock, 2_000);
 
     clock.freeze(pauseMs);
@@ -364,17 +356,17 @@ describe('leadership fence: deletion', () => {
     await api.resource(resources.persistentVolumes).create(bound);
     await settle(20);
     await pump(clock, 2_000);
-    expect(h.volumes()[0]?.metadata?.finalizers).toBeUndefined();
+    expect(harness.volumes()[0]?.metadata?.finalizers).toBeUndefined();
   });
 });
 
 describe('leadership fence: the operation context', () => {
   it('assertLeader passes while the Lease is fresh and throws a LeadershipLapsedError after a pause', async () => {
-    const { clock, harness: h } = await leader({ objects: [storageClass, claim] });
+    const { clock, harness } = await leader({ objects: [storageClass, claim] });
     const checked = gate();
     const results: unknown[] = [];
-    h.provisioner.provision = async (options, context) => {
-      h.provisioner.provisionCalls.push(options);
+    harness.provisioner.provision = async (options, context) => {
+      harness.provisioner.provisionCalls.push(options);
       context.assertLeader();
       results.push('fresh');
       await checked.wait;
@@ -395,11 +387,11 @@ describe('leadership fence: the operation context', () => {
   });
 
   it('aborts the signal when the renew deadline passes without a renewal', async () => {
-    const { clock, api, harness: h } = await leader({ objects: [storageClass, claim] });
+    const { clock, api, harness } = await leader({ objects: [storageClass, claim] });
     let aborted: unknown;
     let startedAt = 0;
-    h.provisioner.provision = async (options, context) => {
-      h.provisioner.provisionCalls.push(options);
+    harness.provisioner.provision = async (options, context) => {
+      harness.provisioner.provisionCalls.push(options);
       startedAt = clock.now();
       await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
       aborted = context.signal.reason;
@@ -412,25 +404,20 @@ describe('leadership fence: the operation context', () => {
     await pump(clock, 12_000, 50);
     expect(isLeadershipLapsedError(aborted)).toBe(true);
     expect(startedAt).toBeGreaterThan(0);
-    expect(h.volumes()).toEqual([]);
+    expect(harness.volumes()).toEqual([]);
   });
 });
 
 describe('leadership fence: after a lapse', () => {
   it('campaigns again by default and acts again only after writing the Lease afresh', async () => {
-    const {
-      clock,
-      api,
-      harness: h,
-      outcome,
-    } = await leader(
+    const { clock, api, harness, outcome } = await leader(
       {
         objects: [storageClass, claim],
       },
       'campaign',
     );
     const provisioned = gate();
-    h.provisioner.provisionResult = async (options) => {
+    harness.provisioner.provisionResult = async (options) => {
       await provisioned.wait;
       return { pv: volumeFor(options) };
     };
@@ -442,8 +429,8 @@ describe('leadership fence: after a lapse', () => {
     await settle(20);
     await pump(clock, 5_000);
     expect(outcome()).toBe('running');
-    expect(h.volumes().map((pv) => pv.metadata?.name)).toEqual(['pvc-uid-1-1']);
-    expect(h.provisioner.provisionCalls).toHaveLength(2);
+    expect(harness.volumes().map((pv) => pv.metadata?.name)).toEqual(['pvc-uid-1-1']);
+    expect(harness.provisioner.provisionCalls).toHaveLength(2);
     const after = api.actions().slice(frozenAt);
     const leaseWrite = after.findIndex((a) => a.resource === 'leases' && a.verb === 'update');
     const pvCreate = after.findIndex((a) => a.resource === 'persistentvolumes' && a.verb === 'create');
@@ -454,27 +441,21 @@ describe('leadership fence: after a lapse', () => {
 
 describe('leadership fence: stopping', () => {
   it('a Lease lost during a graceful stop aborts the remaining work at once, not after the grace period', async () => {
-    const {
-      clock,
-      api,
-      harness: h,
-      stop,
-      outcome,
-    } = await leader(
+    const { clock, api, harness, stop, outcome } = await leader(
       {
         objects: [storageClass, claim],
       },
       'campaign',
     );
     let abortedAt: number | undefined;
-    h.provisioner.provision = async (options, context) => {
-      h.provisioner.provisionCalls.push(options);
+    harness.provisioner.provision = async (options, context) => {
+      harness.provisioner.provisionCalls.push(options);
       await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
       abortedAt = clock.now();
       return { error: context.signal.reason as Error, state: 'Finished' };
     };
     await pump(clock, 2_000);
-    expect(h.provisioner.provisionCalls).toHaveLength(1);
+    expect(harness.provisioner.provisionCalls).toHaveLength(1);
 
     stop.abort();
     const stoppedAt = clock.now();
@@ -488,17 +469,17 @@ describe('leadership fence: stopping', () => {
     expect(abortedAt).toBeLessThanOrEqual(stoppedAt + 10_500);
     await pump(clock, 6_000);
     expect(outcome()).toBe('stopped');
-    expect(reasons(h.events())).toEqual(['Provisioning']);
+    expect(reasons(harness.events())).toEqual(['Provisioning']);
   });
 
   it('an operation that ignores its abort signal cannot keep run() from settling after the Lease is lost', async () => {
-    const { clock, api, harness: h, outcome } = await leader({ objects: [storageClass, claim] });
-    h.provisioner.provision = async (options) => {
-      h.provisioner.provisionCalls.push(options);
+    const { clock, api, harness, outcome } = await leader({ objects: [storageClass, claim] });
+    harness.provisioner.provision = async (options) => {
+      harness.provisioner.provisionCalls.push(options);
       return new Promise(() => {});
     };
     await pump(clock, 2_000);
-    expect(h.provisioner.provisionCalls).toHaveLength(1);
+    expect(harness.provisioner.provisionCalls).toHaveLength(1);
     api.prependReactor({ resource: 'leases' }, () => {
       throw new Error('api down');
     });

@@ -11,11 +11,7 @@ import { manualHarness, newClaim, newStorageClass, provisionerName, pump } from 
 describe('a forbidden Lease', () => {
   it('fails readiness with the missing verb and rule, logs it once per minute, and provisions nothing', async () => {
     const lines: { level: string; msg: string; verb?: string }[] = [];
-    const {
-      clock,
-      api,
-      harness: h,
-    } = manualHarness({
+    const { clock, api, harness } = manualHarness({
       objects: [
         newStorageClass('class-1', provisionerName),
         newClaim('claim-1', 'uid-1-1', 'class-1', provisionerName),
@@ -27,7 +23,7 @@ describe('a forbidden Lease', () => {
       throw statusError('Forbidden', 'leases.coordination.k8s.io "foo.bar-baz" is forbidden');
     });
     const checks: (() => unknown)[] = [];
-    h.controller.registerChecks({
+    harness.controller.registerChecks({
       addHealthCheck: () => {},
       addReadinessCheck: (_name, check) => void checks.push(check),
     });
@@ -39,7 +35,7 @@ describe('a forbidden Lease', () => {
         return (err as Error).message;
       }
     };
-    h.start();
+    harness.start();
     await pump(clock, 130_000, 500);
 
     expect(await readiness()).toBe(
@@ -50,14 +46,14 @@ describe('a forbidden Lease', () => {
     const denials = lines.filter((line) => line.level === 'error' && line.verb === 'get');
     // At 0 s, 60 s and 120 s: once per minute although the candidate retries every few seconds.
     expect(denials).toHaveLength(3);
-    expect(h.volumes()).toEqual([]);
+    expect(harness.volumes()).toEqual([]);
 
     remove();
     await pump(clock, 5_000);
     expect(await readiness()).toBe('ok');
     await pump(clock, 2_000);
-    expect(h.volumes().map((pv) => pv.metadata?.name)).toEqual(['pvc-uid-1-1']);
-    const stopped = h.stop();
+    expect(harness.volumes().map((pv) => pv.metadata?.name)).toEqual(['pvc-uid-1-1']);
+    const stopped = harness.stop();
     await pump(clock, 2_000);
     await stopped;
   });

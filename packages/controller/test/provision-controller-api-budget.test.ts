@@ -60,21 +60,21 @@ describe('ProvisionController API budget', () => {
   });
 
   it('still records events when the API cannot make throttled clients', async () => {
-    const h = start({
+    const harness = start({
       objects: [
         newStorageClass('class-1', provisionerName),
         newClaim('claim-1', 'uid-1', 'class-1', provisionerName),
       ],
     });
     await eventually(() =>
-      expect(h.events()).toContain('ProvisioningSucceeded: Successfully provisioned volume pvc-uid-1'),
+      expect(harness.events()).toContain('ProvisioningSucceeded: Successfully provisioned volume pvc-uid-1'),
     );
   });
 
   it('caches claims and PVs without managedFields', async () => {
     const claim = newClaim('claim-1', 'uid-1', 'class-1', provisionerName);
     const released = newVolume('volume-1', 'Released', 'Delete', dynamicallyProvisioned(provisionerName));
-    const h = start({
+    const harness = start({
       objects: [
         newStorageClass('class-1', provisionerName),
         { ...claim, metadata: { ...claim.metadata, managedFields } },
@@ -82,15 +82,15 @@ describe('ProvisionController API budget', () => {
       ],
     });
     await eventually(() => {
-      expect(h.provisioner.provisionCalls).toHaveLength(1);
-      expect(h.provisioner.deleteCalls).toHaveLength(1);
+      expect(harness.provisioner.provisionCalls).toHaveLength(1);
+      expect(harness.provisioner.deleteCalls).toHaveLength(1);
     });
-    expect(h.provisioner.provisionCalls[0]?.pvc.metadata).not.toHaveProperty('managedFields');
-    expect(h.provisioner.provisionCalls[0]?.pvc.metadata?.uid).toBe('uid-1');
-    expect(h.provisioner.deleteCalls[0]?.metadata).not.toHaveProperty('managedFields');
+    expect(harness.provisioner.provisionCalls[0]?.pvc.metadata).not.toHaveProperty('managedFields');
+    expect(harness.provisioner.provisionCalls[0]?.pvc.metadata?.uid).toBe('uid-1');
+    expect(harness.provisioner.deleteCalls[0]?.metadata).not.toHaveProperty('managedFields');
     // The API server's copy keeps them: only the cache is trimmed.
     await expect(
-      h.api.resource(resources.persistentVolumeClaims).get('claim-1', { namespace: 'default' }),
+      harness.api.resource(resources.persistentVolumeClaims).get('claim-1', { namespace: 'default' }),
     ).resolves.toHaveProperty('metadata.managedFields');
   });
 
@@ -103,10 +103,10 @@ describe('ProvisionController API budget', () => {
       objects.push(newClaim(`claim-${i}`, `uid-${i}`, 'class-1', provisionerName));
       objects.push(newVolume(`released-${i}`, 'Released', 'Delete', dynamicallyProvisioned(provisionerName)));
     }
-    const h = start({ objects });
+    const harness = start({ objects });
     await eventually(() => {
-      expect(h.provisioner.provisionCalls).toHaveLength(count);
-      expect(h.provisioner.deleteCalls).toHaveLength(count);
+      expect(harness.provisioner.provisionCalls).toHaveLength(count);
+      expect(harness.provisioner.deleteCalls).toHaveLength(count);
     });
   });
 });

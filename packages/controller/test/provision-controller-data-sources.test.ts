@@ -51,57 +51,63 @@ class SourceProvisioner extends RecordingProvisioner {
 
 describe('ProvisionController with claim data sources', () => {
   it("leaves a populator's claim alone (no PV, a Normal event, no failure event) and provisions an ordinary claim of the same class", async () => {
-    const h = start({
+    const harness = start({
       objects: [
         class1,
         claimFrom('populated', 'uid-1', dataset),
         newClaim('plain', 'uid-2', 'class-1', provisionerName),
       ],
     });
-    await eventually(() => expect(h.volumes().map((pv) => pv.metadata?.name)).toEqual(['pvc-uid-2']));
+    await eventually(() => expect(harness.volumes().map((pv) => pv.metadata?.name)).toEqual(['pvc-uid-2']));
     await eventually(() =>
-      expect(h.events()).toContain('Provisioning: Assuming an external populator will provision the volume'),
+      expect(harness.events()).toContain(
+        'Provisioning: Assuming an external populator will provision the volume',
+      ),
     );
     await eventually(async () =>
-      expect(await processedItems(h.registry, 'claims')).toBeGreaterThanOrEqual(2),
+      expect(await processedItems(harness.registry, 'claims')).toBeGreaterThanOrEqual(2),
     );
-    expect(h.provisioner.provisionCalls.map((call) => call.pvc.metadata?.name)).toEqual(['plain']);
-    const populated = h.api
+    expect(harness.provisioner.provisionCalls.map((call) => call.pvc.metadata?.name)).toEqual(['plain']);
+    const populated = harness.api
       .objects(resources.events)
       .filter((event) => event.involvedObject.name === 'populated')
       .map((event) => [event.type, event.reason]);
     expect(populated).toEqual([['Normal', 'Provisioning']]);
-    expect(await metricValue(h.registry, 'workqueue_retries_total', { name: 'claims' })).toBe(0);
+    expect(await metricValue(harness.registry, 'workqueue_retries_total', { name: 'claims' })).toBe(0);
   });
 
   it('reads a data source the API server mirrored into dataSource too', async () => {
     const claim = claimFrom('populated', 'uid-1', dataset);
     const mirrored = { ...claim, spec: { ...claim.spec, dataSource: dataset } };
-    const h = start({ objects: [class1, mirrored] });
+    const harness = start({ objects: [class1, mirrored] });
     await eventually(() =>
-      expect(h.events()).toContain('Provisioning: Assuming an external populator will provision the volume'),
+      expect(harness.events()).toContain(
+        'Provisioning: Assuming an external populator will provision the volume',
+      ),
     );
-    expect(h.volumes()).toEqual([]);
+    expect(harness.volumes()).toEqual([]);
   });
 
   it('provisions a claim whose source the provisioner declares, handing it the source', async () => {
     const provisioner = new SourceProvisioner([{ apiGroup: 'example.com', kind: 'Dataset' }]);
-    const h = start({ provisioner, objects: [class1, claimFrom('populated', 'uid-1', dataset)] });
-    await eventually(() => expect(h.volumes().map((pv) => pv.metadata?.name)).toEqual(['pvc-uid-1']));
+    const harness = start({ provisioner, objects: [class1, claimFrom('populated', 'uid-1', dataset)] });
+    await eventually(() => expect(harness.volumes().map((pv) => pv.metadata?.name)).toEqual(['pvc-uid-1']));
     expect(provisioner.provisionCalls[0]?.dataSource).toEqual({ ...dataset, namespace: 'default' });
   });
 
   it('does not take a declared kind of another API group for its own', async () => {
     const provisioner = new SourceProvisioner([{ apiGroup: 'other.example.com', kind: 'Dataset' }]);
-    const h = start({ provisioner, objects: [class1, claimFrom('populated', 'uid-1', dataset)] });
+    const harness = start({ provisioner, objects: [class1, claimFrom('populated', 'uid-1', dataset)] });
     await eventually(() =>
-      expect(h.events()).toContain('Provisioning: Assuming an external populator will provision the volume'),
+      expect(harness.events()).toContain(
+        'Provisioning: Assuming an external populator will provision the volume',
+      ),
     );
     expect(provisioner.provisionCalls).toEqual([]);
   });
 
   it('refuses a snapshot restore or a clone it cannot do with a ProvisioningFailed event and no PV', async () => {
-    const h = start({
+    const harness = start({
       objects: [
         class1,
         claimFrom('restore', 'uid-1', snapshot),
@@ -109,17 +115,17 @@ describe('ProvisionController with claim data sources', () => {
       ],
     });
     await eventually(() =>
-      expect([...h.events()].sort()).toEqual([
+      expect([...harness.events()].sort()).toEqual([
         `ProvisioningFailed: ${provisionerName} does not support provisioning volumes from data source PersistentVolumeClaim "origin"`,
         `ProvisioningFailed: ${provisionerName} does not support provisioning volumes from data source VolumeSnapshot.snapshot.storage.k8s.io "snap-1"`,
       ]),
     );
-    expect(h.volumes()).toEqual([]);
-    expect(h.provisioner.provisionCalls).toEqual([]);
-    expect(await metricValue(h.registry, 'workqueue_retries_total', { name: 'claims' })).toBe(0);
+    expect(harness.volumes()).toEqual([]);
+    expect(harness.provisioner.provisionCalls).toEqual([]);
+    expect(await metricValue(harness.registry, 'workqueue_retries_total', { name: 'claims' })).toBe(0);
     // Counted as failures, as Go counts a stopped attempt (`source` is `spec.dataSource.kind`, unset here).
     await eventually(async () =>
-      expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 2 }),
+      expect(await provisionCounts(harness.registry, 'class-1')).toEqual({ success: 0, failed: 2 }),
     );
   });
 
@@ -127,8 +133,8 @@ describe('ProvisionController with claim data sources', () => {
     const provisioner = new SourceProvisioner([
       { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot' },
     ]);
-    const h = start({ provisioner, objects: [class1, claimFrom('restore', 'uid-1', snapshot)] });
-    await eventually(() => expect(h.volumes()).toHaveLength(1));
+    const harness = start({ provisioner, objects: [class1, claimFrom('restore', 'uid-1', snapshot)] });
+    await eventually(() => expect(harness.volumes()).toHaveLength(1));
     expect(provisioner.provisionCalls[0]?.dataSource).toEqual({ ...snapshot, namespace: 'default' });
     expect(Object.isFrozen(provisioner.provisionCalls[0]?.dataSource)).toBe(true);
   });

@@ -13,11 +13,11 @@ import {
 } from './controller-fixtures.ts';
 
 const pvProtection = 'kubernetes.io/pv-protection';
-let harness: Harness | undefined;
+let started: Harness | undefined;
 
 afterEach(async () => {
-  await harness?.stop();
-  harness = undefined;
+  await started?.stop();
+  started = undefined;
 });
 
 describe('ProvisionController volume deletion', () => {
@@ -25,25 +25,27 @@ describe('ProvisionController volume deletion', () => {
     const volume = newVolume('volume-1', 'Released', 'Delete', dynamicallyProvisioned(provisionerName), {
       finalizers: [finalizerPV, pvProtection],
     });
-    const h = new Harness({
+    const harness = new Harness({
       objects: [volume],
       addFinalizer: true,
       rateLimiter: () => new ItemExponentialFailureRateLimiter(1, 10),
     });
     // The asset is deleted and the PV marked for deletion, but our finalizer stays on at first.
-    h.api.failNext({
+    harness.api.failNext({
       verb: 'patch',
       resource: 'persistentvolumes',
       error: statusError('InternalError', 'etcd busy'),
     });
-    harness = h.start();
+    started = harness.start();
 
-    await eventually(() => expect(h.volumes()[0]?.metadata?.finalizers).toEqual([pvProtection]));
-    expect(h.volumes()[0]?.metadata?.deletionTimestamp).toBeDefined();
-    expect(h.provisioner.deleteCalls.map((pv) => pv.metadata?.name)).toEqual(['volume-1']);
-    expect(await deleteCounts(h.registry, '')).toEqual({ success: 1, failed: 1 });
+    await eventually(() => expect(harness.volumes()[0]?.metadata?.finalizers).toEqual([pvProtection]));
+    expect(harness.volumes()[0]?.metadata?.deletionTimestamp).toBeDefined();
+    expect(harness.provisioner.deleteCalls.map((pv) => pv.metadata?.name)).toEqual(['volume-1']);
+    expect(await deleteCounts(harness.registry, '')).toEqual({ success: 1, failed: 1 });
     expect(
-      h.api.actions().filter((a) => a.verb === 'delete' && a.resource === resources.persistentVolumes.plural),
+      harness.api
+        .actions()
+        .filter((a) => a.verb === 'delete' && a.resource === resources.persistentVolumes.plural),
     ).toHaveLength(2);
   });
 });

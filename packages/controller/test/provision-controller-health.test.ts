@@ -82,28 +82,24 @@ async function freePort(): Promise<number> {
 async function runningLeader(): Promise<
   ReturnType<typeof manualHarness> & { probes: Probes; liveness: Check | undefined }
 > {
-  const {
-    clock,
-    api,
-    harness: h,
-  } = manualHarness({
+  const { clock, api, harness } = manualHarness({
     objects,
     leaderElection: { namespace: 'kube-system' },
   });
   const probes = new Probes();
-  h.controller.registerChecks(probes);
+  harness.controller.registerChecks(probes);
   const liveness = probes.health.get('leader-election');
-  h.start();
+  harness.start();
   await pump(clock, 2_000);
-  return { clock, api, harness: h, probes, liveness };
+  return { clock, api, harness, probes, liveness };
 }
 
 describe('ProvisionController built-in server (metricsServer)', () => {
   it('serves the controller metrics and both probes while running, and closes after stop', async () => {
     const port = await freePort();
-    const h = new Harness({ objects, metricsServer: { port, address: '127.0.0.1' } }).start();
+    const harness = new Harness({ objects, metricsServer: { port, address: '127.0.0.1' } }).start();
     const base = `http://127.0.0.1:${port}`;
-    await eventually(() => expect(h.volumes()).toHaveLength(1));
+    await eventually(() => expect(harness.volumes()).toHaveLength(1));
     // The success counter is written after the PV save, so it may trail the PV by a moment.
     const metrics = await eventually(async () => {
       const text = await (await fetch(`${base}/metrics`)).text();
@@ -120,32 +116,32 @@ describe('ProvisionController built-in server (metricsServer)', () => {
     expect(await ready.text()).toContain('[+]provision-controller ok');
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
 
-    await h.stop();
+    await harness.stop();
     await expect(fetch(`${base}/metrics`)).rejects.toThrow();
   });
 
   it('serves a custom metrics path, and no process metrics for a host-supplied registry', async () => {
     const port = await freePort();
-    const h = new Harness({
+    const harness = new Harness({
       objects,
       metricsServer: { port, address: '127.0.0.1', path: '/custom' },
       metricsRegistry: new Registry(),
     }).start();
     const base = `http://127.0.0.1:${port}`;
-    await eventually(() => expect(h.volumes()).toHaveLength(1));
+    await eventually(() => expect(harness.volumes()).toHaveLength(1));
     const text = await (await fetch(`${base}/custom`)).text();
     expect(text).toContain('controller_persistentvolumeclaim_provision_total');
     expect(text).not.toContain('process_cpu_user_seconds_total');
     expect((await fetch(`${base}/metrics`)).status).toBe(404);
-    await h.stop();
+    await harness.stop();
   });
 
   it('rejects run before starting any work when the port is taken', async () => {
     const port = await listening();
-    const h = new Harness({ objects, metricsServer: { port, address: '127.0.0.1' } });
-    await expect(h.controller.run()).rejects.toMatchObject({ code: 'EADDRINUSE' });
-    expect(h.api.actions()).toEqual([]);
-    expect(h.provisioner.provisionCalls).toEqual([]);
+    const harness = new Harness({ objects, metricsServer: { port, address: '127.0.0.1' } });
+    await expect(harness.controller.run()).rejects.toMatchObject({ code: 'EADDRINUSE' });
+    expect(harness.api.actions()).toEqual([]);
+    expect(harness.provisioner.provisionCalls).toEqual([]);
   });
 
   it.each(['/healthz', '/readyz'])('refuses metrics path %s, which the probes use', (path) => {
@@ -169,13 +165,13 @@ describe('ProvisionController.registerChecks', () => {
       releaseList = resolve;
     });
     api.prependReactor({ resource: 'persistentvolumes', verb: 'list' }, () => listed.then(() => undefined));
-    const h = new Harness({ objects, api });
+    const harness = new Harness({ objects, api });
     const probes = new Probes();
-    h.controller.registerChecks(probes);
+    harness.controller.registerChecks(probes);
     expect([...probes.health.keys()]).toEqual([]);
     expect(await probes.outcome('readiness', 'provision-controller')).toBe('not started');
 
-    h.start();
+    harness.start();
     await eventually(async () =>
       expect(await probes.outcome('readiness', 'provision-controller')).toBe('caches not synced: volumes'),
     );
@@ -184,7 +180,7 @@ describe('ProvisionController.registerChecks', () => {
       expect(await probes.outcome('readiness', 'provision-controller')).toBe('ok'),
     );
 
-    await h.stop();
+    await harness.stop();
     expect(await probes.outcome('readiness', 'provision-controller')).toBe('stopped');
   });
 
@@ -198,21 +194,23 @@ describe('ProvisionController.registerChecks', () => {
       spec: { holderIdentity: 'other', leaseDurationSeconds: 60, acquireTime: now, renewTime: now },
     };
     api.seed(resources.leases, lease);
-    const h = new Harness({ objects, api, leaderElection: { namespace: 'kube-system' } });
+    const harness = new Harness({ objects, api, leaderElection: { namespace: 'kube-system' } });
     const probes = new Probes();
-    h.controller.registerChecks(probes);
-    h.start();
+    harness.controller.registerChecks(probes);
+    harness.start();
     await eventually(() => expect(api.actions().some((a) => a.resource === 'leases')).toBe(true));
 
     expect(await probes.outcome('readiness', 'provision-controller')).toBe('ok');
     expect(await probes.outcome('health', 'leader-election')).toBe('ok');
     expect(api.actions().filter((a) => a.resource !== 'leases')).toEqual([]);
-    await h.stop();
+    await harness.stop();
   });
 
   it('fails liveness once the leader has gone leaseDuration + 20 s without renewing', async () => {
-    const { clock, api, harness: h, probes, liveness } = await runningLeader();
-    expect(api.objects(resources.leases, 'kube-system')[0]?.spec?.holderIdentity).toBe(h.controller.identity);
+    const { clock, api, harness, probes, liveness } = await runningLeader();
+    expect(api.objects(resources.leases, 'kube-system')[0]?.spec?.holderIdentity).toBe(
+      harness.controller.identity,
+    );
     expect(await probes.outcome('readiness', 'provision-controller')).toBe('ok');
 
     // Time jumps while nothing else runs, as in a paused process: renewals could not happen.
@@ -227,13 +225,13 @@ describe('ProvisionController.registerChecks', () => {
     // Once the renewals run again the leader is healthy.
     await pump(clock, 2_000);
     expect(await probes.outcome('health', 'leader-election')).toBe('ok');
-    const stopped = h.stop();
+    const stopped = harness.stop();
     await pump(clock, 1_000);
     await stopped;
   });
 
   it('stays live while a renewal is slow but within the renew deadline', async () => {
-    const { clock, api, harness: h, liveness } = await runningLeader();
+    const { clock, api, harness, liveness } = await runningLeader();
     const renewTime = (): number =>
       new Date(api.objects(resources.leases, 'kube-system')[0]?.spec?.renewTime ?? 0).getTime();
     const before = renewTime();
@@ -251,7 +249,7 @@ describe('ProvisionController.registerChecks', () => {
     }
     expect(renewTime()).toBeGreaterThanOrEqual(before + 9_000);
     expect([...outcomes]).toEqual(['ok']);
-    const stopped = h.stop();
+    const stopped = harness.stop();
     await pump(clock, 1_000);
     await stopped;
   });

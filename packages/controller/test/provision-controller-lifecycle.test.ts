@@ -22,80 +22,72 @@ const manual = (options: HarnessOptions = {}): ReturnType<typeof manualHarness> 
 
 describe('ProvisionController lifecycle', () => {
   it('gives up on a claim after failedProvisionThreshold requeues', async () => {
-    const { clock, harness: h } = manual({ failedProvisionThreshold: 2 });
-    h.provisioner.provisionResult = () => ({ error: new Error('always'), state: 'Finished' });
-    h.start();
+    const { clock, harness } = manual({ failedProvisionThreshold: 2 });
+    harness.provisioner.provisionResult = () => ({ error: new Error('always'), state: 'Finished' });
+    harness.start();
     // Retries after 15 s and 30 s; the third failure gives up.
     await pump(clock, 120_000, 1000);
-    expect(h.provisioner.provisionCalls).toHaveLength(3);
-    expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 3 });
-    await h.stop();
+    expect(harness.provisioner.provisionCalls).toHaveLength(3);
+    expect(await provisionCounts(harness.registry, 'class-1')).toEqual({ success: 0, failed: 3 });
+    await harness.stop();
   });
 
   it('aborts a provision that exceeds provisionTimeoutMs and requeues the claim', async () => {
-    const { clock, harness: h } = manual({ provisionTimeoutMs: 5_000 });
+    const { clock, harness } = manual({ provisionTimeoutMs: 5_000 });
     let aborted: unknown;
-    h.provisioner.provision = async (options, context) => {
-      h.provisioner.provisionCalls.push(options);
+    harness.provisioner.provision = async (options, context) => {
+      harness.provisioner.provisionCalls.push(options);
       await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
       aborted = context.signal.reason;
       throw context.signal.reason;
     };
-    h.start();
+    harness.start();
     await pump(clock, 6_000);
     expect((aborted as Error).name).toBe('TimeoutError');
-    expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 1 });
-    await h.stop();
+    expect(await provisionCounts(harness.registry, 'class-1')).toEqual({ success: 0, failed: 1 });
+    await harness.stop();
   });
 
   it('lets an in-flight provision finish before run settles', async () => {
-    const { clock, harness: h } = manual();
+    const { clock, harness } = manual();
     let release: () => void = () => {};
-    h.provisioner.provisionResult = async (options) => {
+    harness.provisioner.provisionResult = async (options) => {
       await new Promise<void>((resolve) => {
         release = resolve;
       });
       return { pv: { metadata: { name: options.pvName }, spec: {} } };
     };
-    h.start();
+    harness.start();
     await pump(clock, 1_000);
-    expect(h.provisioner.provisionCalls).toHaveLength(1);
-    const stopped = h.stop();
+    expect(harness.provisioner.provisionCalls).toHaveLength(1);
+    const stopped = harness.stop();
     release();
     await stopped;
-    expect(h.volumes().map((pv) => pv.metadata?.name)).toEqual(['pvc-uid-1-1']);
-    expect(await processedItems(h.registry, 'claims')).toBe(1);
+    expect(harness.volumes().map((pv) => pv.metadata?.name)).toEqual(['pvc-uid-1-1']);
+    expect(await processedItems(harness.registry, 'claims')).toBe(1);
   });
 
   it('leads through a Lease, provisions, and releases the Lease on graceful stop', async () => {
-    const {
-      clock,
-      api,
-      harness: h,
-    } = manual({
+    const { clock, api, harness } = manual({
       leaderElection: { namespace: 'kube-system', onLost: 'reject' },
     });
-    h.start();
+    harness.start();
     await pump(clock, 2_000);
     const lease = api.objects(resources.leases, 'kube-system')[0];
     expect(lease?.metadata?.name).toBe('foo.bar-baz');
-    expect(lease?.spec?.holderIdentity).toBe(h.controller.identity);
-    expect(h.volumes().map((pv) => pv.metadata?.name)).toEqual(['pvc-uid-1-1']);
-    const stopped = h.stop();
+    expect(lease?.spec?.holderIdentity).toBe(harness.controller.identity);
+    expect(harness.volumes().map((pv) => pv.metadata?.name)).toEqual(['pvc-uid-1-1']);
+    const stopped = harness.stop();
     await pump(clock, 1_000);
     await stopped;
     expect(api.objects(resources.leases, 'kube-system')[0]?.spec?.holderIdentity ?? '').toBe('');
   });
 
   it('rejects run with LeaderElectionLostError when the Lease cannot be renewed', async () => {
-    const {
-      clock,
-      api,
-      harness: h,
-    } = manual({
+    const { clock, api, harness } = manual({
       leaderElection: { namespace: 'kube-system', onLost: 'reject' },
     });
-    const run = h.controller.run(new AbortController().signal);
+    const run = harness.controller.run(new AbortController().signal);
     const outcome = run.then(
       () => 'resolved',
       (err: unknown) => err,
@@ -112,26 +104,22 @@ describe('ProvisionController lifecycle', () => {
   });
 
   it('aborts in-flight operations as soon as the Lease is lost, without the graceful grace period', async () => {
-    const {
-      clock,
-      api,
-      harness: h,
-    } = manual({
+    const { clock, api, harness } = manual({
       leaderElection: { namespace: 'kube-system', onLost: 'reject' },
     });
     let abortedAt: number | undefined;
-    h.provisioner.provision = async (options, context) => {
-      h.provisioner.provisionCalls.push(options);
+    harness.provisioner.provision = async (options, context) => {
+      harness.provisioner.provisionCalls.push(options);
       await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
       abortedAt = clock.now();
       throw context.signal.reason;
     };
     let settled: unknown;
-    void h.controller.run(new AbortController().signal).catch((err: unknown) => {
+    void harness.controller.run(new AbortController().signal).catch((err: unknown) => {
       settled = err;
     });
     await pump(clock, 2_000);
-    expect(h.provisioner.provisionCalls).toHaveLength(1);
+    expect(harness.provisioner.provisionCalls).toHaveLength(1);
     const apiDownAt = clock.now();
     for (const verb of ['get', 'update'] as const) {
       api.prependReactor({ resource: 'leases', verb }, () => {

@@ -22,8 +22,8 @@ function capturedLogger() {
 const minute = 60_000;
 
 /** Stops a harness on the manual clock: the graceful stop's timers need the clock to move. */
-async function stopped(h: { stop(): Promise<void> }, clock: ManualClock): Promise<void> {
-  const done = h.stop();
+async function stopped(harness: { stop(): Promise<void> }, clock: ManualClock): Promise<void> {
+  const done = harness.stop();
   await pump(clock, 2_000);
   await done;
 }
@@ -42,15 +42,15 @@ class MaintainedProvisioner extends RecordingProvisioner {
 describe('Provisioner.maintain', () => {
   it('runs once the caches synced, then every maintenanceIntervalMs after the previous call', async () => {
     const provisioner = new MaintainedProvisioner();
-    const { clock, harness: h } = manualHarness({ provisioner, maintenanceIntervalMs: 5 * minute });
-    h.start();
+    const { clock, harness } = manualHarness({ provisioner, maintenanceIntervalMs: 5 * minute });
+    harness.start();
 
     await eventually(() => expect(provisioner.maintainCalls).toHaveLength(1), { clock, stepMs: 100 });
     await pump(clock, 5 * minute - 1000, 1000);
     expect(provisioner.maintainCalls).toHaveLength(1);
     await pump(clock, 1000, 1000);
     await eventually(() => expect(provisioner.maintainCalls).toHaveLength(2));
-    await stopped(h, clock);
+    await stopped(harness, clock);
   });
 
   it('logs a failure and keeps the schedule', async () => {
@@ -59,8 +59,8 @@ describe('Provisioner.maintain', () => {
       throw new Error('export unreachable');
     };
     const { logger, lines } = capturedLogger();
-    const { clock, harness: h } = manualHarness({ provisioner, maintenanceIntervalMs: minute, logger });
-    h.start();
+    const { clock, harness } = manualHarness({ provisioner, maintenanceIntervalMs: minute, logger });
+    harness.start();
 
     await eventually(() => expect(provisioner.maintainCalls).toHaveLength(1), { clock, stepMs: 100 });
     await eventually(() =>
@@ -71,22 +71,18 @@ describe('Provisioner.maintain', () => {
     );
     await pump(clock, minute, 1000);
     await eventually(() => expect(provisioner.maintainCalls).toHaveLength(2));
-    await stopped(h, clock);
+    await stopped(harness, clock);
   });
 
   it('is called only by the replica holding the Lease, from when it acquires it', async () => {
     const provisioner = new MaintainedProvisioner();
     const { logger, lines } = capturedLogger();
-    const {
-      clock,
-      api,
-      harness: h,
-    } = manualHarness({
+    const { clock, api, harness } = manualHarness({
       provisioner,
       logger,
       leaderElection: { namespace: 'kube-system' },
     });
-    const leaseName = h.controller.lease.split('/')[1] ?? '';
+    const leaseName = harness.controller.lease.split('/')[1] ?? '';
     const now = new Date(clock.now());
     api.seed(resources.leases, {
       apiVersion: 'coordination.k8s.io/v1',
@@ -94,7 +90,7 @@ describe('Provisioner.maintain', () => {
       metadata: { name: leaseName, namespace: 'kube-system' },
       spec: { holderIdentity: 'someone-else', leaseDurationSeconds: 3600, acquireTime: now, renewTime: now },
     });
-    h.start();
+    harness.start();
 
     await pump(clock, 20 * minute, 1000);
     expect(provisioner.maintainCalls).toEqual([]);
@@ -104,6 +100,6 @@ describe('Provisioner.maintain', () => {
     await api.resource(resources.leases).delete(leaseName, { namespace: 'kube-system' });
     await eventually(() => expect(provisioner.maintainCalls).toHaveLength(1), { clock, stepMs: 500 });
     await settle();
-    await stopped(h, clock);
+    await stopped(harness, clock);
   });
 });

@@ -26,8 +26,8 @@ const released = (): V1PersistentVolume =>
   newVolume('volume-1', 'Released', 'Delete', dynamicallyProvisioned(provisionerName));
 
 /** Events about PVs as `type reason message`. */
-function volumeEvents(h: Harness): string[] {
-  return h.api
+function volumeEvents(harness: Harness): string[] {
+  return harness.api
     .objects(resources.events)
     .filter((event) => event.involvedObject.kind === 'PersistentVolume')
     .map((event) => `${event.type} ${event.reason} ${event.message}`);
@@ -62,46 +62,46 @@ describe('TestDeleteVolumeErrorHandling', () => {
   for (const test of cases) {
     it(test.name, async () => {
       // Never retried within the test: one attempt, then its outcome.
-      const h = start({
+      const harness = start({
         objects: [released()],
         failedDeleteThreshold: 1,
         rateLimiter: () => new ItemExponentialFailureRateLimiter(60_000, 60_000),
       });
-      h.provisioner.deleteResult = () => {
+      harness.provisioner.deleteResult = () => {
         throw test.deleteErr;
       };
       await eventually(async () =>
-        expect(await processedItems(h.registry, 'volumes')).toBeGreaterThanOrEqual(1),
+        expect(await processedItems(harness.registry, 'volumes')).toBeGreaterThanOrEqual(1),
       );
-      expect(h.volumes().map((pv) => pv.metadata?.name)).toEqual(['volume-1']);
-      expect(await deleteCounts(h.registry, '')).toEqual(test.expectedCounts);
-      if (test.expectedEvent === undefined) expect(volumeEvents(h)).toEqual([]);
-      else await eventually(() => expect(volumeEvents(h)).toEqual([test.expectedEvent]));
+      expect(harness.volumes().map((pv) => pv.metadata?.name)).toEqual(['volume-1']);
+      expect(await deleteCounts(harness.registry, '')).toEqual(test.expectedCounts);
+      if (test.expectedEvent === undefined) expect(volumeEvents(harness)).toEqual([]);
+      else await eventually(() => expect(volumeEvents(harness)).toEqual([test.expectedEvent]));
     });
   }
 });
 
 describe('ProvisionController with a volume still in use', () => {
   it('retries with the usual backoff and deletes the volume once it is free, reporting no failure', async () => {
-    const h = start({
+    const harness = start({
       objects: [released()],
       rateLimiter: () => new ItemExponentialFailureRateLimiter(1, 10),
     });
     const failures: DeleteFailedEvent[] = [];
-    h.controller.on('deleteFailed', (event) => failures.push(event));
+    harness.controller.on('deleteFailed', (event) => failures.push(event));
     let attempts = 0;
-    h.provisioner.deleteResult = () => {
+    harness.provisioner.deleteResult = () => {
       attempts++;
       if (attempts < 3)
         throw new VolumeInUseError('persistentvolume volume-1 is still attached to node node-1');
     };
-    await eventually(() => expect(h.volumes()).toEqual([]));
+    await eventually(() => expect(harness.volumes()).toEqual([]));
     expect(attempts).toBe(3);
-    expect(await deleteCounts(h.registry, '')).toEqual({ success: 1, failed: 0 });
-    expect(await metricValue(h.registry, 'workqueue_retries_total', { name: 'volumes' })).toBe(2);
+    expect(await deleteCounts(harness.registry, '')).toEqual({ success: 1, failed: 0 });
+    expect(await metricValue(harness.registry, 'workqueue_retries_total', { name: 'volumes' })).toBe(2);
     expect(failures).toEqual([]);
     await eventually(() =>
-      expect(volumeEvents(h)).toEqual([
+      expect(volumeEvents(harness)).toEqual([
         'Normal VolumeDelete persistentvolume volume-1 is still attached to node node-1',
       ]),
     );

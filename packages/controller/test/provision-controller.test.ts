@@ -23,7 +23,7 @@ const { create, start } = useHarnesses();
 
 describe('TestController', () => {
   it('provision for claim-1 but not claim-2', async () => {
-    const h = start({
+    const harness = start({
       objects: [
         newStorageClass('class-1', provisionerName),
         newStorageClass('class-2', 'abc.def/ghi'),
@@ -31,8 +31,8 @@ describe('TestController', () => {
         newClaim('claim-2', 'uid-1-2', 'class-2', 'abc.def/ghi'),
       ],
     });
-    await eventually(() => expect(h.volumes().map((pv) => pv.metadata?.name)).toEqual(['pvc-uid-1-1']));
-    const [pv] = h.volumes();
+    await eventually(() => expect(harness.volumes().map((pv) => pv.metadata?.name)).toEqual(['pvc-uid-1-1']));
+    const [pv] = harness.volumes();
     expect(pv?.spec?.claimRef).toMatchObject({
       kind: 'PersistentVolumeClaim',
       name: 'claim-1',
@@ -41,34 +41,34 @@ describe('TestController', () => {
     expect(pv?.metadata?.annotations?.['pv.kubernetes.io/provisioned-by']).toBe(provisionerName);
     expect(pv?.spec?.storageClassName).toBe('class-1');
     await eventually(async () =>
-      expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 1, failed: 0 }),
+      expect(await provisionCounts(harness.registry, 'class-1')).toEqual({ success: 1, failed: 0 }),
     );
   });
 
   it('delete volume-1 but not volume-2', async () => {
-    const h = start({
+    const harness = start({
       objects: [
         newVolume('volume-1', 'Released', 'Delete', dynamicallyProvisioned(provisionerName)),
         newVolume('volume-2', 'Released', 'Delete', dynamicallyProvisioned('abc.def/ghi')),
       ],
     });
-    await eventually(() => expect(h.volumes().map((pv) => pv.metadata?.name)).toEqual(['volume-2']));
-    expect(await deleteCounts(h.registry, '')).toEqual({ success: 1, failed: 0 });
-    expect(h.provisioner.deleteCalls.map((pv) => pv.metadata?.name)).toEqual(['volume-1']);
+    await eventually(() => expect(harness.volumes().map((pv) => pv.metadata?.name)).toEqual(['volume-2']));
+    expect(await deleteCounts(harness.registry, '')).toEqual({ success: 1, failed: 0 });
+    expect(harness.provisioner.deleteCalls.map((pv) => pv.metadata?.name)).toEqual(['volume-1']);
   });
 
   it("don't provision, because it is ignored", async () => {
-    const h = start({
+    const harness = start({
       objects: [
         newStorageClass('class-1', provisionerName),
         newClaim('claim-2', 'uid-1-1', 'class-1', provisionerName),
       ],
     });
-    h.provisioner.provisionResult = () => ({ error: new IgnoredError('not mine'), state: 'Finished' });
+    harness.provisioner.provisionResult = () => ({ error: new IgnoredError('not mine'), state: 'Finished' });
     await eventually(async () =>
-      expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 1 }),
+      expect(await provisionCounts(harness.registry, 'class-1')).toEqual({ success: 0, failed: 1 }),
     );
-    expect(h.volumes()).toEqual([]);
+    expect(harness.volumes()).toEqual([]);
   });
 
   const class1 = newStorageClass('class-1', provisionerName);
@@ -79,207 +79,224 @@ describe('TestController', () => {
     [annBetaStorageProvisioner]: provisionerName,
     [annSelectedNode]: 'node-1',
   });
-  const claimsDone = (h: Harness, n = 1) =>
-    eventually(async () => expect(await processedItems(h.registry, 'claims')).toBeGreaterThanOrEqual(n));
-  const volumesDone = (h: Harness, n = 1) =>
-    eventually(async () => expect(await processedItems(h.registry, 'volumes')).toBeGreaterThanOrEqual(n));
-  const names = (h: Harness) => h.volumes().map((pv) => pv.metadata?.name);
+  const claimsDone = (harness: Harness, n = 1) =>
+    eventually(async () =>
+      expect(await processedItems(harness.registry, 'claims')).toBeGreaterThanOrEqual(n),
+    );
+  const volumesDone = (harness: Harness, n = 1) =>
+    eventually(async () =>
+      expect(await processedItems(harness.registry, 'volumes')).toBeGreaterThanOrEqual(n),
+    );
+  const names = (harness: Harness) => harness.volumes().map((pv) => pv.metadata?.name);
 
   it("don't provision, volume already exists", async () => {
     const existing = newVolume('pvc-uid-1-1', 'Bound', 'Delete', ours);
-    const h = start({ objects: [class1, claim1, existing] });
+    const harness = start({ objects: [class1, claim1, existing] });
     await eventually(async () =>
-      expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 1 }),
+      expect(await provisionCounts(harness.registry, 'class-1')).toEqual({ success: 0, failed: 1 }),
     );
-    expect(h.provisioner.provisionCalls).toHaveLength(0);
-    expect(names(h)).toEqual(['pvc-uid-1-1']);
+    expect(harness.provisioner.provisionCalls).toHaveLength(0);
+    expect(names(harness)).toEqual(['pvc-uid-1-1']);
   });
 
   it("don't provision, provisioner does not support raw block", async () => {
     const block = newClaim('claim-1', 'uid-1-1', 'class-1', provisionerName);
     block.spec = { ...block.spec, volumeMode: 'Block' };
-    const h = start({ objects: [class1, block] });
+    const harness = start({ objects: [class1, block] });
     await eventually(async () =>
-      expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 1 }),
+      expect(await provisionCounts(harness.registry, 'class-1')).toEqual({ success: 0, failed: 1 }),
     );
     await eventually(() =>
-      expect(h.events()).toContain(
+      expect(harness.events()).toContain(
         `ProvisioningFailed: ${provisionerName} does not support block volume provisioning`,
       ),
     );
-    expect(h.volumes()).toEqual([]);
+    expect(harness.volumes()).toEqual([]);
   });
 
   it('provision for claim-1 with storage class provisioner name distinct from controller provisioner name', async () => {
-    const h = start({
+    const harness = start({
       objects: [class1, claim1],
       provisionerName: 'csi.com/mock-csi',
       additionalProvisionerNames: [provisionerName, 'foo.xyz/baz'],
     });
-    await eventually(() => expect(names(h)).toEqual(['pvc-uid-1-1']));
-    expect(h.volumes()[0]?.metadata?.annotations?.['pv.kubernetes.io/provisioned-by']).toBe(provisionerName);
+    await eventually(() => expect(names(harness)).toEqual(['pvc-uid-1-1']));
+    expect(harness.volumes()[0]?.metadata?.annotations?.['pv.kubernetes.io/provisioned-by']).toBe(
+      provisionerName,
+    );
   });
 
   it("don't provision for claim-1 because it's already bound", async () => {
-    const h = start({ objects: [newClaim('claim-1', 'uid-1-1', 'class-1', provisionerName, 'volume-1')] });
-    await claimsDone(h);
-    expect(h.provisioner.provisionCalls).toHaveLength(0);
-    expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
+    const harness = start({
+      objects: [newClaim('claim-1', 'uid-1-1', 'class-1', provisionerName, 'volume-1')],
+    });
+    await claimsDone(harness);
+    expect(harness.provisioner.provisionCalls).toHaveLength(0);
+    expect(await provisionCounts(harness.registry, 'class-1')).toEqual({ success: 0, failed: 0 });
   });
 
   it("don't provision for claim-1 because its class doesn't exist", async () => {
-    const h = start({ objects: [claim1] });
+    const harness = start({ objects: [claim1] });
     await eventually(async () =>
-      expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 1 }),
+      expect(await provisionCounts(harness.registry, 'class-1')).toEqual({ success: 0, failed: 1 }),
     );
-    expect(h.volumes()).toEqual([]);
+    expect(harness.volumes()).toEqual([]);
   });
 
   it("don't delete volume-1 because it's still bound", async () => {
-    const h = start({ objects: [newVolume('volume-1', 'Bound', 'Delete', ours)] });
-    await volumesDone(h);
-    expect(names(h)).toEqual(['volume-1']);
-    expect(h.provisioner.deleteCalls).toHaveLength(0);
+    const harness = start({ objects: [newVolume('volume-1', 'Bound', 'Delete', ours)] });
+    await volumesDone(harness);
+    expect(names(harness)).toEqual(['volume-1']);
+    expect(harness.provisioner.deleteCalls).toHaveLength(0);
   });
 
   it("don't delete volume-1 because its reclaim policy is not delete", async () => {
-    const h = start({ objects: [newVolume('volume-1', 'Released', 'Retain', ours)] });
-    await volumesDone(h);
-    expect(names(h)).toEqual(['volume-1']);
-    expect(h.provisioner.deleteCalls).toHaveLength(0);
+    const harness = start({ objects: [newVolume('volume-1', 'Released', 'Retain', ours)] });
+    await volumesDone(harness);
+    expect(names(harness)).toEqual(['volume-1']);
+    expect(harness.provisioner.deleteCalls).toHaveLength(0);
   });
 
   it('provisioner fails to provision for claim-1: no pv is created', async () => {
-    const h = start({ objects: [class1, claim1] });
-    h.provisioner.provisionResult = () => ({ error: new Error('fake error'), state: 'Finished' });
+    const harness = start({ objects: [class1, claim1] });
+    harness.provisioner.provisionResult = () => ({ error: new Error('fake error'), state: 'Finished' });
     await eventually(async () =>
-      expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 1 }),
+      expect(await provisionCounts(harness.registry, 'class-1')).toEqual({ success: 0, failed: 1 }),
     );
-    await eventually(() => expect(h.events()).toContain('ProvisioningFailed: fake error'));
-    expect(h.volumes()).toEqual([]);
+    await eventually(() => expect(harness.events()).toContain('ProvisioningFailed: fake error'));
+    expect(harness.volumes()).toEqual([]);
   });
 
   it('provisioner fails to delete volume-1: pv is not deleted', async () => {
-    const h = start({ objects: [newVolume('volume-1', 'Released', 'Delete', ours)] });
-    h.provisioner.deleteResult = () => {
+    const harness = start({ objects: [newVolume('volume-1', 'Released', 'Delete', ours)] });
+    harness.provisioner.deleteResult = () => {
       throw new Error('fake error');
     };
     await eventually(async () =>
-      expect(await deleteCounts(h.registry, '')).toEqual({ success: 0, failed: 1 }),
+      expect(await deleteCounts(harness.registry, '')).toEqual({ success: 0, failed: 1 }),
     );
-    await eventually(() => expect(h.events()).toContain('VolumeFailedDelete: fake error'));
-    expect(names(h)).toEqual(['volume-1']);
+    await eventually(() => expect(harness.events()).toContain('VolumeFailedDelete: fake error'));
+    expect(names(harness)).toEqual(['volume-1']);
   });
 
   it('try to provision for claim-1 but fail to save the pv object', async () => {
-    const h = create({
+    const harness = create({
       objects: [class1, claim1],
       pvSave: { strategy: 'blocking', backoff: { steps: 2, initial: 1 } },
     });
-    h.api.prependReactor({ verb: 'create', resource: 'persistentvolumes' }, () => {
+    harness.api.prependReactor({ verb: 'create', resource: 'persistentvolumes' }, () => {
       throw new Error('fake error');
     });
-    h.start();
+    harness.start();
     await eventually(async () =>
-      expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 1 }),
+      expect(await provisionCounts(harness.registry, 'class-1')).toEqual({ success: 0, failed: 1 }),
     );
-    expect(h.volumes()).toEqual([]);
+    expect(harness.volumes()).toEqual([]);
     // The blocking store cleans the asset up after the last attempt.
-    expect(h.provisioner.deleteCalls.map((pv) => pv.metadata?.name)).toEqual(['pvc-uid-1-1']);
+    expect(harness.provisioner.deleteCalls.map((pv) => pv.metadata?.name)).toEqual(['pvc-uid-1-1']);
     await eventually(() =>
-      expect(h.events()).toContain(
+      expect(harness.events()).toContain(
         'ProvisioningFailed: Error creating provisioned PV object for claim default/claim-1: fake error. Deleting the volume.',
       ),
     );
   });
 
   it('try to delete volume-1 but fail to delete the pv object', async () => {
-    const h = create({ objects: [newVolume('volume-1', 'Released', 'Delete', ours)] });
-    h.api.prependReactor({ verb: 'delete', resource: 'persistentvolumes' }, () => {
+    const harness = create({ objects: [newVolume('volume-1', 'Released', 'Delete', ours)] });
+    harness.api.prependReactor({ verb: 'delete', resource: 'persistentvolumes' }, () => {
       throw new Error('fake error');
     });
-    h.start();
+    harness.start();
     await eventually(async () =>
-      expect(await deleteCounts(h.registry, '')).toEqual({ success: 0, failed: 1 }),
+      expect(await deleteCounts(harness.registry, '')).toEqual({ success: 0, failed: 1 }),
     );
-    expect(names(h)).toEqual(['volume-1']);
+    expect(names(harness)).toEqual(['volume-1']);
   });
 
   it('provision for claim-1 but not claim-2, because it is ignored', async () => {
-    const h = start({
+    const harness = start({
       objects: [class1, claim1, newClaim('claim-2', 'uid-1-2', 'class-1', provisionerName)],
     });
-    h.provisioner.provisionResult = (options) =>
+    harness.provisioner.provisionResult = (options) =>
       options.pvc.metadata?.name === 'claim-2'
         ? { error: new IgnoredError('not mine'), state: 'Finished' }
         : { pv: { metadata: { name: options.pvName }, spec: {} } };
     await eventually(async () =>
-      expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 1, failed: 1 }),
+      expect(await provisionCounts(harness.registry, 'class-1')).toEqual({ success: 1, failed: 1 }),
     );
-    expect(names(h)).toEqual(['pvc-uid-1-1']);
+    expect(names(harness)).toEqual(['pvc-uid-1-1']);
   });
 
   it('provision with Retain reclaim policy', async () => {
-    const h = start({
+    const harness = start({
       objects: [newStorageClass('class-1', provisionerName, { reclaimPolicy: 'Retain' }), claim1],
     });
-    await eventually(() => expect(names(h)).toEqual(['pvc-uid-1-1']));
-    expect(h.volumes()[0]?.spec?.persistentVolumeReclaimPolicy).toBe('Retain');
+    await eventually(() => expect(names(harness)).toEqual(['pvc-uid-1-1']));
+    expect(harness.volumes()[0]?.spec?.persistentVolumeReclaimPolicy).toBe('Retain');
   });
 
   it('provision for ext provisioner', async () => {
-    const h = start({ objects: [class1, claim1] });
+    const harness = start({ objects: [class1, claim1] });
     await eventually(() =>
-      expect(h.events()).toContain('ProvisioningSucceeded: Successfully provisioned volume pvc-uid-1-1'),
+      expect(harness.events()).toContain(
+        'ProvisioningSucceeded: Successfully provisioned volume pvc-uid-1-1',
+      ),
     );
-    expect(h.events()).toContain(
+    expect(harness.events()).toContain(
       'Provisioning: External provisioner is provisioning volume for claim "default/claim-1"',
     );
   });
 
   it("PV save backoff: provision a PV and fail to save it -> it's in the queue", async () => {
-    const h = create({
+    const harness = create({
       objects: [class1, claim1],
       pvSave: { strategy: 'queue', limiter: new ItemExponentialFailureRateLimiter(60_000, 60_000) },
     });
-    h.api.prependReactor({ verb: 'create', resource: 'persistentvolumes' }, () => {
+    harness.api.prependReactor({ verb: 'create', resource: 'persistentvolumes' }, () => {
       throw new Error('fake error');
     });
-    h.start();
+    harness.start();
     // The queue store counts the claim as provisioned at once and never deletes the asset.
     await eventually(async () =>
-      expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 1, failed: 0 }),
+      expect(await provisionCounts(harness.registry, 'class-1')).toEqual({ success: 1, failed: 0 }),
     );
-    expect(h.volumes()).toEqual([]);
-    expect(h.provisioner.deleteCalls).toHaveLength(0);
+    expect(harness.volumes()).toEqual([]);
+    expect(harness.provisioner.deleteCalls).toHaveLength(0);
   });
 
   it("PV save backoff: provision a PV and fail to save it two times -> it's removed from the queue", async () => {
-    const h = create({
+    const harness = create({
       objects: [class1, claim1],
       pvSave: { strategy: 'queue', limiter: new ItemExponentialFailureRateLimiter(1, 1) },
     });
     let failures = 0;
-    h.api.prependReactor({ verb: 'create', resource: 'persistentvolumes' }, () => {
+    harness.api.prependReactor({ verb: 'create', resource: 'persistentvolumes' }, () => {
       failures++;
       if (failures <= 2) throw new Error('fake error');
       return undefined;
     });
-    h.start();
-    await eventually(() => expect(names(h)).toEqual(['pvc-uid-1-1']));
+    harness.start();
+    await eventually(() => expect(names(harness)).toEqual(['pvc-uid-1-1']));
     await eventually(() =>
-      expect(h.events()).toContain('ProvisioningSucceeded: Successfully provisioned volume pvc-uid-1-1'),
+      expect(harness.events()).toContain(
+        'ProvisioningSucceeded: Successfully provisioned volume pvc-uid-1-1',
+      ),
     );
-    expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 1, failed: 0 });
+    expect(await provisionCounts(harness.registry, 'class-1')).toEqual({ success: 1, failed: 0 });
   });
 
   it('remove selectedNode and claim on reschedule', async () => {
-    const h = start({ objects: [wffc, wffcClaim] });
-    h.provisioner.provisionResult = () => ({ error: new Error('no space on node-1'), state: 'Reschedule' });
-    await eventually(() => expect(h.claims()[0]?.metadata?.annotations?.[annSelectedNode]).toBeUndefined());
-    expect(h.claims()[0]?.metadata?.annotations?.[annBetaStorageProvisioner]).toBe(provisionerName);
-    expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 1 });
-    const patch = h.api
+    const harness = start({ objects: [wffc, wffcClaim] });
+    harness.provisioner.provisionResult = () => ({
+      error: new Error('no space on node-1'),
+      state: 'Reschedule',
+    });
+    await eventually(() =>
+      expect(harness.claims()[0]?.metadata?.annotations?.[annSelectedNode]).toBeUndefined(),
+    );
+    expect(harness.claims()[0]?.metadata?.annotations?.[annBetaStorageProvisioner]).toBe(provisionerName);
+    expect(await provisionCounts(harness.registry, 'class-1')).toEqual({ success: 0, failed: 1 });
+    const patch = harness.api
       .actions()
       .find((action) => action.verb === 'patch' && action.resource === 'persistentvolumeclaims');
     expect(patch).toMatchObject({
@@ -294,38 +311,38 @@ describe('TestController', () => {
     ['do not remove selectedNode while in progress', 'Background'],
   ] as const) {
     it(title, async () => {
-      const h = start({ objects: [wffc, wffcClaim] });
-      h.provisioner.provisionResult = () => ({ error: new Error('mock error'), state });
+      const harness = start({ objects: [wffc, wffcClaim] });
+      harness.provisioner.provisionResult = () => ({ error: new Error('mock error'), state });
       await eventually(async () =>
-        expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 1 }),
+        expect(await provisionCounts(harness.registry, 'class-1')).toEqual({ success: 0, failed: 1 }),
       );
-      expect(h.claims()[0]?.metadata?.annotations?.[annSelectedNode]).toBe('node-1');
+      expect(harness.claims()[0]?.metadata?.annotations?.[annSelectedNode]).toBe('node-1');
     });
   }
 
   it('provision for ext provisioner with finalizer', async () => {
-    const h = start({ objects: [class1, claim1], addFinalizer: true });
-    await eventually(() => expect(names(h)).toEqual(['pvc-uid-1-1']));
-    expect(h.volumes()[0]?.metadata?.finalizers).toEqual([finalizerPV]);
+    const harness = start({ objects: [class1, claim1], addFinalizer: true });
+    await eventually(() => expect(names(harness)).toEqual(['pvc-uid-1-1']));
+    expect(harness.volumes()[0]?.metadata?.finalizers).toEqual([finalizerPV]);
   });
 
   it('ensure finalizer is removed if the addFinalizer config option is false', async () => {
-    const h = start({
+    const harness = start({
       objects: [newVolume('volume-1', 'Bound', 'Delete', ours, { finalizers: [finalizerPV] })],
     });
-    await eventually(() => expect(h.volumes()[0]?.metadata?.finalizers ?? []).toEqual([]));
+    await eventually(() => expect(harness.volumes()[0]?.metadata?.finalizers ?? []).toEqual([]));
   });
 
   it('ensure finalizer is removed if the reclaim policy is Retain or Recycle with addFinalizer enabled', async () => {
-    const h = start({
+    const harness = start({
       objects: [newVolume('volume-1', 'Bound', 'Retain', ours, { finalizers: [finalizerPV, 'other/keep'] })],
       addFinalizer: true,
     });
-    await eventually(() => expect(h.volumes()[0]?.metadata?.finalizers).toEqual(['other/keep']));
+    await eventually(() => expect(harness.volumes()[0]?.metadata?.finalizers).toEqual(['other/keep']));
   });
 
   it('ensure finalizer is not added if the volume is under deletion, also ensures that volume is not deleted', async () => {
-    const h = start({
+    const harness = start({
       objects: [
         newVolume('volume-1', 'Released', 'Delete', ours, {
           deletionTimestamp: new Date(),
@@ -334,22 +351,22 @@ describe('TestController', () => {
       ],
       addFinalizer: true,
     });
-    await volumesDone(h);
-    expect(h.volumes()[0]?.metadata?.finalizers).toEqual(['other/keep']);
-    expect(h.provisioner.deleteCalls).toHaveLength(0);
+    await volumesDone(harness);
+    expect(harness.volumes()[0]?.metadata?.finalizers).toEqual(['other/keep']);
+    expect(harness.provisioner.deleteCalls).toHaveLength(0);
   });
 
   it('ensure volume with finalizer is deleted if it is in a Released state and reclaim policy is Delete', async () => {
-    const h = start({
+    const harness = start({
       objects: [newVolume('volume-1', 'Released', 'Delete', ours, { finalizers: [finalizerPV] })],
       addFinalizer: true,
     });
-    await eventually(() => expect(h.volumes()).toEqual([]));
-    expect(await deleteCounts(h.registry, '')).toEqual({ success: 1, failed: 0 });
+    await eventually(() => expect(harness.volumes()).toEqual([]));
+    expect(await deleteCounts(harness.registry, '')).toEqual({ success: 1, failed: 0 });
   });
 
   it('ensure volume with finalizer is deleted if it is in a Released state and reclaim policy is Delete and already under deletion', async () => {
-    const h = start({
+    const harness = start({
       objects: [
         newVolume('volume-1', 'Released', 'Delete', ours, {
           finalizers: [finalizerPV],
@@ -358,37 +375,37 @@ describe('TestController', () => {
       ],
       addFinalizer: true,
     });
-    await eventually(() => expect(h.volumes()).toEqual([]));
-    expect(h.provisioner.deleteCalls).toHaveLength(1);
+    await eventually(() => expect(harness.volumes()).toEqual([]));
+    expect(harness.provisioner.deleteCalls).toHaveLength(1);
   });
 
   it('provisioner fails to delete the volume with finalizer, the pv is not deleted', async () => {
-    const h = start({
+    const harness = start({
       objects: [newVolume('volume-1', 'Released', 'Delete', ours, { finalizers: [finalizerPV] })],
       addFinalizer: true,
     });
-    h.provisioner.deleteResult = () => {
+    harness.provisioner.deleteResult = () => {
       throw new Error('fake error');
     };
     await eventually(async () =>
-      expect(await deleteCounts(h.registry, '')).toEqual({ success: 0, failed: 1 }),
+      expect(await deleteCounts(harness.registry, '')).toEqual({ success: 0, failed: 1 }),
     );
-    expect(h.volumes()[0]?.metadata?.finalizers).toEqual([finalizerPV]);
+    expect(harness.volumes()[0]?.metadata?.finalizers).toEqual([finalizerPV]);
   });
 
   it('volume deletion succeeds but the pv deletion fails, the pv still exists', async () => {
-    const h = create({
+    const harness = create({
       objects: [newVolume('volume-1', 'Released', 'Delete', ours, { finalizers: [finalizerPV] })],
       addFinalizer: true,
     });
-    h.api.prependReactor({ verb: 'delete', resource: 'persistentvolumes' }, () => {
+    harness.api.prependReactor({ verb: 'delete', resource: 'persistentvolumes' }, () => {
       throw new Error('fake error');
     });
-    h.start();
+    harness.start();
     await eventually(async () =>
-      expect(await deleteCounts(h.registry, '')).toEqual({ success: 0, failed: 1 }),
+      expect(await deleteCounts(harness.registry, '')).toEqual({ success: 0, failed: 1 }),
     );
-    expect(h.volumes()[0]?.metadata?.finalizers).toEqual([finalizerPV]);
+    expect(harness.volumes()[0]?.metadata?.finalizers).toEqual([finalizerPV]);
   });
 
   for (const title of [
@@ -396,20 +413,20 @@ describe('TestController', () => {
     'ensure finalizer is added on statically provisioned, migrated, in-tree volumes if it is in a Bound state',
   ]) {
     it(title, async () => {
-      const h = start({
+      const harness = start({
         objects: [newVolume('volume-1', 'Bound', 'Delete', { [annMigratedTo]: provisionerName })],
         addFinalizer: true,
       });
-      await eventually(() => expect(h.volumes()[0]?.metadata?.finalizers).toEqual([finalizerPV]));
+      await eventually(() => expect(harness.volumes()[0]?.metadata?.finalizers).toEqual([finalizerPV]));
     });
   }
 
   it('ensure finalizer is added on statically provisioned CSI volumes if it is in a Bound state', async () => {
-    const h = start({
+    const harness = start({
       objects: [newVolume('volume-1', 'Bound', 'Delete', {}, { csiDriver: provisionerName })],
       addFinalizer: true,
     });
-    await eventually(() => expect(h.volumes()[0]?.metadata?.finalizers).toEqual([finalizerPV]));
+    await eventually(() => expect(harness.volumes()[0]?.metadata?.finalizers).toEqual([finalizerPV]));
   });
 });
 
@@ -419,7 +436,7 @@ describe('TestControllerSharedInformers', () => {
     const { FakeKubeApi } = await import('../src/testing/fake-api.ts');
     const api = new FakeKubeApi();
     const classes = new SharedInformer(api.resource(resources.storageClasses));
-    const h = start({
+    const harness = start({
       api,
       objects: [
         newStorageClass('class-1', provisionerName),
@@ -429,7 +446,7 @@ describe('TestControllerSharedInformers', () => {
     });
     const stop = new AbortController();
     const running = classes.run(stop.signal);
-    await eventually(() => expect(h.volumes().map((pv) => pv.metadata?.name)).toEqual(['pvc-uid-1-1']));
+    await eventually(() => expect(harness.volumes().map((pv) => pv.metadata?.name)).toEqual(['pvc-uid-1-1']));
     stop.abort();
     await running;
   });
@@ -437,24 +454,24 @@ describe('TestControllerSharedInformers', () => {
 
 describe('deletion guard, conflicts and preconditions', () => {
   it('keeps a released volume when shouldDelete says no', async () => {
-    const h = create({
+    const harness = create({
       objects: [newVolume('volume-1', 'Released', 'Delete', dynamicallyProvisioned(provisionerName))],
     });
-    Object.assign(h.provisioner, { shouldDelete: () => false });
-    h.start();
+    Object.assign(harness.provisioner, { shouldDelete: () => false });
+    harness.start();
     await eventually(async () =>
-      expect(await processedItems(h.registry, 'volumes')).toBeGreaterThanOrEqual(1),
+      expect(await processedItems(harness.registry, 'volumes')).toBeGreaterThanOrEqual(1),
     );
-    expect(h.provisioner.deleteCalls).toHaveLength(0);
-    expect(h.volumes()).toHaveLength(1);
+    expect(harness.provisioner.deleteCalls).toHaveLength(0);
+    expect(harness.volumes()).toHaveLength(1);
   });
 
   it('deletes the PV object with its UID as precondition', async () => {
-    const h = start({
+    const harness = start({
       objects: [newVolume('volume-1', 'Released', 'Delete', dynamicallyProvisioned(provisionerName))],
     });
-    await eventually(() => expect(h.volumes()).toEqual([]));
-    const del = h.api
+    await eventually(() => expect(harness.volumes()).toEqual([]));
+    const del = harness.api
       .actions()
       .find((action) => action.verb === 'delete' && action.resource === 'persistentvolumes');
     expect(del?.options).toMatchObject({ preconditions: { uid: 'uid-volume-1' } });
@@ -466,48 +483,50 @@ describe('deletion guard, conflicts and preconditions', () => {
   ] satisfies [string, Pick<ProvisionControllerOptions, 'pvSave'>][])(
     '%s store: refuses a PV save that hits AlreadyExists on a PV of another claim, without cleanup',
     async (_store, save) => {
-      const h = create({
+      const harness = create({
         objects: [
           newStorageClass('class-1', provisionerName),
           newClaim('claim-1', 'uid-1-1', 'class-1', provisionerName),
         ],
         ...save,
       });
-      h.api.prependReactor({ verb: 'create', resource: 'persistentvolumes' }, () => {
+      harness.api.prependReactor({ verb: 'create', resource: 'persistentvolumes' }, () => {
         throw statusError('AlreadyExists', 'persistentvolumes "pvc-uid-1-1" already exists');
       });
-      h.api.prependReactor({ verb: 'get', resource: 'persistentvolumes' }, () => ({
+      harness.api.prependReactor({ verb: 'get', resource: 'persistentvolumes' }, () => ({
         result: { metadata: { name: 'pvc-uid-1-1' }, spec: { claimRef: { uid: 'someone-else' } } },
       }));
-      h.start();
+      harness.start();
       await eventually(async () =>
-        expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 0, failed: 1 }),
+        expect(await provisionCounts(harness.registry, 'class-1')).toEqual({ success: 0, failed: 1 }),
       );
-      expect(h.provisioner.deleteCalls).toHaveLength(0);
+      expect(harness.provisioner.deleteCalls).toHaveLength(0);
       await eventually(() =>
         expect(
-          h
+          harness
             .events()
             .some((e) => e.startsWith('ProvisioningFailed: PersistentVolume "pvc-uid-1-1" already exists')),
         ).toBe(true),
       );
-      expect(h.events().filter((e) => e.startsWith('ProvisioningSucceeded'))).toEqual([]);
+      expect(harness.events().filter((e) => e.startsWith('ProvisioningSucceeded'))).toEqual([]);
       // Not retried in the background: one create per provision attempt (the next is 15 s away).
       expect(
-        h.api.actions().filter((a) => a.verb === 'create' && a.resource === 'persistentvolumes'),
+        harness.api.actions().filter((a) => a.verb === 'create' && a.resource === 'persistentvolumes'),
       ).toHaveLength(1);
     },
   );
 
   it('names the PV with the volumeName hook', async () => {
-    const h = start({
+    const harness = start({
       objects: [
         newStorageClass('class-1', provisionerName),
         newClaim('claim-1', 'uid-1-1', 'class-1', provisionerName),
       ],
       volumeName: (claim) => `${claim.metadata?.namespace}-${claim.metadata?.name}`,
     });
-    await eventually(() => expect(h.volumes().map((pv) => pv.metadata?.name)).toEqual(['default-claim-1']));
-    expect(h.provisioner.provisionCalls[0]?.pvName).toBe('default-claim-1');
+    await eventually(() =>
+      expect(harness.volumes().map((pv) => pv.metadata?.name)).toEqual(['default-claim-1']),
+    );
+    expect(harness.provisioner.provisionCalls[0]?.pvName).toBe('default-claim-1');
   });
 });
