@@ -4,7 +4,7 @@ import { renderRole } from '@kube-provisioner/controller/cli';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { parseClassParameters } from '../src/class-parameters.ts';
-import { clusterRules, namespaceRules } from '../src/rbac-rules.ts';
+import { capacityRules, clusterRules, namespaceRules } from '../src/rbac-rules.ts';
 
 interface Manifest {
   kind: string;
@@ -40,11 +40,35 @@ describe('deploy manifests', () => {
     expect(role?.rules).toEqual(clusterRules);
   });
 
-  it('grant the Lease verbs only in the provisioner namespace', () => {
-    const [role] = byKind('Role');
-    expect(byKind('Role')).toHaveLength(1);
-    expect(role?.rules).toEqual(namespaceRules);
-    expect(role?.metadata.namespace).toBe('kube-provisioner-hostpath');
+  it('grant the Lease verbs and the capacity verbs only in the provisioner namespace', () => {
+    expect(byKind('Role')).toMatchObject([
+      {
+        metadata: {
+          name: 'kube-provisioner-hostpath-leader-election',
+          namespace: 'kube-provisioner-hostpath',
+        },
+        rules: namespaceRules,
+      },
+      {
+        metadata: { name: 'kube-provisioner-hostpath-capacity', namespace: 'kube-provisioner-hostpath' },
+        rules: capacityRules,
+      },
+    ]);
+  });
+
+  it('ship an opt-in CSIDriver for capacity-aware scheduling, named as its StorageClass provisioner', () => {
+    const [driver] = byKind('CSIDriver');
+    expect(byKind('CSIDriver')).toHaveLength(1);
+    expect(driver).toMatchObject({
+      metadata: { name: 'hostpath.kube-provisioner.io' },
+      spec: {
+        attachRequired: false,
+        podInfoOnMount: false,
+        storageCapacity: true,
+        volumeLifecycleModes: ['Persistent'],
+      },
+    });
+    expect(byKind('StorageClass').filter((sc) => sc.provisioner === driver?.metadata.name)).toHaveLength(1);
   });
 
   it('let standby replicas watch the Lease, so a released Lease is taken over at once', () => {
@@ -61,10 +85,13 @@ describe('deploy manifests', () => {
     expect(rbacText).toContain(
       renderRole({ kind: 'Role', name: `${namespace}-leader-election`, namespace, rules: namespaceRules }),
     );
+    expect(rbacText).toContain(
+      renderRole({ kind: 'Role', name: `${namespace}-capacity`, namespace, rules: capacityRules }),
+    );
   });
 
   it('never allow creating pods or reading secrets', () => {
-    const rules = [...clusterRules, ...namespaceRules];
+    const rules = [...clusterRules, ...namespaceRules, ...capacityRules];
     expect(rules.flatMap((rule) => rule.resources)).not.toContain('pods');
     expect(rules.flatMap((rule) => rule.resources)).not.toContain('secrets');
     expect(rules.flatMap((rule) => rule.verbs)).not.toContain('*');
