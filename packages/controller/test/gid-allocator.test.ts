@@ -20,7 +20,8 @@ class SavedVolumes {
     this.lists++;
     const start = Number(options?.continue ?? '0');
     const end = start + (options?.limit ?? this.items.length);
-    const page = this.items.slice(start, end);
+    const transform = options?.transform ?? ((pv: V1PersistentVolume) => pv);
+    const page = this.items.slice(start, end).map(transform);
     return {
       items: page,
       metadata: { resourceVersion: '1', ...(end < this.items.length ? { continue: String(end) } : {}) },

@@ -37,6 +37,20 @@ function volumeClassName(pv: Readonly<V1PersistentVolume>): string {
   return pv.spec?.storageClassName ?? '';
 }
 
+/** What an allocation reads of a listed PV, so a long list is not held whole while it is read. */
+function slimVolume(pv: V1PersistentVolume): V1PersistentVolume {
+  const annotations = pv.metadata?.annotations ?? {};
+  const kept: Record<string, string> = {};
+  for (const key of [annVolumeGid, annBetaStorageClass]) {
+    const value = annotations[key];
+    if (value !== undefined) kept[key] = value;
+  }
+  return {
+    metadata: { name: pv.metadata?.name ?? '', annotations: kept },
+    spec: { storageClassName: pv.spec?.storageClassName ?? '' },
+  };
+}
+
 /** The GID recorded on `pv`, or `undefined` when it has none (or one that is not a GID). */
 export function volumeGid(pv: Readonly<V1PersistentVolume>): number | undefined {
   const value = pv.metadata?.annotations?.[annVolumeGid];
@@ -152,6 +166,7 @@ export class GidAllocator {
       const token: string | undefined = page?.metadata?.continue;
       page = await this.#volumes.list({
         limit: this.#pageSize,
+        transform: slimVolume,
         ...(token === undefined ? {} : { continue: token }),
         ...(signal === undefined ? {} : { signal }),
       });
