@@ -52,6 +52,7 @@ import { buildPersistentVolume } from './persistent-volume.ts';
 import { isStaleRecord, type OwnerLookup, releasedStaleDataMessage } from './stale-record.ts';
 import { takeBack, takeBackSource } from './take-back-request.ts';
 import { type StorageClassReader, volumeDeletePolicy } from './volume-delete-policy.ts';
+import { allocateVolumeGid, volumeModeWithGid } from './volume-gid.ts';
 import { measureOwnedVolumes, type NfsUsageReporting } from './volume-usage.ts';
 
 /** Where the export is mounted in the provisioner's container, as upstream. */
@@ -158,8 +159,6 @@ function unrecordedNestedArchived(path: string, archivedPath: string): string {
 // pattern needs get 0755 (upstream's MkdirAll 0777 under the usual 022 umask).
 const directoryMode = 0o777;
 const parentMode = 0o755;
-// With a GID: files made in the volume take its group, so every pod given the GID can use them.
-const setgid = 0o2000;
 
 /** Provisions and deletes directories of one NFS export. */
 export class NfsProvisioner implements Provisioner {
@@ -246,13 +245,13 @@ export class NfsProvisioner implements Provisioner {
         return { pv: this.#persistentVolume(options, parameters, relative) };
       }
       if (parameters.adoptExisting) await this.#refuseHostingVolumes(relative, context);
-      const gid = await this.#allocateGid(options, parameters, context);
+      const gid = await allocateVolumeGid(this.#gids, options, parameters, context);
       context.signal.throwIfAborted();
       const outcome = await this.#createVolume(
         relative,
         {
           owner,
-          mode: gid === undefined ? directoryMode : directoryMode | setgid,
+          mode: volumeModeWithGid(directoryMode, gid),
           gid,
           parentMode,
           adopt: parameters.adoptExisting,
@@ -296,24 +295,6 @@ export class NfsProvisioner implements Provisioner {
     await this.#delete(pv, context);
     // The data is gone or kept for good: the GID is free once the PV object is gone too.
     this.#gids?.release(pv);
-  }
-
-  /**
-   * The volume's GID from the class's `gidMin`/`gidMax`, or `undefined` when the class sets neither.
-   * Taken before the directory is made, so a retried provision gets the same one.
-   */
-  async #allocateGid(
-    { pvName, pvc, storageClass }: ProvisionOptions,
-    parameters: ClassParameters,
-    context: OperationContext,
-  ): Promise<number | undefined> {
-    if (parameters.gidRange === undefined) return undefined;
-    if (this.#gids === undefined) {
-      throw new InfeasibleError(
-        'StorageClass parameters gidMin/gidMax need GID allocation, which this provisioner was started without (it reads the existing PVs)',
-      );
-    }
-    return await this.#gids.allocateNext({ pvName, pvc, storageClass }, context.signal);
   }
 
   async #delete(pv: Readonly<V1PersistentVolume>, context: OperationContext): Promise<void> {
