@@ -10,10 +10,15 @@ import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import { bindClaim, deleteClaimAndVolume, waitFor } from '@kube-provisioner/testenv';
 import {
+  architectureTag,
+  arm64EmulationAvailable,
+  ensureArm64Emulation,
   ensureProjectImage,
   fetchInside,
   freePorts,
+  type ImageArchitecture,
   type InsideResponse,
+  imageArchitectures,
   projectImage,
   type RunningContainer,
   startContainer,
@@ -51,8 +56,11 @@ interface Deployment {
 const deployments: Deployment[] = [];
 let account: DeploymentAccount;
 
-/** Starts the image on a fresh export directory (mode 0755, owned by root), as `user` if given. */
-async function deploy(user?: string): Promise<Deployment> {
+/**
+ * Starts the image on a fresh export directory (mode 0755, owned by root), as `user` if given, and
+ * for `architecture` if given (arm64 runs under emulation).
+ */
+async function deploy(user?: string, architecture?: ImageArchitecture): Promise<Deployment> {
   const exportDir = await mkdtemp(join(tmpdir(), 'nfs-image-export-'));
   await chmod(exportDir, 0o755);
   const configDir = await mkdtemp(join(tmpdir(), 'nfs-image-config-'));
@@ -63,7 +71,8 @@ async function deploy(user?: string): Promise<Deployment> {
   const [port = 0] = await freePorts(1);
   const provisionerName = `e2e.kube-provisioner.io/${uniqueName('nfs-image')}`;
   const container = await startContainer({
-    image: image.tag,
+    image: architecture === undefined ? image.tag : architectureTag(image, architecture),
+    ...(architecture === undefined ? {} : { platform: `linux/${architecture}` }),
     ...(user === undefined ? {} : { user }),
     env: {
       NFS_SERVER: nfsServer,
@@ -103,6 +112,7 @@ function firstAnswer(
   deployment: Deployment,
   path: '/healthz' | '/readyz',
   want?: number,
+  timeoutMs = 60_000,
 ): Promise<InsideResponse> {
   return waitFor(
     async () => {
@@ -111,12 +121,18 @@ function firstAnswer(
         ? response
         : undefined;
     },
-    { timeoutMs: 60_000, description: `${path} to answer${want === undefined ? '' : ` ${want}`}` },
+    { timeoutMs, description: `${path} to answer${want === undefined ? '' : ` ${want}`}` },
   );
 }
 
+/** Whether this machine runs arm64 images (emulated on x86-64); says why not otherwise. */
+const arm64 = arm64EmulationAvailable();
+/** Slower under emulation: each Node start takes seconds, not tens of milliseconds. */
+const emulatedTimeoutMs = 240_000;
+
 beforeAll(async () => {
   await ensureProjectImage(image, { onProgress: (message) => console.log(message) });
+  if (arm64) await ensureArm64Emulation();
   account = await deploymentAccount(env, join(import.meta.dirname, '..', 'deploy'));
 }, buildTimeoutMs);
 
@@ -220,4 +236,53 @@ describe('the NFS provisioner image as uid 1000 on a root-owned 0755 export', ()
     expect(message).toContain('securityContext.fsGroup');
     expect(await readdir(deployment.exportDir)).toEqual([]);
   });
+});
+
+describe.each(imageArchitectures)('the NFS provisioner image for linux/%s', (architecture) => {
+  it.skipIf(architecture === 'arm64' && !arm64)(
+    'runs its own architecture: --version prints the version and --help the usage, both exiting 0',
+    async () => {
+      for (const [args, output] of [
+        [['--version'], /^nfs-subdir-provisioner \d+\.\d+\.\d+$/mu],
+        [['--help'], /^Usage: nfs-subdir-provisioner /mu],
+      ] as const) {
+        const run = await startContainer({
+          image: architectureTag(image, architecture),
+          platform: `linux/${architecture}`,
+          args,
+        });
+        const code = await run.program.exited;
+        await run.stop();
+        expect(run.program.output()).toMatch(output);
+        expect(code).toBe(0);
+      }
+    },
+    emulatedTimeoutMs,
+  );
+});
+
+describe.skipIf(!arm64)('the NFS provisioner image for linux/arm64, under emulation', () => {
+  it(
+    'is ready, provisions a claim into the mounted export and deletes it',
+    async () => {
+      const deployment = await deploy(undefined, 'arm64');
+      expect((await firstAnswer(deployment, '/readyz', 200, emulatedTimeoutMs / 2)).body).toContain(
+        '[+]mount-root ok',
+      );
+      const arch = await deployment.container.exec(['node', '-p', 'process.arch']);
+      expect(arch.trim()).toBe('arm64');
+      const namespace = await env.namespace('nfs-image-arm64');
+      const pv = await bindClaim(env.kubeConfig, {
+        namespace,
+        name: 'arm64',
+        storageClassName: deployment.storageClassName,
+        timeoutMs: emulatedTimeoutMs / 4,
+      });
+      const directory = posix.relative(nfsPath, pv.spec?.nfs?.path ?? '');
+      expect(existsSync(join(deployment.exportDir, directory))).toBe(true);
+      await deleteClaimAndVolume(env.kubeConfig, pv, emulatedTimeoutMs / 4);
+      expect(existsSync(join(deployment.exportDir, directory))).toBe(false);
+    },
+    emulatedTimeoutMs,
+  );
 });

@@ -22,10 +22,15 @@ export {
   type StartContainerOptions,
   startContainer,
 } from './images/container.ts';
+export { arm64EmulationAvailable, ensureArm64Emulation } from './images/emulation.ts';
+export type { RuntimeExtras } from './images/foreign-rootfs.ts';
 export {
+  architectureTag,
   type BuildImageOptions,
   type BuiltImage,
   ensureProjectImage,
+  type ImageArchitecture,
+  imageArchitectures,
   type ProjectImage,
   projectImage,
 } from './images/project-images.ts';

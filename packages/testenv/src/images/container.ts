@@ -23,6 +23,8 @@ export interface StartContainerOptions {
   readonly mounts?: readonly BindMount[];
   /** `uid[:gid]`; default the image's user. */
   readonly user?: string;
+  /** `linux/arm64` to run an image of that platform (under emulation on x86-64); default the host's. */
+  readonly platform?: string;
 }
 
 /** A running container. */
@@ -49,6 +51,7 @@ export async function startContainer(options: StartContainerOptions): Promise<Ru
     args.push('--volume', `${mount.source}:${mount.target}${mount.readOnly ? ':ro' : ''}`);
   }
   if (options.user !== undefined) args.push('--user', options.user);
+  if (options.platform !== undefined) args.push('--platform', options.platform);
   args.push(options.image, ...(options.args ?? []));
   const { command, args: argv } = podmanCommand(args);
   const program = await startProgram({ command, args: argv, env: { PATH: process.env.PATH ?? '' } });
