@@ -14,6 +14,7 @@ import {
   parentMarkerName,
   parseRelativeVolumePath,
   recordName,
+  snapshotAreaName,
   VolumeRoot,
 } from '@kube-provisioner/safe-fs';
 
@@ -120,7 +121,8 @@ export async function scanVolumeRoot(root: string, options: ScanOptions): Promis
       return;
     }
     const names = new Set(entries.map((entry) => entry.name));
-    const claimed = new Set<string>([parentMarkerName]);
+    // The base's snapshot area holds snapshots, not volumes: neither a volume nor a leftover.
+    const claimed = new Set<string>(dir === '' ? [parentMarkerName, snapshotAreaName] : [parentMarkerName]);
     const descend: string[] = [];
     for (const entry of entries) {
       if (!entry.isDirectory() || isReservedName(entry.name)) continue;

@@ -1,6 +1,6 @@
 import { mkdir, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseRelativeVolumePath } from '@kube-provisioner/safe-fs';
+import { parseRelativeVolumePath, snapshotPath } from '@kube-provisioner/safe-fs';
 import { describe, expect, it } from 'vitest';
 import { isUpstreamVolumeName, scanVolumeRoot } from '../src/volume-scan.ts';
 import { provisionDirectory, volumeRootDir } from './fixtures.ts';
@@ -23,6 +23,26 @@ describe('scanVolumeRoot', () => {
     ]);
     expect(scan.leftovers).toEqual([]);
     expect(scan.unreadable).toEqual([]);
+  });
+
+  it('takes the snapshot area for neither a volume nor a leftover', async () => {
+    const { dir, root } = await volumeRootDir();
+    await provisionDirectory(root, 'team-a/data', 'pvc-1');
+    await root.createVolume(snapshotPath('team-a', uid), {
+      owner: {
+        claimUid: uid,
+        namespace: 'team-a',
+        claimName: 'snap',
+        pvName: `snapshot-${uid}`,
+        provisioner: 'p',
+      },
+      mode: 0o700,
+    });
+
+    const scan = await scanVolumeRoot(dir, { pvPaths: new Set() });
+
+    expect(scan.volumes.map((volume) => volume.path)).toEqual(['team-a/data']);
+    expect(scan.leftovers).toEqual([]);
   });
 
   it('takes unrecorded upstream-named and PV-named directories for volumes, other directories for parents', async () => {
