@@ -23,7 +23,7 @@ import {
   snapshotRecordName,
 } from './directory-snapshot.ts';
 
-/** What {@link SnapshotTaker} reads and writes on the API server. */
+/** What taking and restoring snapshots read and write on the API server. */
 export interface SnapshotAccess {
   /** `directorysnapshots` `get` (restores), `list`, `patch`; `directorysnapshots/status` `patch`. */
   readonly snapshots: Pick<ResourceClient<DirectorySnapshot>, 'get' | 'list' | 'patch'>;
