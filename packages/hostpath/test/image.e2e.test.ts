@@ -10,9 +10,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { applyManifests, waitFor } from '@kube-provisioner/testenv';
 import {
+  architectureTag,
+  arm64EmulationAvailable,
+  ensureArm64Emulation,
   ensureProjectImage,
   fetchInside,
   freePorts,
+  imageArchitectures,
   projectImage,
   type RunningContainer,
   startContainer,
@@ -41,8 +45,12 @@ function started(): RunningContainer {
   return container;
 }
 
+/** Whether this machine runs arm64 images (emulated on x86-64); says why not otherwise. */
+const arm64 = arm64EmulationAvailable();
+
 beforeAll(async () => {
   await ensureProjectImage(image, { onProgress: (message) => console.log(message) });
+  if (arm64) await ensureArm64Emulation();
   const rbac = await readFile(join(import.meta.dirname, '..', 'deploy', 'rbac.yaml'), 'utf8');
   await applyManifests(env.kubeConfig, loadAllYaml(rbac) as KubernetesObject[]);
   const account = await env.serviceAccountKubeconfig({
@@ -182,4 +190,28 @@ describe('the hostpath provisioner image', () => {
     expect(await readdir(root)).toEqual([]);
     await storage.deleteStorageClass({ name: storageClassName });
   });
+});
+
+describe.each(imageArchitectures)('the hostpath provisioner image for linux/%s', (architecture) => {
+  it.skipIf(architecture === 'arm64' && !arm64)(
+    'runs its own architecture: --version prints the version and --help the usage, both exiting 0',
+    async () => {
+      for (const [args, output] of [
+        [['--version'], /^kube-hostpath-provisioner \d+\.\d+\.\d+$/mu],
+        [['--help'], /^Usage: kube-hostpath-provisioner /mu],
+      ] as const) {
+        const run = await startContainer({
+          image: architectureTag(image, architecture),
+          platform: `linux/${architecture}`,
+          args,
+        });
+        const code = await run.program.exited;
+        await run.stop();
+        expect(run.program.output()).toMatch(output);
+        expect(code).toBe(0);
+      }
+    },
+    // Under emulation each Node start takes seconds.
+    120_000,
+  );
 });
