@@ -47,7 +47,20 @@ const requirements: readonly Requirement[] = [
   // chattr makes the NFS chart test's export immutable (readiness must fail while it is).
   program('ip', 'iproute2', "the real node's bridges"),
   program('chattr', 'e2fsprogs', "the real-node NFS chart test's unwritable export"),
+  // The arm64 images: built from arm64 packages (readelf lists what node links), run under emulation.
+  program('readelf', 'binutils', "the arm64 images' runtime (the libraries node links)"),
+  ...(process.arch === 'arm64'
+    ? []
+    : [program('qemu-aarch64-static', 'qemu-user-static', 'the arm64 image tests (emulation)')]),
 ];
+
+/** Whether dpkg lists arm64, whose packages the arm64 images are assembled from (moot elsewhere). */
+function arm64PackagesKnown(): boolean {
+  if (process.arch === 'arm64' || !onPath('dpkg')) return true;
+  return execFileSync('dpkg', ['--print-foreign-architectures'], { encoding: 'utf8' })
+    .split('\n')
+    .includes('arm64');
+}
 
 function goProblem(): string | undefined {
   const cached = existsSync(join(defaultCacheRoot(), cacheKey(pinnedVersions), 'bin'));
@@ -60,19 +73,31 @@ const mayInstall = !process.argv.includes('--check') && isRoot && onPath('apt-ge
 const missing = () => requirements.filter((requirement) => !requirement.present());
 const toInstall = missing().map((requirement) => requirement.debianPackage);
 
-if (toInstall.length > 0 && mayInstall) {
-  console.error(`prerequisites: installing ${toInstall.join(' ')}`);
+if ((toInstall.length > 0 || !arm64PackagesKnown()) && mayInstall) {
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  if (!arm64PackagesKnown()) {
+    console.error('prerequisites: dpkg --add-architecture arm64');
+    execFileSync('dpkg', ['--add-architecture', 'arm64'], { stdio: 'inherit' });
+  }
   execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
-  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...toInstall], {
-    stdio: 'inherit',
-    env,
-  });
+  if (toInstall.length > 0) {
+    console.error(`prerequisites: installing ${toInstall.join(' ')}`);
+    execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...toInstall], {
+      stdio: 'inherit',
+      env,
+    });
+  }
 }
 const stillMissing = missing();
 const go = goProblem();
-if (stillMissing.length > 0 || go !== undefined) {
+const arm64Packages = arm64PackagesKnown();
+if (stillMissing.length > 0 || go !== undefined || !arm64Packages) {
   const lines = ['npm test needs what this machine lacks:'];
+  if (!arm64Packages) {
+    lines.push(
+      "  dpkg's arm64 architecture, for the arm64 images' packages: sudo dpkg --add-architecture arm64 && sudo apt-get update",
+    );
+  }
   for (const requirement of stillMissing) {
     lines.push(`  Debian package ${requirement.debianPackage}, for ${requirement.neededFor}`);
   }
