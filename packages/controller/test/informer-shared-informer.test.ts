@@ -63,13 +63,13 @@ function setup(options: SharedInformerOptions<TestObject> = {}): Harness {
 
 /** Starts the informer on an initial list and returns the first watch once everything is delivered. */
 async function startSynced(
-  h: Harness,
+  harness: Harness,
   items: TestObject[],
   resourceVersion = '10',
 ): Promise<ScriptedWatch<TestObject>> {
-  h.client.answerList({ items, resourceVersion });
-  h.run();
-  const watch = await h.client.nextWatch();
+  harness.client.answerList({ items, resourceVersion });
+  harness.run();
+  const watch = await harness.client.nextWatch();
   await flush();
   return watch;
 }
@@ -84,14 +84,14 @@ afterEach(() => {
 
 describe('SharedInformer', () => {
   it('delivers the initial list as initial adds, then watch events, keeping the cache and indexes in step', async () => {
-    const h = setup({ indexers: { [namespaceIndex]: (o) => [o.metadata.namespace ?? ''] } });
-    h.informer.addIndexers({ [uidIndex]: indexByUid });
+    const harness = setup({ indexers: { [namespaceIndex]: (o) => [o.metadata.namespace ?? ''] } });
+    harness.informer.addIndexers({ [uidIndex]: indexByUid });
     const { events, handler } = recorder();
-    const registration = h.informer.addEventHandler(handler);
-    expect(h.informer.hasSynced()).toBe(false);
+    const registration = harness.informer.addEventHandler(handler);
+    expect(harness.informer.hasSynced()).toBe(false);
 
-    const watch = await startSynced(h, [thing('a', '1'), thing('b', '2')]);
-    expect(h.informer.hasSynced()).toBe(true);
+    const watch = await startSynced(harness, [thing('a', '1'), thing('b', '2')]);
+    expect(harness.informer.hasSynced()).toBe(true);
     expect(registration.hasSynced()).toBe(true);
 
     watch.added(thing('c', '11')).modified(thing('a', '12')).deleted(thing('b', '13'));
@@ -103,44 +103,44 @@ describe('SharedInformer', () => {
       'update a@1 -> 12',
       'delete b@13',
     ]);
-    expect(h.informer.store.listKeys().sort()).toEqual(['ns/a', 'ns/c']);
-    expect(h.informer.store.byIndex(uidIndex, 'uid-a')[0]?.metadata.resourceVersion).toBe('12');
-    expect(h.informer.store.indexKeys(namespaceIndex, 'ns').sort()).toEqual(['ns/a', 'ns/c']);
-    expect(h.informer.lastSyncResourceVersion).toBe('13');
-    await h.stop();
+    expect(harness.informer.store.listKeys().sort()).toEqual(['ns/a', 'ns/c']);
+    expect(harness.informer.store.byIndex(uidIndex, 'uid-a')[0]?.metadata.resourceVersion).toBe('12');
+    expect(harness.informer.store.indexKeys(namespaceIndex, 'ns').sort()).toEqual(['ns/a', 'ns/c']);
+    expect(harness.informer.lastSyncResourceVersion).toBe('13');
+    await harness.stop();
   });
 
   it('after a 410 relist, tombstones objects deleted meanwhile and updates changed ones', async () => {
-    const h = setup();
+    const harness = setup();
     const { events, handler } = recorder();
-    h.informer.addEventHandler(handler);
-    const watch = await startSynced(h, [thing('same', '1'), thing('changed', '2'), thing('gone', '3')]);
+    harness.informer.addEventHandler(handler);
+    const watch = await startSynced(harness, [thing('same', '1'), thing('changed', '2'), thing('gone', '3')]);
     events.length = 0;
 
     watch.error({ code: 410, reason: 'Expired' });
-    h.client.answerList({
+    harness.client.answerList({
       items: [thing('same', '1'), thing('changed', '20'), thing('new', '21')],
       resourceVersion: '30',
     });
     await vi.advanceTimersByTimeAsync(800);
-    await h.client.nextWatch();
+    await harness.client.nextWatch();
     await flush();
 
     expect(events).toEqual(['delete ns/gone tombstone of gone@3', 'update changed@2 -> 20', 'add new@21']);
-    expect(h.informer.store.listKeys().sort()).toEqual(['ns/changed', 'ns/new', 'ns/same']);
-    expect(h.informer.stats.lists).toBe(2);
-    await h.stop();
+    expect(harness.informer.store.listKeys().sort()).toEqual(['ns/changed', 'ns/new', 'ns/same']);
+    expect(harness.informer.stats.lists).toBe(2);
+    await harness.stop();
   });
 
   it('resyncs each handler on its own period with unchanged objects', async () => {
-    const h = setup({ resyncPeriod: 10_000 });
+    const harness = setup({ resyncPeriod: 10_000 });
     const every10 = recorder();
     const every20 = recorder();
     const never = recorder();
-    h.informer.addEventHandler(every10.handler);
-    h.informer.addEventHandler(every20.handler, 20_000);
-    h.informer.addEventHandler(never.handler, 0);
-    await startSynced(h, [thing('a', '1')]);
+    harness.informer.addEventHandler(every10.handler);
+    harness.informer.addEventHandler(every20.handler, 20_000);
+    harness.informer.addEventHandler(never.handler, 0);
+    await startSynced(harness, [thing('a', '1')]);
 
     await vi.advanceTimersByTimeAsync(10_000);
     expect(every10.events.slice(1)).toEqual(['update a@1 -> 1']);
@@ -149,14 +149,14 @@ describe('SharedInformer', () => {
     expect(every10.events.slice(1)).toEqual(['update a@1 -> 1', 'update a@1 -> 1']);
     expect(every20.events.slice(1)).toEqual(['update a@1 -> 1']);
     expect(never.events).toEqual(['add a@1 (initial)']);
-    await h.stop();
+    await harness.stop();
   });
 
   it('raises handler periods below 1 s, and lowers the check period for shorter handlers added before start', async () => {
-    const h = setup({ resyncPeriod: 60_000 });
+    const harness = setup({ resyncPeriod: 60_000 });
     const fast = recorder();
-    h.informer.addEventHandler(fast.handler, 200);
-    await startSynced(h, [thing('a', '1')]);
+    harness.informer.addEventHandler(fast.handler, 200);
+    await startSynced(harness, [thing('a', '1')]);
     await vi.advanceTimersByTimeAsync(999);
     expect(fast.events).toHaveLength(1);
     await vi.advanceTimersByTimeAsync(1);
@@ -164,52 +164,52 @@ describe('SharedInformer', () => {
 
     // Once running, a shorter request is raised to the 1 s check period instead.
     const late = recorder();
-    h.informer.addEventHandler(late.handler, 500);
+    harness.informer.addEventHandler(late.handler, 500);
     await vi.advanceTimersByTimeAsync(1000);
     expect(late.events).toEqual(['add a@1 (initial)', 'update a@1 -> 1']);
-    await h.stop();
+    await harness.stop();
   });
 
   it('gives a handler registered after start an initial add for every cached object', async () => {
-    const h = setup();
-    const watch = await startSynced(h, [thing('a', '1'), thing('b', '2')]);
+    const harness = setup();
+    const watch = await startSynced(harness, [thing('a', '1'), thing('b', '2')]);
     const late = recorder();
-    const registration = h.informer.addEventHandler(late.handler);
+    const registration = harness.informer.addEventHandler(late.handler);
     expect(registration.hasSynced()).toBe(false);
     await flush();
     expect(registration.hasSynced()).toBe(true);
     watch.added(thing('c', '11'));
     await flush();
     expect(late.events).toEqual(['add a@1 (initial)', 'add b@2 (initial)', 'add c@11']);
-    await h.stop();
+    await harness.stop();
   });
 
   it('keeps delivering to other handlers, and later events, when a handler throws', async () => {
     const logged: string[] = [];
-    const h = setup({ logger: createLogger({ level: 'error', write: (line) => logged.push(line) }) });
-    h.informer.addEventHandler({
+    const harness = setup({ logger: createLogger({ level: 'error', write: (line) => logged.push(line) }) });
+    harness.informer.addEventHandler({
       onAdd: () => {
         throw new Error('handler bug');
       },
       onUpdate: () => Promise.reject(new Error('async handler bug')),
     });
     const { events, handler } = recorder();
-    h.informer.addEventHandler(handler);
-    const watch = await startSynced(h, [thing('a', '1')]);
+    harness.informer.addEventHandler(handler);
+    const watch = await startSynced(harness, [thing('a', '1')]);
     watch.modified(thing('a', '2')).added(thing('b', '3'));
     await flush();
     expect(events).toEqual(['add a@1 (initial)', 'update a@1 -> 2', 'add b@3']);
     expect(logged).toHaveLength(3);
     expect(logged[0]).toContain('handler bug');
     expect(logged[1]).toContain('async handler bug');
-    await h.stop();
+    await harness.stop();
   });
 
   it('awaits an async handler before its next call, in order, without holding up other handlers', async () => {
-    const h = setup();
+    const harness = setup();
     const slowCalls: string[] = [];
     const finish = new Map<string, () => void>();
-    h.informer.addEventHandler({
+    harness.informer.addEventHandler({
       onAdd: async (obj) => {
         slowCalls.push(`start ${obj.metadata.name}`);
         await new Promise<void>((resolve) => finish.set(obj.metadata.name ?? '', resolve));
@@ -217,8 +217,8 @@ describe('SharedInformer', () => {
       },
     });
     const fast = recorder();
-    h.informer.addEventHandler(fast.handler);
-    const watch = await startSynced(h, [thing('a', '1')]);
+    harness.informer.addEventHandler(fast.handler);
+    const watch = await startSynced(harness, [thing('a', '1')]);
     watch.added(thing('b', '2')).added(thing('c', '3'));
     await flush();
     expect(fast.events).toEqual(['add a@1 (initial)', 'add b@2', 'add c@3']);
@@ -232,48 +232,48 @@ describe('SharedInformer', () => {
     finish.get('c')?.();
     await flush();
     expect(slowCalls).toEqual(['start a', 'end a', 'start b', 'end b', 'start c', 'end c']);
-    await h.stop();
+    await harness.stop();
   });
 
   it('stops delivering to a removed handler', async () => {
-    const h = setup();
+    const harness = setup();
     const { events, handler } = recorder();
-    const registration = h.informer.addEventHandler(handler);
-    const watch = await startSynced(h, [thing('a', '1')]);
+    const registration = harness.informer.addEventHandler(handler);
+    const watch = await startSynced(harness, [thing('a', '1')]);
     registration.remove();
     watch.added(thing('b', '2'));
     await flush();
     expect(events).toEqual(['add a@1 (initial)']);
-    await h.stop();
+    await harness.stop();
   });
 
   it('runs once, and refuses indexers after start and handlers after stop', async () => {
-    const h = setup();
-    await startSynced(h, []);
-    await expect(h.informer.run(new AbortController().signal)).rejects.toThrow(/only once/);
-    expect(() => h.informer.addIndexers({ [uidIndex]: indexByUid })).toThrow(
+    const harness = setup();
+    await startSynced(harness, []);
+    await expect(harness.informer.run(new AbortController().signal)).rejects.toThrow(/only once/);
+    expect(() => harness.informer.addIndexers({ [uidIndex]: indexByUid })).toThrow(
       /after the informer has started/,
     );
-    await h.stop();
-    expect(() => h.informer.addEventHandler({})).toThrow(/stopped/);
+    await harness.stop();
+    expect(() => harness.informer.addEventHandler({})).toThrow(/stopped/);
   });
 });
 
 describe('waitForCacheSync', () => {
   it('resolves true once every informer and registration has synced', async () => {
-    const h = setup();
-    const registration = h.informer.addEventHandler({});
+    const harness = setup();
+    const registration = harness.informer.addEventHandler({});
     const controller = new AbortController();
     let result: boolean | undefined;
-    void waitForCacheSync(controller.signal, h.informer.hasSynced, registration.hasSynced).then((r) => {
+    void waitForCacheSync(controller.signal, harness.informer.hasSynced, registration.hasSynced).then((r) => {
       result = r;
     });
     await vi.advanceTimersByTimeAsync(500);
     expect(result).toBeUndefined();
-    await startSynced(h, [thing('a', '1')]);
+    await startSynced(harness, [thing('a', '1')]);
     await vi.advanceTimersByTimeAsync(100);
     expect(result).toBe(true);
-    await h.stop();
+    await harness.stop();
   });
 
   it('resolves false when the signal aborts first', async () => {

@@ -75,17 +75,17 @@ afterEach(() => {
 
 describe('Reflector list', () => {
   it('first lists at resourceVersion "0" in pages of 500, following continue tokens without a resourceVersion', async () => {
-    const h = start({ namespace: 'ns', labelSelector: 'app=x', fieldSelector: 'spec.x=y' });
-    h.client
+    const harness = start({ namespace: 'ns', labelSelector: 'app=x', fieldSelector: 'spec.x=y' });
+    harness.client
       .answerList({ items: [thing('a', '5')], resourceVersion: '10', continue: 'tok' })
       .answerList({ items: [thing('b', '6')], resourceVersion: '10' });
-    const watch = await h.client.nextWatch();
+    const watch = await harness.client.nextWatch();
     const selectors = { namespace: 'ns', labelSelector: 'app=x', fieldSelector: 'spec.x=y' };
-    expect(h.client.listCalls).toEqual([
+    expect(harness.client.listCalls).toEqual([
       { ...selectors, resourceVersion: '0', limit: 500 },
       { ...selectors, continue: 'tok', limit: 500 },
     ]);
-    expect(h.store.ops).toEqual(['replace a,b']);
+    expect(harness.store.ops).toEqual(['replace a,b']);
     expect(watch.options).toEqual({
       ...selectors,
       resourceVersion: '10',
@@ -93,269 +93,272 @@ describe('Reflector list', () => {
       timeoutSeconds: 300,
       idleTimeoutMs: 75_000,
     });
-    expect(h.reflector.lastSyncResourceVersion).toBe('10');
-    await h.stop();
+    expect(harness.reflector.lastSyncResourceVersion).toBe('10');
+    await harness.stop();
   });
 
   it('draws the server-side watch timeout from [300, 600) seconds', async () => {
-    const h = start({ random: () => 0.999 });
-    h.client.answerList({ items: [], resourceVersion: '1' });
-    expect((await h.client.nextWatch()).options.timeoutSeconds).toBe(599);
-    await h.stop();
+    const harness = start({ random: () => 0.999 });
+    harness.client.answerList({ items: [], resourceVersion: '1' });
+    expect((await harness.client.nextWatch()).options.timeoutSeconds).toBe(599);
+    await harness.stop();
   });
 
   it('falls back to one unpaginated list when a continue token expires', async () => {
-    const h = start();
-    h.client
+    const harness = start();
+    harness.client
       .answerList({ items: [thing('a', '1')], resourceVersion: '10', continue: 'tok' })
       .answerList(apiError(410, 'Expired'))
       .answerList({ items: [thing('a', '1'), thing('b', '2')], resourceVersion: '12' });
-    const watch = await h.client.nextWatch();
-    expect(h.client.listCalls[2]).toEqual({ resourceVersion: '0' });
-    expect(h.store.ops).toEqual(['replace a,b']);
+    const watch = await harness.client.nextWatch();
+    expect(harness.client.listCalls[2]).toEqual({ resourceVersion: '0' });
+    expect(harness.store.ops).toEqual(['replace a,b']);
     expect(watch.options.resourceVersion).toBe('12');
-    await h.stop();
+    await harness.stop();
   });
 
   it('lists again at once at "" when a relist at the last synced version has expired', async () => {
-    const h = start();
-    h.client.answerList({ items: [], resourceVersion: '10' });
-    (await h.client.nextWatch()).error({ code: 410, reason: 'Expired', message: 'too old' });
-    h.client
+    const harness = start();
+    harness.client.answerList({ items: [], resourceVersion: '10' });
+    (await harness.client.nextWatch()).error({ code: 410, reason: 'Expired', message: 'too old' });
+    harness.client
       .answerList(apiError(410, 'Expired'))
       .answerList({ items: [thing('a', '30')], resourceVersion: '30' });
     await vi.advanceTimersByTimeAsync(800);
-    const watch = await h.client.nextWatch();
-    expect(h.client.listCalls.slice(1)).toEqual([
+    const watch = await harness.client.nextWatch();
+    expect(harness.client.listCalls.slice(1)).toEqual([
       { resourceVersion: '10' },
       { resourceVersion: '', limit: 500 },
     ]);
     expect(watch.options.resourceVersion).toBe('30');
-    await h.stop();
+    await harness.stop();
   });
 
   it('keeps paging relists at a specific version once the "0" list came back paginated', async () => {
-    const h = start();
-    h.client
+    const harness = start();
+    harness.client
       .answerList({ items: [], resourceVersion: '10', continue: 'tok' })
       .answerList({ items: [], resourceVersion: '10' });
-    (await h.client.nextWatch()).error({ code: 410, reason: 'Expired' });
-    h.client.answerList({ items: [], resourceVersion: '20' });
+    (await harness.client.nextWatch()).error({ code: 410, reason: 'Expired' });
+    harness.client.answerList({ items: [], resourceVersion: '20' });
     await vi.advanceTimersByTimeAsync(800);
-    await h.client.nextWatch();
-    expect(h.client.listCalls[2]).toEqual({ resourceVersion: '10', limit: 500 });
-    await h.stop();
+    await harness.client.nextWatch();
+    expect(harness.client.listCalls[2]).toEqual({ resourceVersion: '10', limit: 500 });
+    await harness.stop();
   });
 
   it('treats "Too large resource version" like an expired version', async () => {
-    const h = start();
+    const harness = start();
     const tooLarge = apiError(504, 'Timeout');
     Object.assign(tooLarge, {
       status: { code: 504, reason: 'Timeout', details: { causes: [{ reason: 'ResourceVersionTooLarge' }] } },
     });
-    h.client.answerList(tooLarge).answerList({ items: [], resourceVersion: '3' });
-    await h.client.nextWatch();
-    expect(h.client.listCalls.map((c) => c.resourceVersion)).toEqual(['0', '']);
-    await h.stop();
+    harness.client.answerList(tooLarge).answerList({ items: [], resourceVersion: '3' });
+    await harness.client.nextWatch();
+    expect(harness.client.listCalls.map((c) => c.resourceVersion)).toEqual(['0', '']);
+    await harness.stop();
   });
 });
 
 describe('Reflector watch', () => {
   it('applies events in order and moves the resourceVersion with every event, bookmarks included', async () => {
-    const h = start();
-    h.client.answerList({ items: [], resourceVersion: '10' });
-    const watch = await h.client.nextWatch();
+    const harness = start();
+    harness.client.answerList({ items: [], resourceVersion: '10' });
+    const watch = await harness.client.nextWatch();
     watch.added(thing('a', '11')).modified(thing('a', '12')).deleted(thing('a', '13')).bookmark('20');
-    expect(h.store.ops).toEqual(['replace ', 'add a@11', 'update a@12', 'delete a@13']);
-    expect(h.reflector.lastSyncResourceVersion).toBe('20');
-    expect(h.reflector.stats).toEqual({ lists: 1, watches: 1, events: 4, idleWatches: 0 });
-    await h.stop();
+    expect(harness.store.ops).toEqual(['replace ', 'add a@11', 'update a@12', 'delete a@13']);
+    expect(harness.reflector.lastSyncResourceVersion).toBe('20');
+    expect(harness.reflector.stats).toEqual({ lists: 1, watches: 1, events: 4, idleWatches: 0 });
+    await harness.stop();
   });
 
   it('watches again from the last version without relisting after a normal close', async () => {
-    const h = start();
-    h.client.answerList({ items: [], resourceVersion: '10' });
-    const first = await h.client.nextWatch();
+    const harness = start();
+    harness.client.answerList({ items: [], resourceVersion: '10' });
+    const first = await harness.client.nextWatch();
     first.bookmark('15');
     await vi.advanceTimersByTimeAsync(300_000);
     first.close();
-    const second = await h.client.nextWatch();
+    const second = await harness.client.nextWatch();
     expect(second.options.resourceVersion).toBe('15');
-    expect(h.client.listCalls).toHaveLength(1);
-    expect(h.errors).toEqual([]);
-    await h.stop();
+    expect(harness.client.listCalls).toHaveLength(1);
+    expect(harness.errors).toEqual([]);
+    await harness.stop();
   });
 
   // The client ends a stream cut mid-way normally; a rejection means the watch could not connect.
   it.each(['ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'UND_ERR_CONNECT_TIMEOUT'])(
     'reports a watch that failed to connect with %s, then relists after backoff',
     async (code) => {
-      const h = start();
-      h.client.answerList({ items: [], resourceVersion: '10' });
-      const first = await h.client.nextWatch();
+      const harness = start();
+      harness.client.answerList({ items: [], resourceVersion: '10' });
+      const first = await harness.client.nextWatch();
       await vi.advanceTimersByTimeAsync(5000);
       first.fail(networkError(code));
       await flush();
-      expect(h.errors).toMatchObject([{ cause: { code } }]);
-      h.client.answerList({ items: [], resourceVersion: '12' });
+      expect(harness.errors).toMatchObject([{ cause: { code } }]);
+      harness.client.answerList({ items: [], resourceVersion: '12' });
       await vi.advanceTimersByTimeAsync(799);
-      expect(h.client.watches).toHaveLength(1);
-      expect(h.client.listCalls).toHaveLength(1);
+      expect(harness.client.watches).toHaveLength(1);
+      expect(harness.client.listCalls).toHaveLength(1);
       await vi.advanceTimersByTimeAsync(1);
-      expect(h.client.listCalls[1]).toEqual({ resourceVersion: '10' });
-      expect((await h.client.nextWatch()).options.resourceVersion).toBe('12');
-      await h.stop();
+      expect(harness.client.listCalls[1]).toEqual({ resourceVersion: '10' });
+      expect((await harness.client.nextWatch()).options.resourceVersion).toBe('12');
+      await harness.stop();
     },
   );
 
   it('relists after backoff when a watch closes within a second without events', async () => {
-    const h = start();
-    h.client.answerList({ items: [], resourceVersion: '10' });
-    (await h.client.nextWatch()).close();
+    const harness = start();
+    harness.client.answerList({ items: [], resourceVersion: '10' });
+    (await harness.client.nextWatch()).close();
     await flush();
-    expect(h.errors).toHaveLength(1);
-    expect((h.errors[0] as Error).name).toBe('VeryShortWatchError');
-    h.client.answerList({ items: [], resourceVersion: '11' });
+    expect(harness.errors).toHaveLength(1);
+    expect((harness.errors[0] as Error).name).toBe('VeryShortWatchError');
+    harness.client.answerList({ items: [], resourceVersion: '11' });
     await vi.advanceTimersByTimeAsync(799);
-    expect(h.client.listCalls).toHaveLength(1);
+    expect(harness.client.listCalls).toHaveLength(1);
     await vi.advanceTimersByTimeAsync(1);
-    expect(h.client.listCalls).toEqual([{ resourceVersion: '0', limit: 500 }, { resourceVersion: '10' }]);
-    await h.stop();
+    expect(harness.client.listCalls).toEqual([
+      { resourceVersion: '0', limit: 500 },
+      { resourceVersion: '10' },
+    ]);
+    await harness.stop();
   });
 
   it('relists at the last synced version after a 410 ERROR event', async () => {
-    const h = start();
-    h.client.answerList({ items: [thing('a', '5')], resourceVersion: '10' });
-    const watch = await h.client.nextWatch();
+    const harness = start();
+    harness.client.answerList({ items: [thing('a', '5')], resourceVersion: '10' });
+    const watch = await harness.client.nextWatch();
     watch
       .modified(thing('a', '11'))
       .error({ code: 410, reason: 'Expired', message: 'too old resource version' });
     expect(watch.open).toBe(false);
     await flush();
-    expect(isGone(h.errors[0])).toBe(true);
-    h.client.answerList({ items: [thing('a', '40')], resourceVersion: '40' });
+    expect(isGone(harness.errors[0])).toBe(true);
+    harness.client.answerList({ items: [thing('a', '40')], resourceVersion: '40' });
     await vi.advanceTimersByTimeAsync(800);
-    const next = await h.client.nextWatch();
-    expect(h.client.listCalls[1]).toEqual({ resourceVersion: '11' });
+    const next = await harness.client.nextWatch();
+    expect(harness.client.listCalls[1]).toEqual({ resourceVersion: '11' });
     expect(next.options.resourceVersion).toBe('40');
-    expect(h.store.ops).toEqual(['replace a', 'update a@11', 'replace a']);
-    await h.stop();
+    expect(harness.store.ops).toEqual(['replace a', 'update a@11', 'replace a']);
+    await harness.stop();
   });
 
   it('relists after a watch request answered 410', async () => {
-    const h = start();
-    h.client.answerList({ items: [], resourceVersion: '10' });
-    (await h.client.nextWatch()).fail(apiError(410, 'Gone'));
-    h.client.answerList({ items: [], resourceVersion: '50' });
+    const harness = start();
+    harness.client.answerList({ items: [], resourceVersion: '10' });
+    (await harness.client.nextWatch()).fail(apiError(410, 'Gone'));
+    harness.client.answerList({ items: [], resourceVersion: '50' });
     await vi.advanceTimersByTimeAsync(800);
-    expect((await h.client.nextWatch()).options.resourceVersion).toBe('50');
-    expect(h.client.listCalls).toHaveLength(2);
-    await h.stop();
+    expect((await harness.client.nextWatch()).options.resourceVersion).toBe('50');
+    expect(harness.client.listCalls).toHaveLength(2);
+    await harness.stop();
   });
 
   it('backs off and watches again without relisting when the connection is refused', async () => {
-    const h = start();
-    h.client.answerList({ items: [], resourceVersion: '10' });
-    (await h.client.nextWatch()).fail(networkError('ECONNREFUSED'));
+    const harness = start();
+    harness.client.answerList({ items: [], resourceVersion: '10' });
+    (await harness.client.nextWatch()).fail(networkError('ECONNREFUSED'));
     await vi.advanceTimersByTimeAsync(799);
-    expect(h.client.watches).toHaveLength(1);
+    expect(harness.client.watches).toHaveLength(1);
     await vi.advanceTimersByTimeAsync(1);
-    const second = await h.client.nextWatch();
+    const second = await harness.client.nextWatch();
     second.fail(networkError('ECONNREFUSED'));
     // The backoff grows while failures keep coming.
     await vi.advanceTimersByTimeAsync(1599);
-    expect(h.client.watches).toHaveLength(2);
+    expect(harness.client.watches).toHaveLength(2);
     await vi.advanceTimersByTimeAsync(1);
-    expect((await h.client.nextWatch()).options.resourceVersion).toBe('10');
-    expect(h.client.listCalls).toHaveLength(1);
-    expect(h.errors).toEqual([]);
-    await h.stop();
+    expect((await harness.client.nextWatch()).options.resourceVersion).toBe('10');
+    expect(harness.client.listCalls).toHaveLength(1);
+    expect(harness.errors).toEqual([]);
+    await harness.stop();
   });
 
   it('reports a watch request refused with 403 and relists after backoff', async () => {
-    const h = start();
-    h.client.answerList({ items: [], resourceVersion: '10' });
-    (await h.client.nextWatch()).fail(apiError(403, 'Forbidden'));
+    const harness = start();
+    harness.client.answerList({ items: [], resourceVersion: '10' });
+    (await harness.client.nextWatch()).fail(apiError(403, 'Forbidden'));
     await flush();
-    expect(h.errors).toMatchObject([{ statusCode: 403 }]);
-    h.client.answerList({ items: [], resourceVersion: '12' });
+    expect(harness.errors).toMatchObject([{ statusCode: 403 }]);
+    harness.client.answerList({ items: [], resourceVersion: '12' });
     await vi.advanceTimersByTimeAsync(800);
-    expect((await h.client.nextWatch()).options.resourceVersion).toBe('12');
-    expect(h.client.listCalls).toHaveLength(2);
-    await h.stop();
+    expect((await harness.client.nextWatch()).options.resourceVersion).toBe('12');
+    expect(harness.client.listCalls).toHaveLength(2);
+    await harness.stop();
   });
 
   it('backs off and watches again without relisting on 429', async () => {
-    const h = start();
-    h.client.answerList({ items: [], resourceVersion: '10' });
-    (await h.client.nextWatch()).error({ code: 429, reason: 'TooManyRequests' });
+    const harness = start();
+    harness.client.answerList({ items: [], resourceVersion: '10' });
+    (await harness.client.nextWatch()).error({ code: 429, reason: 'TooManyRequests' });
     await vi.advanceTimersByTimeAsync(800);
-    expect((await h.client.nextWatch()).options.resourceVersion).toBe('10');
-    expect(h.client.listCalls).toHaveLength(1);
-    await h.stop();
+    expect((await harness.client.nextWatch()).options.resourceVersion).toBe('10');
+    expect(harness.client.listCalls).toHaveLength(1);
+    await harness.stop();
   });
 
   it('reports other errors to the hook, then relists after backoff', async () => {
-    const h = start();
-    h.client.answerList({ items: [], resourceVersion: '10' });
-    (await h.client.nextWatch()).error({ code: 500, reason: 'InternalError', message: 'etcd down' });
+    const harness = start();
+    harness.client.answerList({ items: [], resourceVersion: '10' });
+    (await harness.client.nextWatch()).error({ code: 500, reason: 'InternalError', message: 'etcd down' });
     await flush();
-    expect(h.errors).toHaveLength(1);
-    expect(h.errors[0]).toMatchObject({ statusCode: 500, message: 'etcd down' });
-    h.client.answerList({ items: [], resourceVersion: '11' });
+    expect(harness.errors).toHaveLength(1);
+    expect(harness.errors[0]).toMatchObject({ statusCode: 500, message: 'etcd down' });
+    harness.client.answerList({ items: [], resourceVersion: '11' });
     await vi.advanceTimersByTimeAsync(800);
-    await h.client.nextWatch();
-    expect(h.client.listCalls).toHaveLength(2);
-    await h.stop();
+    await harness.client.nextWatch();
+    expect(harness.client.listCalls).toHaveLength(2);
+    await harness.stop();
   });
 
   it('retries a failing list with growing backoff, reset after two quiet minutes', async () => {
-    const h = start();
-    h.client.answerList(networkError('ECONNREFUSED'));
+    const harness = start();
+    harness.client.answerList(networkError('ECONNREFUSED'));
     await flush();
-    h.client.answerList(networkError('ECONNREFUSED'));
+    harness.client.answerList(networkError('ECONNREFUSED'));
     await vi.advanceTimersByTimeAsync(800);
-    h.client.answerList({ items: [], resourceVersion: '1' });
+    harness.client.answerList({ items: [], resourceVersion: '1' });
     await vi.advanceTimersByTimeAsync(1599);
-    expect(h.client.listCalls).toHaveLength(2);
+    expect(harness.client.listCalls).toHaveLength(2);
     await vi.advanceTimersByTimeAsync(1);
-    expect(h.client.listCalls).toHaveLength(3);
-    expect(h.errors).toHaveLength(2);
+    expect(harness.client.listCalls).toHaveLength(3);
+    expect(harness.errors).toHaveLength(2);
 
-    const watch = await h.client.nextWatch();
+    const watch = await harness.client.nextWatch();
     await vi.advanceTimersByTimeAsync(150_000);
     watch.error({ code: 500, reason: 'InternalError' });
-    h.client.answerList({ items: [], resourceVersion: '2' });
+    harness.client.answerList({ items: [], resourceVersion: '2' });
     await vi.advanceTimersByTimeAsync(800);
-    expect(h.client.listCalls).toHaveLength(4);
-    await h.stop();
+    expect(harness.client.listCalls).toHaveLength(4);
+    await harness.stop();
   });
 
   it('skips objects without a name, leaving the resourceVersion where it was', async () => {
-    const h = start();
-    h.client.answerList({ items: [], resourceVersion: '10' });
-    const watch = await h.client.nextWatch();
+    const harness = start();
+    harness.client.answerList({ items: [], resourceVersion: '10' });
+    const watch = await harness.client.nextWatch();
     watch.added({ metadata: { resourceVersion: '11' } });
-    expect(h.store.ops).toEqual(['replace ']);
-    expect(h.reflector.lastSyncResourceVersion).toBe('10');
-    await h.stop();
+    expect(harness.store.ops).toEqual(['replace ']);
+    expect(harness.reflector.lastSyncResourceVersion).toBe('10');
+    await harness.stop();
   });
 });
 
 describe('Reflector resync and stop', () => {
   it('asks shouldResync every period while watching and resyncs only when it agrees', async () => {
     let agree = false;
-    const h = start({ resyncPeriod: 1000, shouldResync: () => agree });
-    h.client.answerList({ items: [], resourceVersion: '10' });
-    await h.client.nextWatch();
+    const harness = start({ resyncPeriod: 1000, shouldResync: () => agree });
+    harness.client.answerList({ items: [], resourceVersion: '10' });
+    await harness.client.nextWatch();
     await vi.advanceTimersByTimeAsync(1000);
-    expect(h.store.ops).toEqual(['replace ']);
+    expect(harness.store.ops).toEqual(['replace ']);
     agree = true;
     await vi.advanceTimersByTimeAsync(2000);
-    expect(h.store.ops).toEqual(['replace ', 'resync', 'resync']);
-    await h.stop();
+    expect(harness.store.ops).toEqual(['replace ', 'resync', 'resync']);
+    await harness.stop();
     await vi.advanceTimersByTimeAsync(5000);
-    expect(h.store.ops).toHaveLength(3);
+    expect(harness.store.ops).toHaveLength(3);
   });
 
   it('stops promptly when aborted mid-list, mid-watch or mid-backoff', async () => {
