@@ -19,7 +19,7 @@ export type { NfsCliOptions } from './cli-options.ts';
 export { parseCliOptions, UsageError, usage } from './cli-options.ts';
 export type { DeletePolicy } from './delete-policy.ts';
 export { annOnDelete } from './delete-policy.ts';
-export type { NfsProvisionerOptions, VolumeEventSink } from './nfs-provisioner.ts';
+export type { NfsProvisionerOptions } from './nfs-provisioner.ts';
 export { defaultMountRoot, NfsProvisioner } from './nfs-provisioner.ts';
 export type { PolicyRule } from './rbac-rules.ts';
 export { clusterRules, namespaceRules } from './rbac-rules.ts';
@@ -30,5 +30,6 @@ export { annTakeBackFrom } from './take-back-request.ts';
 /** Version of this package, read from its manifest. */
 export { version } from './version.ts';
 export type { StorageClassReader } from './volume-delete-policy.ts';
+export type { VolumeEventSink } from './volume-events.ts';
 export type { NfsUsageReporting, NfsVolume, NfsVolumeScope } from './volume-usage.ts';
 export { measureOwnedVolumes, ownedNfsVolume } from './volume-usage.ts';

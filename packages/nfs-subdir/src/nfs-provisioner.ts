@@ -13,16 +13,13 @@ import {
   type ProvisionOptions,
   type ProvisionResult,
   provisionFailure,
-  VolumeInUseError,
 } from '@kube-provisioner/controller';
-import { parseGoDuration } from '@kube-provisioner/controller/cli';
 import {
   type CloneCopyOptions,
   CloneJobs,
   type CloneJobsOptions,
   type CloneSourceAccess,
 } from '@kube-provisioner/controller/clone';
-import type { EventRecorder } from '@kube-provisioner/controller/events';
 import { GidAllocator } from '@kube-provisioner/controller/gid-allocator';
 import type { DataSourceKind } from '@kube-provisioner/controller/provisioner';
 import {
@@ -34,25 +31,24 @@ import {
   isPersistentRefusal,
   isSafeFsError,
   joinBasePath,
-  normalizeBasePath,
-  parseRelativeVolumePath,
   type RelativeVolumePath,
-  relativePathUnder,
-  renderPathPattern,
   VolumeRoot,
 } from '@kube-provisioner/safe-fs';
-import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import type { V1PersistentVolume } from '@kubernetes/client-node';
 import type { ArchiveMetrics } from './archive-metrics.ts';
 import { ArchiveSizes } from './archive-sizes.ts';
 import { sweepExpiredArchives } from './archive-sweep.ts';
 import { type ClassParameters, type NfsDialect, parseClassParameters } from './class-parameters.ts';
-import { annArchiveRetention, annOnDelete } from './delete-policy.ts';
-import { explainNfsError, isHeldOpenFile } from './nfs-error-advice.ts';
+import { explainNfsError } from './nfs-error-advice.ts';
+import { NfsExport } from './nfs-export.ts';
 import { buildPersistentVolume } from './persistent-volume.ts';
 import { isStaleRecord, type OwnerLookup, releasedStaleDataMessage } from './stale-record.ts';
 import { takeBack, takeBackSource } from './take-back-request.ts';
-import { type StorageClassReader, volumeDeletePolicy } from './volume-delete-policy.ts';
+import type { StorageClassReader } from './volume-delete-policy.ts';
+import { reasonAdopted, type VolumeEventSink } from './volume-events.ts';
 import { allocateVolumeGid, volumeModeWithGid } from './volume-gid.ts';
+import { rendersUnderNamespace, volumePathFor } from './volume-path.ts';
+import { removeVolume, type VolumeRemoval } from './volume-removal.ts';
 import { measureOwnedVolumes, type NfsUsageReporting } from './volume-usage.ts';
 
 /** Where the export is mounted in the provisioner's container, as upstream. */
@@ -113,48 +109,6 @@ export interface NfsProvisionerOptions {
   readonly gids?: GidAllocator | undefined;
 }
 
-/** Records an Event about a PV or a claim. */
-export type VolumeEventSink = Pick<EventRecorder, 'event'>;
-
-/** Event reason when a PV naming the whole export is let go, the export untouched. */
-export const reasonExportRootKept = 'VolumeExportRootKept';
-
-/**
- * A render cleaned as upstream's `filepath.Join` cleans it, minus what could leave the export or
- * hide a mistake: empty and `.` segments go (`data/`, `./x`, `a//b`, a missing annotation at the
- * end); `..` stays, and so does a leading `/` (a value meant as an absolute path), for validation to
- * refuse. An empty result, or one of only `/` and `.` (leading `/` included), means the default
- * name, as upstream master.
- */
-function cleanRender(rendered: string): string {
-  const segments = rendered.split('/');
-  if (segments.every((segment) => segment === '' || segment === '.')) return '';
-  if (rendered.startsWith('/')) return rendered;
-  return segments.filter((segment) => segment !== '' && segment !== '.').join('/');
-}
-
-/** Event reason when a claim takes over an existing directory (`adoptExisting`). */
-export const reasonAdopted = 'VolumeAdopted';
-
-/**
- * Whether every render of `pattern` starts with the claim's namespace. safe-fs then counts a path as
- * the namespace's when its first segment is the namespace; a flat `<ns>-…` name only with the class's
- * `adoptAmbiguousNamespacePrefix` (namespaces `a` + `b-c` and `a-b` + `c` render the same name).
- */
-function startsWithNamespace(pattern: string | undefined): boolean {
-  return pattern?.startsWith(namespacePlaceholder) === true;
-}
-
-// biome-ignore lint/suspicious/noTemplateCurlyInString: a pathPattern placeholder, not a JS template
-const namespacePlaceholder = '${.PVC.namespace}';
-
-/** Event reason when an unrecorded nested volume is archived although its class says delete. */
-export const reasonArchivedNotDeleted = 'VolumeArchivedNotDeleted';
-
-function unrecordedNestedArchived(path: string, archivedPath: string): string {
-  return `archived ${path} as ${archivedPath} instead of deleting it: the volume was made by nfs-subdir-external-provisioner with a nested pathPattern, which v4.0.2 never deleted, so its data is kept; to delete such volumes, start the provisioner with --delete-unrecorded-nested=true (DELETE_UNRECORDED_NESTED=true), or annotate the PV with ${annOnDelete}=delete before deleting its claim`;
-}
-
 // Upstream's modes: every claim's workload, whatever its UID, can write its directory; the parents a
 // pattern needs get 0755 (upstream's MkdirAll 0777 under the usual 022 umask).
 const directoryMode = 0o777;
@@ -163,16 +117,13 @@ const parentMode = 0o755;
 /** Provisions and deletes directories of one NFS export. */
 export class NfsProvisioner implements Provisioner {
   readonly #dialect: NfsDialect;
-  readonly #server: string;
-  readonly #exportPath: string;
+  readonly #export: NfsExport;
   readonly #provisionerName: string;
   readonly #root: VolumeRoot;
-  readonly #classes: StorageClassReader;
-  readonly #deleteUnrecordedNested: boolean;
+  readonly #removal: VolumeRemoval;
   readonly #events: VolumeEventSink | undefined;
   readonly #owners: OwnerLookup | undefined;
   readonly #gids: GidAllocator | undefined;
-  readonly #archiveRetentionMs: number | undefined;
   readonly #clones:
     | CloneJobs<RelativeVolumePath, Omit<CloneVolumeOptions, keyof CloneCopyOptions>>
     | undefined;
@@ -185,17 +136,22 @@ export class NfsProvisioner implements Provisioner {
 
   /** @throws Error when the server or provisioner name is empty, or a path is not absolute. */
   constructor(options: NfsProvisionerOptions) {
-    if (options.server === '') throw new Error('the NFS server must not be empty');
+    this.#export = new NfsExport(options.server, options.exportPath);
     if (options.provisionerName === '') throw new Error('the provisioner name must not be empty');
     this.#dialect = options.dialect;
-    this.#server = options.server;
-    this.#exportPath = normalizeBasePath(options.exportPath);
     this.#provisionerName = options.provisionerName;
     this.#root = new VolumeRoot(options.mountRoot ?? defaultMountRoot, { fs: options.fs });
-    this.#classes = options.classes;
-    this.#deleteUnrecordedNested = options.deleteUnrecordedNested ?? false;
-    this.#archiveRetentionMs = options.archiveRetentionMs;
     this.#events = options.events;
+    this.#removal = {
+      nfsExport: this.#export,
+      root: this.#root,
+      dialect: options.dialect,
+      classes: options.classes,
+      deleteUnrecordedNested: options.deleteUnrecordedNested ?? false,
+      archiveRetentionMs: options.archiveRetentionMs,
+      events: options.events,
+      explainRefusal: (err) => this.#explainRefusal(err),
+    };
     this.#owners = options.owners;
     this.#gids =
       options.gids ??
@@ -221,7 +177,7 @@ export class NfsProvisioner implements Provisioner {
       if (pvc.spec?.selector !== undefined && pvc.spec.selector !== null) {
         throw new InfeasibleError('claim Selector is not supported');
       }
-      const relative = this.#volumePath(parameters, pvc, pvName);
+      const relative = volumePathFor(parameters, pvc, pvName);
       const owner = {
         claimUid: pvc.metadata?.uid ?? '',
         namespace: pvc.metadata?.namespace ?? '',
@@ -232,7 +188,14 @@ export class NfsProvisioner implements Provisioner {
       const { dataSource } = options;
       if (dataSource !== undefined && this.#clones !== undefined) {
         const volume = { owner, mode: directoryMode, parentMode, specialFiles: parameters.cloneSpecialFiles };
-        const request = { pvc, pvName, path: relative, dataSource, volume, pathOf: this.#pathOf.bind(this) };
+        const request = {
+          pvc,
+          pvName,
+          path: relative,
+          dataSource,
+          volume,
+          pathOf: (pv: Readonly<V1PersistentVolume>) => this.#export.directoryOf(pv),
+        };
         const step = await this.#clones.step(request, context);
         if (!step.ended) return { error: new Error(step.message), state: 'Background' };
         return { pv: this.#persistentVolume(options, parameters, relative) };
@@ -255,7 +218,7 @@ export class NfsProvisioner implements Provisioner {
           gid,
           parentMode,
           adopt: parameters.adoptExisting,
-          namespaceScopedPath: startsWithNamespace(parameters.pathPattern),
+          namespaceScopedPath: rendersUnderNamespace(parameters.pathPattern),
           adoptAmbiguousNamespacePrefix: parameters.adoptAmbiguousNamespacePrefix,
           beforeEachWrite: () => context.assertLeader(),
         },
@@ -292,70 +255,9 @@ export class NfsProvisioner implements Provisioner {
   }
 
   async delete(pv: Readonly<V1PersistentVolume>, context: OperationContext): Promise<void> {
-    await this.#delete(pv, context);
+    await removeVolume(this.#removal, pv, context);
     // The data is gone or kept for good: the GID is free once the PV object is gone too.
     this.#gids?.release(pv);
-  }
-
-  async #delete(pv: Readonly<V1PersistentVolume>, context: OperationContext): Promise<void> {
-    if (this.#isExportRoot(pv)) {
-      const message = `the volume's path is the export ${this.#exportPath} itself (nfs-subdir-external-provisioner v4.0.2 made such PVs when a pathPattern rendered empty); the export and all it holds are kept, only the PV goes`;
-      // Events are side effects too: like the controller's, none once the term ended.
-      context.assertLeader();
-      context.logger.warn({ path: this.#exportPath }, message);
-      this.#events?.event(
-        { apiVersion: 'v1', kind: 'PersistentVolume', ...pv },
-        'Warning',
-        reasonExportRootKept,
-        message,
-      );
-      return;
-    }
-    const { policy, source } = await volumeDeletePolicy(pv, this.#dialect, this.#classes, context);
-    const pvName = pv.metadata?.name ?? '';
-    if (policy === 'retain') {
-      await this.#release(pv, pvName, context);
-      return;
-    }
-    const relative = this.#pathOf(pv);
-    context.signal.throwIfAborted();
-    const keep = policy === 'delete' && source === 'legacy' && (await this.#isUnrecordedNested(relative));
-    if (policy === 'delete' && !keep) {
-      const outcome = await this.#root
-        .deleteVolume(relative, { pvName, beforeEachWrite: () => context.assertLeader() })
-        .catch((err: unknown) => {
-          const explained = this.#explainRefusal(err);
-          // A file a process of this NFS client holds open: postponed, not failed, until it is closed.
-          throw isHeldOpenFile(err)
-            ? new VolumeInUseError((explained as Error).message, { cause: err })
-            : explained;
-        });
-      context.assertLeader();
-      context.logger.info({ path: relative, outcome }, 'volume directory deleted');
-      return;
-    }
-    const result = await this.#root
-      .archiveVolume(relative, {
-        pvName,
-        retentionMs: this.#retentionOf(pv),
-        beforeEachWrite: () => context.assertLeader(),
-      })
-      .catch((err: unknown) => {
-        throw this.#explainRefusal(err);
-      });
-    context.assertLeader();
-    const to = result.outcome === 'archived' ? result.archivedPath : undefined;
-    context.logger.info({ path: relative, outcome: result.outcome, to }, 'volume directory archived');
-    if (keep && to !== undefined) {
-      const message = unrecordedNestedArchived(relative, to);
-      context.logger.warn({ path: relative, to }, message);
-      this.#events?.event(
-        { apiVersion: 'v1', kind: 'PersistentVolume', ...pv },
-        'Warning',
-        reasonArchivedNotDeleted,
-        message,
-      );
-    }
   }
 
   #persistentVolume(
@@ -369,8 +271,8 @@ export class NfsProvisioner implements Provisioner {
       pvName,
       pvc,
       storageClass,
-      server: this.#server,
-      path: joinBasePath(this.#exportPath, relative),
+      server: this.#export.server,
+      path: this.#export.pvPath(relative),
       onDelete: parameters.onDelete,
       archiveRetention: parameters.archiveRetention,
     });
@@ -402,30 +304,8 @@ export class NfsProvisioner implements Provisioner {
   async maintain(context: OperationContext): Promise<void> {
     await sweepExpiredArchives(this.#root, this.#archiveMetrics, context, this.#archiveSizes);
     if (this.#usage === undefined) return;
-    const scope = { provisionerName: this.#provisionerName, exportPath: this.#exportPath };
+    const scope = { provisionerName: this.#provisionerName, exportPath: this.#export.path };
     await measureOwnedVolumes(this.#usage, scope, context);
-  }
-
-  /**
-   * How long an archive of `pv` is kept: the retention recorded on it at provision time, else the
-   * provisioner's default; `undefined` keeps it forever. A recorded value that no longer parses
-   * (edited by hand) keeps it forever too, the safe reading.
-   */
-  #retentionOf(pv: Readonly<V1PersistentVolume>): number | undefined {
-    const recorded = pv.metadata?.annotations?.[annArchiveRetention];
-    if (recorded === undefined) return this.#archiveRetentionMs;
-    const ms = parseGoDuration(recorded);
-    return ms !== undefined && ms > 0 ? ms : undefined;
-  }
-
-  /**
-   * Whether `relative` is a nested volume without an ownership record, which only the upstream
-   * programs make: v4.0.2 looked for it at the export's top level, never found it and kept it, so
-   * deleting it now would destroy data that survived before the switch (unless the operator opted in).
-   */
-  async #isUnrecordedNested(relative: RelativeVolumePath): Promise<boolean> {
-    if (this.#deleteUnrecordedNested || !relative.includes('/')) return false;
-    return (await this.#root.readRecord(relative)) === undefined;
   }
 
   /**
@@ -441,10 +321,10 @@ export class NfsProvisioner implements Provisioner {
       (err as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : true,
     );
     if (existing === undefined) return;
-    const prefix = `${joinBasePath(this.#exportPath, relative)}/`;
+    const prefix = `${this.#export.pvPath(relative)}/`;
     const { items } = await this.#owners.volumes.list({ signal: context.signal });
     const hosted = items.find(
-      (pv) => pv.spec?.nfs?.server === this.#server && pv.spec.nfs.path.startsWith(prefix),
+      (pv) => pv.spec?.nfs?.server === this.#export.server && pv.spec.nfs.path.startsWith(prefix),
     );
     if (hosted === undefined) return;
     throw new InfeasibleError(
@@ -495,84 +375,5 @@ export class NfsProvisioner implements Provisioner {
       'released a stale ownership record: neither the claim nor the PV it names exists any more',
     );
     return true;
-  }
-
-  /**
-   * Keeps the directory and marks its record released, so that a re-created claim of the same
-   * namespace can adopt the data (`adoptExisting`). Retaining never touches the data, so a PV whose
-   * path is not ours, or a directory that refuses the mark, still lets the PV go: only the reattach
-   * is lost, and the warning says so. System errors are retried, as they may pass.
-   */
-  async #release(pv: Readonly<V1PersistentVolume>, pvName: string, context: OperationContext): Promise<void> {
-    const policy = 'retain';
-    let relative: RelativeVolumePath;
-    try {
-      relative = this.#pathOf(pv);
-    } catch (err) {
-      context.logger.warn({ policy, err }, 'keeping the volume, which is not a directory of this export');
-      return;
-    }
-    context.signal.throwIfAborted();
-    try {
-      const outcome = await this.#root.releaseVolume(relative, {
-        pvName,
-        beforeEachWrite: () => context.assertLeader(),
-      });
-      context.assertLeader();
-      context.logger.info({ policy, path: relative, outcome }, 'keeping the volume directory');
-    } catch (err) {
-      if (!isSafeFsError(err) || err.kind === 'io' || err.kind === 'permission') throw err;
-      context.logger.warn(
-        { policy, path: relative, err },
-        'keeping the volume directory, but could not mark it released: a new claim cannot adopt it',
-      );
-    }
-  }
-
-  #volumePath(
-    parameters: ClassParameters,
-    pvc: Readonly<V1PersistentVolumeClaim>,
-    pvName: string,
-  ): RelativeVolumePath {
-    const namespace = pvc.metadata?.namespace ?? '';
-    const name = pvc.metadata?.name ?? '';
-    const defaultName = `${namespace}-${name}-${pvName}`;
-    const what = parameters.pathPattern === undefined ? 'the directory name' : 'parameter "pathPattern"';
-    try {
-      if (parameters.pathPattern === undefined) return parseRelativeVolumePath(defaultName);
-      const claim = { namespace, name, labels: pvc.metadata?.labels, annotations: pvc.metadata?.annotations };
-      const rendered = cleanRender(renderPathPattern(parameters.pathPattern, { claim, pvName }));
-      return parseRelativeVolumePath(rendered === '' ? defaultName : rendered);
-    } catch (err) {
-      throw new InfeasibleError(`${what} does not give a usable directory: ${(err as Error).message}`, {
-        cause: err,
-      });
-    }
-  }
-
-  /** Whether `pv` names our server and the export itself, which is never deleted or archived. */
-  #isExportRoot(pv: Readonly<V1PersistentVolume>): boolean {
-    const nfs = pv.spec?.nfs;
-    if (nfs?.server !== this.#server) return false;
-    try {
-      return normalizeBasePath(nfs.path) === this.#exportPath;
-    } catch {
-      return false;
-    }
-  }
-
-  /**
-   * The volume directory of `pv`, relative to the mount root. The PV is trusted no more than a
-   * claim: it must name our server and a path strictly below the export.
-   */
-  #pathOf(pv: Readonly<V1PersistentVolume>): RelativeVolumePath {
-    const nfs = pv.spec?.nfs;
-    if (nfs === undefined) throw new Error('the volume has no nfs source; refusing to touch anything');
-    if (nfs.server !== this.#server) {
-      throw new Error(
-        `the volume is on NFS server ${JSON.stringify(nfs.server)}, not ${JSON.stringify(this.#server)}; refusing to touch anything`,
-      );
-    }
-    return relativePathUnder(this.#exportPath, nfs.path);
   }
 }

@@ -14,9 +14,10 @@ import {
 } from '@kube-provisioner/controller/testing';
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import type { NfsDialect } from '../src/class-parameters.ts';
-import { NfsProvisioner, type NfsProvisionerOptions, type VolumeEventSink } from '../src/nfs-provisioner.ts';
+import { NfsProvisioner, type NfsProvisionerOptions } from '../src/nfs-provisioner.ts';
 import type { OwnerLookup } from '../src/stale-record.ts';
 import type { StorageClassReader } from '../src/volume-delete-policy.ts';
+import type { VolumeEventSink } from '../src/volume-events.ts';
 
 export {
   finishedFailure as failed,
