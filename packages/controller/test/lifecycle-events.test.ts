@@ -26,31 +26,31 @@ const claim = newClaim('claim-1', 'uid-1-1', 'class-1', provisionerName);
 
 /** A controller with leader election on the manual clock, its events recorded from the start. */
 function leader(options: HarnessOptions, onLost: LeaseLossPolicy = 'campaign') {
-  const harness = manualHarness({ leaderElection: { namespace: 'kube-system', onLost }, ...options });
-  const seen = recordLifecycle(harness.harness.controller);
+  const manual = manualHarness({ leaderElection: { namespace: 'kube-system', onLost }, ...options });
+  const seen = recordLifecycle(manual.harness.controller);
   const stop = new AbortController();
-  const done = harness.harness.controller.run(stop.signal).then(
+  const done = manual.harness.controller.run(stop.signal).then(
     () => 'stopped',
     (err: unknown) => err,
   );
-  return { ...harness, seen, stop, done };
+  return { ...manual, seen, stop, done };
 }
 
 describe('lifecycle events: provisioning', () => {
   it('emits leading, synced and provisioned with the claim, the saved PV and the duration', async () => {
-    const { clock, harness: h, seen, stop, done } = leader({ objects: [storageClass, claim] });
+    const { clock, harness, seen, stop, done } = leader({ objects: [storageClass, claim] });
     await pump(clock, 2_000);
 
     expect(names(seen)).toEqual(['leading', 'synced', 'provisioned']);
     expect(seen[0]).toEqual({
       name: 'leading',
-      event: { lease: 'kube-system/foo.bar-baz', identity: h.controller.identity },
+      event: { lease: 'kube-system/foo.bar-baz', identity: harness.controller.identity },
     });
     const provisioned = seen[2];
     if (provisioned?.name !== 'provisioned') throw new Error('no provisioned event');
     expect(provisioned.event.pvc.metadata?.uid).toBe('uid-1-1');
-    expect(h.volumes()).toHaveLength(1);
-    expect(provisioned.event.pv.metadata?.name).toBe(h.volumes()[0]?.metadata?.name);
+    expect(harness.volumes()).toHaveLength(1);
+    expect(provisioned.event.pv.metadata?.name).toBe(harness.volumes()[0]?.metadata?.name);
     expect(provisioned.event.pv.spec?.claimRef?.uid).toBe('uid-1-1');
     expect(provisioned.event.durationMs).toBeGreaterThanOrEqual(0);
     expect(provisioned.event.claim).toBe(provisioned.event.pvc);
@@ -61,8 +61,8 @@ describe('lifecycle events: provisioning', () => {
   });
 
   it('emits provisionFailed with the claim, the error and the state', async () => {
-    const { clock, harness: h, seen } = leader({ objects: [storageClass, claim] });
-    h.provisioner.provisionResult = () => ({ error: new Error('backend full'), state: 'Background' });
+    const { clock, harness, seen } = leader({ objects: [storageClass, claim] });
+    harness.provisioner.provisionResult = () => ({ error: new Error('backend full'), state: 'Background' });
     await pump(clock, 2_000);
 
     const failed = seen.find((entry) => entry.name === 'provisionFailed');
@@ -74,21 +74,21 @@ describe('lifecycle events: provisioning', () => {
   });
 
   it('emits neither provisioned nor provisionFailed for a result that returns after the term lapsed', async () => {
-    const { clock, harness: h, seen, done } = leader({ objects: [storageClass, claim] }, 'reject');
+    const { clock, harness, seen, done } = leader({ objects: [storageClass, claim] }, 'reject');
     const provisioned = gate();
-    h.provisioner.provisionResult = async (options) => {
+    harness.provisioner.provisionResult = async (options) => {
       await provisioned.wait;
       return { pv: volumeFor(options) };
     };
     await pump(clock, 2_000);
-    expect(h.provisioner.provisionCalls).toHaveLength(1);
+    expect(harness.provisioner.provisionCalls).toHaveLength(1);
 
     clock.freeze(20_000);
     provisioned.open();
     await pump(clock, 2_000);
 
     expect(isLeaderElectionLostError(await done)).toBe(true);
-    expect(h.volumes()).toEqual([]);
+    expect(harness.volumes()).toEqual([]);
     expect(names(seen)).toEqual(['leading', 'synced', 'stoppedLeading']);
     const stopped = seen[2];
     if (stopped?.name !== 'stoppedLeading') throw new Error('no stoppedLeading event');
@@ -99,10 +99,10 @@ describe('lifecycle events: provisioning', () => {
 
 describe('lifecycle events: deletion', () => {
   it('emits deleted with the released PV once the asset and the PV object are gone', async () => {
-    const { clock, harness: h, seen } = leader({ objects: [storageClass, releasedVolume()] });
+    const { clock, harness, seen } = leader({ objects: [storageClass, releasedVolume()] });
     await pump(clock, 2_000);
 
-    expect(h.volumes()).toEqual([]);
+    expect(harness.volumes()).toEqual([]);
     const deleted = seen.find((entry) => entry.name === 'deleted');
     if (deleted?.name !== 'deleted') throw new Error('no deleted event');
     expect(deleted.event.pv.metadata?.name).toBe('pv-1');
@@ -111,8 +111,8 @@ describe('lifecycle events: deletion', () => {
   });
 
   it('emits deleteFailed with the PV and the error when delete fails', async () => {
-    const { clock, harness: h, seen } = leader({ objects: [storageClass, releasedVolume()] });
-    h.provisioner.deleteResult = () => {
+    const { clock, harness, seen } = leader({ objects: [storageClass, releasedVolume()] });
+    harness.provisioner.deleteResult = () => {
       throw new Error('share is busy');
     };
     await pump(clock, 2_000);
@@ -125,39 +125,34 @@ describe('lifecycle events: deletion', () => {
   });
 
   it('emits nothing for a volume whose delete the provisioner ignores', async () => {
-    const { clock, harness: h, seen } = leader({ objects: [storageClass, releasedVolume()] });
-    h.provisioner.deleteResult = () => {
+    const { clock, harness, seen } = leader({ objects: [storageClass, releasedVolume()] });
+    harness.provisioner.deleteResult = () => {
       throw new IgnoredError('not mine');
     };
     await pump(clock, 2_000);
 
-    expect(h.volumes()).toHaveLength(1);
+    expect(harness.volumes()).toHaveLength(1);
     expect(names(seen)).toEqual(['leading', 'synced']);
   });
 
   it('emits neither deleted nor deleteFailed for a delete that returns after the term lapsed', async () => {
-    const {
-      clock,
-      harness: h,
-      seen,
-      done,
-    } = leader(
+    const { clock, harness, seen, done } = leader(
       {
         objects: [storageClass, releasedVolume()],
       },
       'reject',
     );
     const deleted = gate();
-    h.provisioner.deleteResult = () => deleted.wait;
+    harness.provisioner.deleteResult = () => deleted.wait;
     await pump(clock, 2_000);
-    expect(h.provisioner.deleteCalls).toHaveLength(1);
+    expect(harness.provisioner.deleteCalls).toHaveLength(1);
 
     clock.freeze(20_000);
     deleted.open();
     await pump(clock, 2_000);
 
     expect(isLeaderElectionLostError(await done)).toBe(true);
-    expect(h.volumes().map((pv) => pv.metadata?.name)).toEqual(['pv-1']);
+    expect(harness.volumes().map((pv) => pv.metadata?.name)).toEqual(['pv-1']);
     expect(names(seen)).toEqual(['leading', 'synced', 'stoppedLeading']);
   });
 });
@@ -180,11 +175,11 @@ describe('lifecycle events: leadership', () => {
   });
 
   it('emits synced but no leadership events without leader election', async () => {
-    const { clock, harness: h } = manualHarness({ objects: [storageClass, claim] });
-    const seen = recordLifecycle(h.controller);
-    h.start();
+    const { clock, harness } = manualHarness({ objects: [storageClass, claim] });
+    const seen = recordLifecycle(harness.controller);
+    harness.start();
     await pump(clock, 1_000);
-    await h.stop();
+    await harness.stop();
     expect(names(seen)).toEqual(['synced', 'provisioned']);
   });
 });
@@ -192,23 +187,23 @@ describe('lifecycle events: leadership', () => {
 describe('lifecycle events: listeners', () => {
   it('logs a listener that throws, and the controller provisions on as if nobody listened', async () => {
     const lines: string[] = [];
-    const { clock, harness: h } = manualHarness({
+    const { clock, harness } = manualHarness({
       objects: [storageClass, claim, newClaim('claim-2', 'uid-2-2', 'class-1', provisionerName)],
       logger: createLogger({ write: (line) => lines.push(line) }),
       threadiness: 1,
     });
     let calls = 0;
-    h.controller.on('provisioned', () => {
+    harness.controller.on('provisioned', () => {
       calls++;
       throw new Error('listener bug');
     });
-    h.start();
+    harness.start();
     await pump(clock, 1_000);
-    await h.stop();
+    await harness.stop();
 
     expect(calls).toBe(2);
-    expect(h.volumes()).toHaveLength(2);
-    expect(await provisionCounts(h.registry, 'class-1')).toEqual({ success: 2, failed: 0 });
+    expect(harness.volumes()).toHaveLength(2);
+    expect(await provisionCounts(harness.registry, 'class-1')).toEqual({ success: 2, failed: 0 });
     const logged = lines
       .map((line) => JSON.parse(line) as Record<string, unknown>)
       .filter((line) => line.event !== undefined);
