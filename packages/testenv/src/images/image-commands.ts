@@ -2,7 +2,13 @@
 import { baseImage, ensureBaseImage } from './base-image.ts';
 import { bundleProgram } from './bundle.ts';
 import { compressedImageSize, formatImageSize, imageSize } from './podman.ts';
-import { buildProjectImage, createManifest, imageArchitectures, projectImages } from './project-images.ts';
+import {
+  buildProjectImage,
+  imageArchitectures,
+  projectImages,
+  tagHostImage,
+  writeManifestList,
+} from './project-images.ts';
 
 type Log = (message: string) => void;
 
@@ -15,8 +21,8 @@ export async function imageBaseCommand(log: Log): Promise<number> {
 }
 
 /**
- * `images`: builds the base if missing, then every project image for each architecture and the
- * manifest list of both under the image's tag; prints each architecture's size, and gzip-compressed,
+ * `images`: builds the base if missing, then every project image for each architecture and writes
+ * the manifest list of both (an OCI layout to publish under the image's tag); prints each architecture's size, and gzip-compressed,
  * what a node pulls. The base is only the build's input: the images carry node, its libraries and
  * the bundle, not the base's file system.
  */
@@ -34,8 +40,9 @@ export async function imagesCommand(log: Log): Promise<number> {
         `${formatImageSize(await compressedImageSize(one.tag))} compressed, linux/${architecture}`,
       ]);
     }
-    await createManifest(image.tag, built);
-    rows.push([image.tag, '', `manifest list: ${imageArchitectures.map((a) => `linux/${a}`).join(', ')}`]);
+    await tagHostImage(image);
+    const list = await writeManifestList(image, built);
+    rows.push([image.tag, '', `manifest list of ${imageArchitectures.join(', ')}: oci:${list}`]);
   }
   const width = Math.max(...rows.map(([tag]) => tag?.length ?? 0));
   for (const [tag = '', size = '', note = ''] of rows) {

@@ -1,12 +1,13 @@
 /**
  * The project's container images, built with podman from the repository root on the local base
  * image ({@link ensureBaseImage}); the Dockerfiles' own default base stays the official Node image.
- * Each is built for linux/amd64 and linux/arm64 from the same Dockerfile, tagged `<tag>-<arch>`, and
- * `<tag>` is the manifest list of both (what a registry would serve to either kind of node; podman
- * resolves it to the host's own architecture for `run` and `save`).
+ * Each is built for linux/amd64 and linux/arm64 from the same Dockerfile, tagged `<tag>-<arch>`;
+ * `<tag>` names the host's architecture locally (what the tests, `podman save` and the real node use),
+ * and `npm run image` writes the manifest list of both, what a registry serves under `<tag>`, as an OCI
+ * layout ({@link writeManifestList}): podman 4's image listing fails on a local manifest list.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { baseImage, baseImageKey, defaultImagesCacheDir, ensureBaseImage } from './base-image.ts';
 import {
@@ -142,8 +143,8 @@ export async function buildProjectImage(
 
 /**
  * Builds each architecture of `image` whose tag podman lacks or holds from other inputs (sources,
- * Dockerfile, base, runtime tree: {@link imageInputsKey}), then makes `image.tag` the manifest list
- * of them unless it already is. A warm run only hashes the inputs.
+ * Dockerfile, base, runtime tree: {@link imageInputsKey}), and tags the host's as `image.tag`. A warm
+ * run only hashes the inputs.
  */
 export async function ensureProjectImage(
   image: ProjectImage,
@@ -168,32 +169,44 @@ export async function ensureProjectImage(
         : await buildProjectImage(image, architecture, options),
     );
   }
-  if (images.some((built) => built.built) || !(await isManifestOf(image.tag, images))) {
-    await createManifest(image.tag, images);
-  }
+  await tagHostImage(image);
   return images;
 }
 
-/** Makes `tag` the manifest list of `images`, replacing whatever held the tag. */
-export async function createManifest(tag: string, images: readonly BuiltImage[]): Promise<void> {
-  await podman(['manifest', 'rm', tag]).catch(() => undefined);
-  await podman(['rmi', '--ignore', tag]).catch(() => undefined);
-  await podman(['manifest', 'create', tag]);
-  for (const built of images) await podman(['manifest', 'add', tag, `containers-storage:${built.tag}`]);
+/** Points `image.tag` at the host architecture's image unless it already names it. */
+export async function tagHostImage(image: ProjectImage): Promise<void> {
+  const id = (name: string) =>
+    podman(['image', 'inspect', '--format', '{{.Id}}', name]).then(
+      (text) => text.trim(),
+      () => undefined,
+    );
+  const host = architectureTag(image, hostArchitecture);
+  if ((await id(image.tag)) !== (await id(host))) await podman(['tag', host, image.tag]);
 }
 
-/** Whether `tag` is a manifest list of exactly `images` as they are now. */
-async function isManifestOf(tag: string, images: readonly BuiltImage[]): Promise<boolean> {
-  const listed = await podman(['manifest', 'inspect', tag]).then(
-    (text) => (JSON.parse(text) as { manifests?: { digest: string }[] }).manifests ?? [],
-    () => undefined,
-  );
-  if (listed === undefined || listed.length !== images.length) return false;
-  for (const built of images) {
-    const digest = (await podman(['image', 'inspect', '--format', '{{.Digest}}', built.tag])).trim();
-    if (!listed.some((entry) => entry.digest === digest)) return false;
+/**
+ * Writes the manifest list of `images` (one per architecture) under `image.tag` as an OCI layout in
+ * `<images cache>/manifests/<name>`, from which `skopeo copy --all oci:<dir> docker://<registry>/…`
+ * publishes both architectures under one tag. The list is assembled in podman and removed again.
+ */
+export async function writeManifestList(
+  image: ProjectImage,
+  images: readonly BuiltImage[],
+  env?: NodeJS.ProcessEnv,
+): Promise<string> {
+  const dir = join(defaultImagesCacheDir(env), 'manifests', image.name);
+  const list = `localhost/kube-testenv/manifest-list:${image.name}`;
+  await podman(['manifest', 'rm', list]).catch(() => undefined);
+  await podman(['manifest', 'create', list]);
+  try {
+    for (const built of images) await podman(['manifest', 'add', list, `containers-storage:${built.tag}`]);
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dirname(dir), { recursive: true });
+    await podman(['manifest', 'push', '--all', list, `oci:${dir}:${image.tag.split(':').at(-1)}`]);
+  } finally {
+    await podman(['manifest', 'rm', list]).catch(() => undefined);
   }
-  return true;
+  return dir;
 }
 
 function foreignArchitecture(architecture: ImageArchitecture): ForeignArchitecture {
