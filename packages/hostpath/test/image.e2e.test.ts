@@ -39,6 +39,8 @@ let root = '';
 let port = 0;
 let node = '';
 let container: RunningContainer | undefined;
+/** The ServiceAccount kubeconfig of the shipped RBAC, mounted into every container. */
+let kubeconfigPath = '';
 
 function started(): RunningContainer {
   if (!container) throw new Error('the container did not start');
@@ -57,27 +59,41 @@ beforeAll(async () => {
     namespace: systemNamespace,
     name: 'hostpath-provisioner',
   });
+  kubeconfigPath = account.kubeconfigPath;
   node = (await env.createNode()).metadata?.name ?? '';
   root = await mkdtemp(join(tmpdir(), 'hostpath-image-'));
   [port = 0] = await freePorts(1);
-  container = await startContainer({
-    image: image.tag,
+  container = await startProvisioner({ image: image.tag, node, root, port, provisionerName });
+}, buildTimeoutMs);
+
+/** The image in per-node mode as its DaemonSet runs it, for `node`, with volumes under `root`. */
+function startProvisioner(options: {
+  image: string;
+  platform?: string;
+  node: string;
+  root: string;
+  port: number;
+  provisionerName: string;
+}): Promise<RunningContainer> {
+  return startContainer({
+    image: options.image,
+    ...(options.platform === undefined ? {} : { platform: options.platform }),
     args: ['--mode=per-node'],
     env: {
-      NODE_NAME: node,
-      PROVISIONER_NAME: provisionerName,
-      HOSTPATH_ROOT: root,
+      NODE_NAME: options.node,
+      PROVISIONER_NAME: options.provisionerName,
+      HOSTPATH_ROOT: options.root,
       POD_NAMESPACE: systemNamespace,
       KUBECONFIG: '/var/run/kubeconfig',
-      HEALTH_PORT: String(port),
+      HEALTH_PORT: String(options.port),
     },
     mounts: [
       // The same path inside and outside, so PV paths are valid on the node (as in the DaemonSet).
-      { source: root, target: root },
-      { source: account.kubeconfigPath, target: '/var/run/kubeconfig', readOnly: true },
+      { source: options.root, target: options.root },
+      { source: kubeconfigPath, target: '/var/run/kubeconfig', readOnly: true },
     ],
   });
-}, buildTimeoutMs);
+}
 
 afterAll(async () => {
   const code = await container?.stop();
@@ -214,4 +230,94 @@ describe.each(imageArchitectures)('the hostpath provisioner image for linux/%s',
     // Under emulation each Node start takes seconds.
     120_000,
   );
+});
+
+describe.skipIf(!arm64)('the hostpath provisioner image for linux/arm64, under emulation', () => {
+  it('is ready, provisions a WaitForFirstConsumer claim on its node and deletes it', async () => {
+    const armNode = (await env.createNode()).metadata?.name ?? '';
+    const armRoot = await mkdtemp(join(tmpdir(), 'hostpath-image-arm64-'));
+    const [armPort = 0] = await freePorts(1);
+    const armProvisioner = `e2e.kube-provisioner.io/${uniqueName('hostpath-arm64')}`;
+    let emulated: RunningContainer | undefined;
+    try {
+      emulated = await startProvisioner({
+        image: architectureTag(image, 'arm64'),
+        platform: 'linux/arm64',
+        node: armNode,
+        root: armRoot,
+        port: armPort,
+        provisionerName: armProvisioner,
+      });
+      const running = emulated;
+      await waitFor(
+        async () =>
+          (await fetchInside(running, `http://127.0.0.1:${armPort}/readyz`).catch(() => undefined))
+            ?.status === 200,
+        { timeoutMs: 120_000, description: 'the arm64 container to be ready' },
+      );
+      expect((await running.exec(['node', '-p', 'process.arch'])).trim()).toBe('arm64');
+
+      const namespace = await env.namespace('hostpath-image-arm64');
+      const storageClassName = uniqueName('hostpath-arm64');
+      await storage.createStorageClass({
+        body: {
+          metadata: { name: storageClassName },
+          provisioner: armProvisioner,
+          volumeBindingMode: 'WaitForFirstConsumer',
+          reclaimPolicy: 'Delete',
+        },
+      });
+      await core.createNamespacedPersistentVolumeClaim({
+        namespace,
+        body: {
+          metadata: { name: 'arm64' },
+          spec: {
+            storageClassName,
+            accessModes: ['ReadWriteOnce'],
+            resources: { requests: { storage: '1Gi' } },
+          },
+        },
+      });
+      await core.createNamespacedPod({
+        namespace,
+        body: {
+          metadata: { name: 'pod-arm64' },
+          spec: {
+            nodeSelector: { 'kubernetes.io/hostname': armNode },
+            containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }],
+            volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'arm64' } }],
+          },
+        },
+      });
+      const pv = await waitFor(
+        async () => {
+          const claim = await core.readNamespacedPersistentVolumeClaim({ namespace, name: 'arm64' });
+          return claim.status?.phase === 'Bound'
+            ? core.readPersistentVolume({ name: claim.spec?.volumeName ?? '' })
+            : undefined;
+        },
+        { timeoutMs: 120_000, description: 'the claim to be Bound by the arm64 provisioner' },
+      );
+      const path = pv.spec?.hostPath?.path ?? '';
+      expect(path.startsWith(`${armRoot}/`)).toBe(true);
+      expect(existsSync(path)).toBe(true);
+
+      await core.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0 });
+      await core.deleteNamespacedPersistentVolumeClaim({ namespace, name: 'arm64' });
+      await waitFor(
+        async () =>
+          !(await core.listPersistentVolume()).items.some((v) => v.metadata?.name === pv.metadata?.name),
+        { timeoutMs: 120_000, description: 'the volume to be deleted' },
+      );
+      expect(await readdir(armRoot)).toEqual([]);
+      await storage.deleteStorageClass({ name: storageClassName });
+      const code = await running.stop();
+      const output = running.program.output();
+      expect(output).not.toMatch(/forbidden|"statusCode":403/iu);
+      expect(code, output).toBe(0);
+    } finally {
+      await emulated?.stop();
+      await rm(armRoot, { recursive: true, force: true });
+    }
+  }, 300_000);
 });
