@@ -139,15 +139,24 @@ export class CapacityPublisher {
     }
   }
 
-  /** Deletes every object of this node: the instance is going away cleanly. */
-  async withdraw(context: Pick<OperationContext, 'signal'>): Promise<void> {
+  /**
+   * Deletes every object of this node, once the publication in progress (stopped by the signal given
+   * to {@link request}) has ended: the instance is going away cleanly. `capacities` may be another
+   * client than the publisher's, e.g. one that outlives the controller's during shutdown. Resolves
+   * with the number of objects found.
+   */
+  async withdraw(
+    context: Pick<OperationContext, 'signal'>,
+    capacities: Pick<ResourceClient<V1CSIStorageCapacity>, 'list' | 'delete'> = this.#options.capacities,
+  ): Promise<number> {
     const { signal } = context;
-    const existing = await this.#options.capacities.list({
-      namespace: this.#options.namespace,
-      labelSelector: this.#selector,
-      signal,
-    });
-    for (const object of existing.items) await this.#delete(object.metadata?.name ?? '', signal);
+    const { namespace } = this.#options;
+    await this.#running;
+    const existing = await capacities.list({ namespace, labelSelector: this.#selector, signal });
+    for (const object of existing.items) {
+      await deleteIfPresent(capacities, object.metadata?.name ?? '', namespace, signal);
+    }
+    return existing.items.length;
   }
 
   #desired(name: string, className: string, bytes: number): V1CSIStorageCapacity {
@@ -186,12 +195,21 @@ export class CapacityPublisher {
     await capacities.update({ ...desired, metadata }, { namespace, signal });
   }
 
-  async #delete(name: string, signal: AbortSignal): Promise<void> {
-    try {
-      await this.#options.capacities.delete(name, { namespace: this.#options.namespace, signal });
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
+  #delete(name: string, signal: AbortSignal): Promise<void> {
+    return deleteIfPresent(this.#options.capacities, name, this.#options.namespace, signal);
+  }
+}
+
+async function deleteIfPresent(
+  capacities: Pick<ResourceClient<V1CSIStorageCapacity>, 'delete'>,
+  name: string,
+  namespace: string,
+  signal: AbortSignal,
+): Promise<void> {
+  try {
+    await capacities.delete(name, { namespace, signal });
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
   }
 }
 

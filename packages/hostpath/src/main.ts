@@ -6,7 +6,7 @@
 import { stat } from 'node:fs/promises';
 import type { KubeApi, Logger } from '@kube-provisioner/controller';
 import { runProvisioner } from '@kube-provisioner/controller/cli';
-import { resources } from '@kube-provisioner/controller/client';
+import { createKubeApi, resources } from '@kube-provisioner/controller/client';
 import { createEventRecorder, type EventRecorder } from '@kube-provisioner/controller/events';
 import { UsageMonitor, warnOnClaim } from '@kube-provisioner/controller/usage';
 import { checkWritableDirectory, fsOpsForRoot, VolumeRoot } from '@kube-provisioner/safe-fs';
@@ -45,8 +45,8 @@ function usageReporting(options: CliOptions, api: KubeApi, registry: Registry, r
 /**
  * Per node: the root's capacity (metrics, and the room check that reschedules a claim) and, when
  * publishing is on, its publisher. It runs beside the controller: on a schedule, after each volume
- * made or deleted, and withdraws its objects on SIGTERM/SIGINT (best effort: the Pod's deletion
- * garbage-collects them anyway).
+ * made or deleted, and withdraws its objects on SIGTERM/SIGINT (within 5 s; the Pod's deletion
+ * garbage-collects whatever is left).
  */
 function capacityOf(
   options: CliOptions,
@@ -94,9 +94,15 @@ function capacityOf(
     process.once(signal, () => {
       clearInterval(timer);
       running.abort();
-      publisher.withdraw({ signal: AbortSignal.timeout(5000) }).catch((err: unknown) => {
-        logger.warn({ err }, 'withdrawing the published capacity failed');
-      });
+      // A client of its own: the controller's is closed as soon as the controller has stopped.
+      const client = createKubeApi(
+        options.kubeconfig === undefined ? 'in-cluster' : { kubeconfig: options.kubeconfig },
+      );
+      publisher
+        .withdraw({ signal: AbortSignal.timeout(5000) }, client.resource(csiStorageCapacities))
+        .then((objects) => logger.info({ objects }, 'published capacity withdrawn'))
+        .catch((err: unknown) => logger.warn({ err }, 'withdrawing the published capacity failed'))
+        .finally(() => client.close());
     });
   }
   publish();
