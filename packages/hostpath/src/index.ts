@@ -30,7 +30,7 @@ export {
 } from './directory-snapshot.ts';
 export type { HostPathProvisionerOptions, NodeReader } from './hostpath-provisioner.ts';
 export { defaultProvisionerName, HostPathProvisioner } from './hostpath-provisioner.ts';
-export type { HostPathVolume } from './owned-volumes.ts';
+export type { HostPathVolume, VolumeOwnerScope } from './owned-volumes.ts';
 export { annOnDelete, annProvisionerIdentity, defaultNodeAffinityKey } from './persistent-volume.ts';
 export type { ProvisionerMode } from './provisioner-mode.ts';
 export type { QuotaFileSystemType, QuotaMount, QuotaMountCheck } from './quota-mount.ts';
