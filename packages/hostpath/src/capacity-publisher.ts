@@ -35,14 +35,21 @@ export interface CapacityPublisherOptions {
   /** StorageClasses: those whose provisioner is {@link provisionerName} are published. */
   readonly classes: Pick<ResourceClient<V1StorageClass>, 'list'>;
   /** The root's capacity (a `RootCapacityReader` fits). */
-  readonly capacity: { read(context: Pick<OperationContext, 'signal'>): Promise<RootCapacity> };
+  readonly capacity: {
+    /** The capacity now. */
+    read(context: Pick<OperationContext, 'signal'>): Promise<RootCapacity>;
+  };
   readonly provisionerName: string;
   readonly nodeName: string;
   /**
    * The node label the scheduler matches (`nodeTopology`), and this node's value of it (read once,
    * e.g. from the Node object).
    */
-  readonly topology: { readonly key: string; value(signal: AbortSignal): Promise<string> };
+  readonly topology: {
+    readonly key: string;
+    /** This node's value of the label. */
+    value(signal: AbortSignal): Promise<string>;
+  };
   /** Where the objects live: the instance's namespace. */
   readonly namespace: string;
   /** Owner of the objects (the instance's Pod), so they are garbage-collected with it. */
