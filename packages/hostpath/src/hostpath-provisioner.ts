@@ -202,7 +202,7 @@ export class HostPathProvisioner implements Provisioner {
         throw new InfeasibleError('volume type "local" needs node affinity, which shared mode does not set');
       }
       const relative = volumeDirectory(parameters, pvc, pvName);
-      const noRoom = await this.#noRoom(options, parameters, context);
+      const noRoom = await this.#noRoom(relative, options, parameters, context);
       if (noRoom !== undefined) return { error: new Error(noRoom), state: 'Reschedule' };
       const nodeAffinity =
         this.#mode === 'per-node'
@@ -347,10 +347,12 @@ export class HostPathProvisioner implements Provisioner {
   }
 
   /**
-   * Why this node cannot hold the new volume, when capacity is known: only for an empty directory,
-   * since a clone or take-back already under way must be finished where it started.
+   * Why this node cannot hold the new volume, when capacity is known: only for an empty directory
+   * not made yet, since a clone or take-back already under way, or a directory an earlier attempt of
+   * this claim made, must be finished where it started (a reschedule would leave it behind).
    */
   async #noRoom(
+    relative: RelativeVolumePath,
     options: ProvisionOptions,
     parameters: ClassParameters,
     context: OperationContext,
@@ -359,6 +361,7 @@ export class HostPathProvisioner implements Provisioner {
     if (options.dataSource !== undefined || requestedTakeBack(options.pvc, options.pvName) !== undefined) {
       return undefined;
     }
+    if ((await this.#root.readRecord(relative))?.pvName === options.pvName) return undefined;
     const requested = quantityBytes(options.pvc.spec?.resources?.requests?.storage) ?? 0;
     // Free space is one statfs; unreserved space also reads the volumes placed.
     const capacity = parameters.enforceSize

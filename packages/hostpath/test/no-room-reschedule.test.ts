@@ -87,4 +87,16 @@ describe('a claim its node cannot hold', () => {
     expect(await readdir(root.path)).toContain(options.pvName);
     expect(reads.changes).toBe(1);
   });
+
+  it('is finished, not rescheduled, when an earlier attempt already made its directory', async () => {
+    await using root = await temporaryRoot();
+    const space = { capacityBytes: 10 * gi, freeBytes: 3 * gi, reservedBytes: 0, volumes: 0 };
+    const { provisioner } = onRoot(root.path, space);
+    const options = provisionOptions(claim({ node: 'node-a', storage: '3Gi' }));
+    provisioned(await provisioner.provision(options, context));
+    // The disk filled after the directory was made and before the PV was saved: the retry reuses it.
+    space.freeBytes = 0;
+    provisioned(await provisioner.provision(options, context));
+    expect(await readdir(root.path)).toContain(options.pvName);
+  });
 });
