@@ -7,7 +7,6 @@ import {
   type ClaimDataSource,
   type ExpandOptions,
   type ExpandResult,
-  IgnoredError,
   InfeasibleError,
   type OperationContext,
   type Provisioner,
@@ -15,7 +14,6 @@ import {
   type ProvisionResult,
   provisionFailure,
 } from '@kube-provisioner/controller';
-import { isNotFound, type ResourceClient } from '@kube-provisioner/controller/client';
 import {
   CloneJobs,
   type CloneJobsOptions,
@@ -25,7 +23,6 @@ import {
 import type { EventRecorder } from '@kube-provisioner/controller/events';
 import type { DataSourceKind } from '@kube-provisioner/controller/provisioner';
 import type { UsageMonitor, VolumeLister } from '@kube-provisioner/controller/usage';
-import { annAlphaSelectedNode, annSelectedNode } from '@kube-provisioner/controller/wire-names';
 import {
   explainPermissionError,
   type FsOps,
@@ -35,7 +32,7 @@ import {
   relativePathUnder,
   VolumeRoot,
 } from '@kube-provisioner/safe-fs';
-import type { V1Node, V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { type ClassParameters, parseClassParameters, resolveVolumeType } from './class-parameters.ts';
 import {
   type CloneScope,
@@ -45,6 +42,7 @@ import {
 } from './clone-request.ts';
 import { snapshotKind } from './directory-snapshot.ts';
 import { cloneVolumesOf, stepEnforcedClone } from './enforced-clone.ts';
+import { NodePlacement, type NodeReader } from './node-placement.ts';
 import { type HostPathVolume, listOwnedVolumes } from './owned-volumes.ts';
 import {
   buildPersistentVolume,
@@ -61,9 +59,6 @@ import { type SnapshotAccess, SnapshotTaker } from './snapshot-taker.ts';
 import { quantityBytes } from './storage-quantity.ts';
 import { requestedTakeBack, takeBackInto } from './take-back.ts';
 import { directoryOptions, requestLimits, volumeDirectory, volumeOwner } from './volume-request.ts';
-
-/** Reads Node objects (`nodes` `get`); a `ResourceClient<V1Node>` fits. */
-export type NodeReader = Pick<ResourceClient<V1Node>, 'get'>;
 
 /** Default provisioner name, as written in `StorageClass.provisioner`. */
 export const defaultProvisionerName = 'kube-provisioner.io/hostpath';
@@ -118,9 +113,6 @@ export interface HostPathProvisionerOptions {
   readonly onVolumesChanged?: (() => void) | undefined;
 }
 
-// Per-node volumes live on one node, so only single-node access modes make sense.
-const nodeLocalAccessModes: ReadonlySet<string> = new Set(['ReadWriteOnce', 'ReadWriteOncePod']);
-
 /**
  * Provisions directories under a root. In per-node mode it only takes claims scheduled to its own
  * node and only deletes volumes recorded on its node; everything else is left to its peers, silently.
@@ -130,8 +122,7 @@ export class HostPathProvisioner implements Provisioner {
   readonly #provisionerName: string;
   readonly #root: VolumeRoot;
   readonly #nodeName: string | undefined;
-  readonly #affinityKey: string;
-  readonly #nodes: NodeReader | undefined;
+  readonly #placement: NodePlacement;
   readonly #usage: HostPathProvisionerOptions['usage'];
   readonly #events: HostPathProvisionerOptions['events'];
   readonly #capacity: HostPathProvisionerOptions['capacity'];
@@ -158,8 +149,8 @@ export class HostPathProvisioner implements Provisioner {
     this.#root = new VolumeRoot(options.root, { fs: options.fs });
     if (this.#root.base === '/') throw new Error('the root directory must not be /');
     this.#nodeName = options.nodeName || undefined;
-    this.#affinityKey = options.nodeAffinityKey ?? defaultNodeAffinityKey;
-    this.#nodes = options.nodes;
+    const affinityKey = options.nodeAffinityKey ?? defaultNodeAffinityKey;
+    this.#placement = new NodePlacement(this.#mode, this.#nodeName, affinityKey, options.nodes);
     this.#usage = options.usage;
     this.#events = options.events;
     this.#capacity = options.capacity;
@@ -184,11 +175,7 @@ export class HostPathProvisioner implements Provisioner {
   }
 
   shouldProvision(pvc: Readonly<V1PersistentVolumeClaim>): boolean {
-    if (this.#mode === 'shared') return true;
-    const annotations = pvc.metadata?.annotations ?? {};
-    const selected = annotations[annSelectedNode] || annotations[annAlphaSelectedNode] || '';
-    // A claim without a selected node gets through so provision() can explain the misconfiguration.
-    return selected === '' || selected === this.#nodeName;
+    return this.#placement.takesClaim(pvc);
   }
 
   async provision(options: ProvisionOptions, context: OperationContext): Promise<ProvisionResult> {
@@ -196,18 +183,14 @@ export class HostPathProvisioner implements Provisioner {
       const { pvc, storageClass, pvName } = options;
       const parameters = parseClassParameters(storageClass.parameters);
       const volumeType = resolveVolumeType(parameters, pvc.metadata?.annotations);
-      this.#checkPlacement(options.selectedNodeName);
-      this.#checkRequest(pvc);
+      this.#placement.checkClaim(pvc, options.selectedNodeName);
       if (volumeType === 'local' && this.#mode === 'shared') {
         throw new InfeasibleError('volume type "local" needs node affinity, which shared mode does not set');
       }
       const relative = volumeDirectory(parameters, pvc, pvName);
       const noRoom = await this.#noRoom(relative, options, parameters, context);
       if (noRoom !== undefined) return { error: new Error(noRoom), state: 'Reschedule' };
-      const nodeAffinity =
-        this.#mode === 'per-node'
-          ? { key: this.#affinityKey, value: await this.#affinityValue(context.signal) }
-          : undefined;
+      const nodeAffinity = await this.#placement.nodeAffinity(context.signal);
       context.signal.throwIfAborted();
       const path = await this.#fill(relative, options, parameters, context);
       if (typeof path !== 'string') return { error: new Error(path.message), state: 'Background' };
@@ -231,26 +214,15 @@ export class HostPathProvisioner implements Provisioner {
     }
   }
 
-  async shouldDelete(pv: Readonly<V1PersistentVolume>, context: OperationContext): Promise<boolean> {
-    if (this.#mode === 'shared') return true;
-    const node = volumeNode(pv);
-    if (node === this.#nodeName) return true;
-    // Only released volumes of a foreign node are worth a Node lookup.
-    const releasable = pv.status?.phase === 'Released' && pv.spec?.persistentVolumeReclaimPolicy === 'Delete';
-    return node !== undefined && releasable && (await this.#nodeVanished(node, context.signal));
+  shouldDelete(pv: Readonly<V1PersistentVolume>, context: OperationContext): Promise<boolean> {
+    return this.#placement.deletesVolume(pv, context.signal);
   }
 
   async delete(pv: Readonly<V1PersistentVolume>, context: OperationContext): Promise<void> {
-    const node = volumeNode(pv);
-    if (this.#mode === 'per-node' && node !== this.#nodeName) {
-      if (node !== undefined && (await this.#nodeVanished(node, context.signal))) {
-        // Its disk is gone with the node; releasing the API object is all that is left to do.
-        context.logger.info({ node }, 'node no longer exists; skipping directory cleanup');
-        return;
-      }
-      throw new IgnoredError(
-        node === undefined ? 'the volume records no node' : `the volume is on node ${node}`,
-      );
+    if ((await this.#placement.volumeToDelete(pv, context.signal)) === 'gone') {
+      // Its disk is gone with the node; releasing the API object is all that is left to do.
+      context.logger.info({ node: volumeNode(pv) }, 'node no longer exists; skipping directory cleanup');
+      return;
     }
     const path = volumePath(pv);
     if (path === undefined) throw new Error('the volume has neither a hostPath nor a local source');
@@ -280,7 +252,7 @@ export class HostPathProvisioner implements Provisioner {
 
   /** In per-node mode only the volume's own node expands it; the others leave the claim alone. */
   shouldExpand(pv: Readonly<V1PersistentVolume>): boolean {
-    return this.#mode === 'shared' || volumeNode(pv) === this.#nodeName;
+    return this.#placement.expandsVolume(pv);
   }
 
   /**
@@ -319,33 +291,6 @@ export class HostPathProvisioner implements Provisioner {
     await this.#usage.monitor.refresh(volumes, context.signal, context.logger);
   }
 
-  #checkPlacement(selectedNodeName: string): void {
-    if (this.#mode === 'shared') return;
-    if (selectedNodeName === '') {
-      throw new InfeasibleError(
-        'per-node mode needs a selected node: use a StorageClass with volumeBindingMode WaitForFirstConsumer',
-      );
-    }
-    if (selectedNodeName !== this.#nodeName) {
-      throw new IgnoredError(`the claim is for node ${selectedNodeName}`);
-    }
-  }
-
-  #checkRequest(pvc: Readonly<V1PersistentVolumeClaim>): void {
-    const modes = pvc.spec?.accessModes ?? [];
-    if (modes.length === 0) throw new InfeasibleError('the claim requests no access mode');
-    if (pvc.spec?.resources?.requests?.storage === undefined) {
-      throw new InfeasibleError('the claim requests no storage size');
-    }
-    if (this.#mode === 'shared') return;
-    const refused = modes.filter((mode) => !nodeLocalAccessModes.has(mode));
-    if (refused.length > 0) {
-      throw new InfeasibleError(
-        `access mode ${refused.join(', ')} is not supported in per-node mode, where the data lives on one node: use ReadWriteOnce or ReadWriteOncePod`,
-      );
-    }
-  }
-
   /**
    * Why this node cannot hold the new volume, when capacity is known: only for an empty directory
    * not made yet, since a clone or take-back already under way, or a directory an earlier attempt of
@@ -368,27 +313,6 @@ export class HostPathProvisioner implements Provisioner {
       ? await this.#capacity.read(context)
       : await this.#capacity.space();
     return noRoomReason(capacity, this.#nodeName ?? '', requested, parameters.enforceSize);
-  }
-
-  async #affinityValue(signal: AbortSignal): Promise<string> {
-    const nodeName = this.#nodeName ?? '';
-    if (this.#nodes === undefined) return nodeName;
-    const node = await this.#nodes.get(nodeName, { signal });
-    const value = node.metadata?.labels?.[this.#affinityKey];
-    if (value !== undefined && value !== '') return value;
-    if (this.#affinityKey === defaultNodeAffinityKey) return nodeName;
-    throw new Error(`node ${nodeName} has no label ${this.#affinityKey} to use for node affinity`);
-  }
-
-  async #nodeVanished(node: string, signal: AbortSignal): Promise<boolean> {
-    if (this.#nodes === undefined) return false;
-    try {
-      await this.#nodes.get(node, { signal });
-      return false;
-    } catch (err) {
-      if (isNotFound(err)) return true;
-      throw err;
-    }
   }
 
   /** Makes the volume: a clone (its progress while it runs), the data taken back, or an empty directory. */

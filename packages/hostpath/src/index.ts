@@ -28,8 +28,9 @@ export {
   snapshotGroup,
   snapshotKind,
 } from './directory-snapshot.ts';
-export type { HostPathProvisionerOptions, NodeReader } from './hostpath-provisioner.ts';
+export type { HostPathProvisionerOptions } from './hostpath-provisioner.ts';
 export { defaultProvisionerName, HostPathProvisioner } from './hostpath-provisioner.ts';
+export type { NodeReader } from './node-placement.ts';
 export type { HostPathVolume, VolumeOwnerScope } from './owned-volumes.ts';
 export { annOnDelete, annProvisionerIdentity, defaultNodeAffinityKey } from './persistent-volume.ts';
 export type { ProvisionerMode } from './provisioner-mode.ts';

@@ -18,7 +18,8 @@ import type {
   V1PersistentVolumeClaim,
   V1StorageClass,
 } from '@kubernetes/client-node';
-import { defaultProvisionerName, type NodeReader } from '../src/hostpath-provisioner.ts';
+import { defaultProvisionerName } from '../src/hostpath-provisioner.ts';
+import type { NodeReader } from '../src/node-placement.ts';
 
 export {
   finishedFailure as failed,
