@@ -57,6 +57,8 @@ describe('scripts/prerequisites.ts', () => {
       'mmdebstrap',
       'ip',
       'chattr',
+      'readelf',
+      'qemu-aarch64-static',
       'go',
     ];
     expect(await check(await pathWith(all))).toEqual({ code: 0, stderr: '' });
