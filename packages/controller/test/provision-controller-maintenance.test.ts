@@ -53,6 +53,19 @@ describe('Provisioner.maintain', () => {
     await stopped(harness, clock);
   });
 
+  it('aborts the signal it gave maintain once the term ends, also after a graceful stop', async () => {
+    const provisioner = new MaintainedProvisioner();
+    const { clock, harness } = manualHarness({ provisioner, maintenanceIntervalMs: 5 * minute });
+    harness.start();
+    await eventually(() => expect(provisioner.maintainCalls).toHaveLength(1), { clock, stepMs: 100 });
+    // Background work started by maintain (a polling loop) holds this signal and must end with the term.
+    const [first] = provisioner.maintainCalls;
+    expect(first?.signal.aborted).toBe(false);
+
+    await stopped(harness, clock);
+    expect(first?.signal.aborted).toBe(true);
+  });
+
   it('logs a failure and keeps the schedule', async () => {
     const provisioner = new MaintainedProvisioner();
     provisioner.step = async () => {

@@ -116,6 +116,9 @@ export async function runLeaderTerm(
     signal.removeEventListener('abort', onStop);
     lost?.removeEventListener('abort', onLost);
     cancelHardStop();
+    // Work a term started in the background (a copy, a provisioner's polling loop started by
+    // `maintain`) holds this signal: it ends with the term, also after a graceful stop.
+    termStop.abort(new Error('the leadership term ended'));
     logger.info('Stopped provisioner controller');
   }
 }
