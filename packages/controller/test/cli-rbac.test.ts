@@ -1,6 +1,7 @@
 import { loadAllYaml } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import {
+  cloneAndExpandClusterRules,
   controllerClusterRules,
   leaderElectionRules,
   renderRole,
@@ -15,6 +16,16 @@ describe('RBAC tables', () => {
       ['persistentvolumeclaims', 'get list watch'],
       ['storageclasses', 'get list watch'],
       ['events', 'create update patch'],
+    ]);
+  });
+
+  it('grant a cloning, expanding provisioner claim patches and resize status on top', () => {
+    expect(cloneAndExpandClusterRules.map((rule) => [rule.resources.join(), rule.verbs.join(' ')])).toEqual([
+      ['persistentvolumes', 'get list watch create delete patch'],
+      ['persistentvolumeclaims', 'get list watch patch'],
+      ['storageclasses', 'get list watch'],
+      ['events', 'create update patch'],
+      ['persistentvolumeclaims/status', 'patch'],
     ]);
   });
 

@@ -4,10 +4,9 @@
  * example become leader).
  */
 import {
-  controllerClusterRules,
+  cloneAndExpandClusterRules,
   leaderElectionRules,
   type PolicyRule,
-  volumeExpansionRules,
 } from '@kube-provisioner/controller/cli';
 
 export type { PolicyRule } from '@kube-provisioner/controller/cli';
@@ -33,10 +32,7 @@ export const snapshotRules: readonly PolicyRule[] = [
  * Then the snapshots' rules.
  */
 export const clusterRules: readonly PolicyRule[] = [
-  ...controllerClusterRules.map((rule) =>
-    rule.resources.includes('persistentvolumeclaims') ? { ...rule, verbs: [...rule.verbs, 'patch'] } : rule,
-  ),
-  ...volumeExpansionRules,
+  ...cloneAndExpandClusterRules,
   { apiGroups: [''], resources: ['nodes'], verbs: ['get'] },
   ...snapshotRules,
 ];

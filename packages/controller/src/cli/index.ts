@@ -16,6 +16,7 @@ export type { ProvisionerCliOptions, ProvisionerFlagName } from './provisioner-f
 export { provisionerFlags, readProvisionerFlags } from './provisioner-flags.ts';
 export type { PolicyRule, RoleManifest } from './rbac.ts';
 export {
+  cloneAndExpandClusterRules,
   controllerClusterRules,
   leaderElectionRules,
   renderRole,

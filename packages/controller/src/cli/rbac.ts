@@ -48,6 +48,19 @@ export const volumeExpansionRules: readonly PolicyRule[] = [
 ];
 
 /**
+ * Cluster-wide rules of a provisioner that clones through `/clone` and implements `expand`:
+ * {@link controllerClusterRules} with `patch` on claims (the cloning-protection finalizer on a clone's
+ * source claim), then {@link volumeExpansionRules}. The bundled hostPath and NFS provisioners start
+ * from it.
+ */
+export const cloneAndExpandClusterRules: readonly PolicyRule[] = [
+  ...controllerClusterRules.map((rule) =>
+    rule.resources.includes('persistentvolumeclaims') ? { ...rule, verbs: [...rule.verbs, 'patch'] } : rule,
+  ),
+  ...volumeExpansionRules,
+];
+
+/**
  * Rules in the election namespace. `watch` lets a standby replica see a released or expired Lease at
  * once; without it the elector logs a 403 and falls back to polling every retry period.
  */
