@@ -1,0 +1,70 @@
+/**
+ * Where a new volume goes when an installation serves several exports: among the exports its class
+ * names (`exports: a,b`; absent, all), the one with the most free bytes that can hold the claim's
+ * request, ties to the first name. Free space is one statfs of each mount at placement time.
+ */
+import { InfeasibleError } from '@kube-provisioner/controller';
+
+/** Class parameter naming the exports a class's volumes may be placed on (comma-separated). */
+export const exportsParameter = 'exports';
+
+/** The part of `statfs` placement needs; `fs.promises.statfs` fits. */
+export type StatFs = (path: string) => Promise<{ bsize: number; bavail: number }>;
+
+/** An export as placement sees it: its name and how many bytes it can still take, or why not known. */
+export type ExportSpace =
+  | { readonly name: string; readonly freeBytes: number }
+  | { readonly name: string; readonly error: string };
+
+/**
+ * The exports a class may use: its `exports` parameter, or every export.
+ *
+ * @throws InfeasibleError for an empty list or a name that is not one of `names`.
+ */
+export function exportsOfClass(value: string | undefined, names: readonly string[]): readonly string[] {
+  if (value === undefined) return names;
+  const wanted = [...new Set(value.split(',').map((name) => name.trim()))];
+  const unknown = wanted.filter((name) => !names.includes(name));
+  if (wanted.includes('') || unknown.length > 0) {
+    throw new InfeasibleError(
+      `invalid StorageClass parameter "${exportsParameter}" ${JSON.stringify(value)}: ${unknown.length > 0 ? `unknown export${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}` : 'empty name'}; this provisioner serves the exports ${names.join(', ')}`,
+    );
+  }
+  return wanted;
+}
+
+/** The free space of the export mounted at `mountRoot`, or why it could not be read. */
+export async function exportSpace(name: string, mountRoot: string, statfs: StatFs): Promise<ExportSpace> {
+  try {
+    const stats = await statfs(mountRoot);
+    return { name, freeBytes: stats.bavail * stats.bsize };
+  } catch (err) {
+    return { name, error: (err as Error).message };
+  }
+}
+
+/**
+ * The name of the export with the most free bytes that can hold `requestBytes` (ties: the first
+ * name in sort order). Exports whose space is unknown are left out.
+ *
+ * @throws Error (retried: space may be freed) naming every export and its free space when none can
+ * hold the request.
+ */
+export function placeVolume(spaces: readonly ExportSpace[], requestBytes: bigint | undefined): string {
+  const fitting = spaces
+    .filter((space) => 'freeBytes' in space && BigInt(Math.floor(space.freeBytes)) >= (requestBytes ?? 0n))
+    .map((space) => ({ name: space.name, freeBytes: 'freeBytes' in space ? space.freeBytes : 0 }))
+    .sort((a, b) => b.freeBytes - a.freeBytes || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const chosen = fitting[0];
+  if (chosen !== undefined) return chosen.name;
+  const each = [...spaces]
+    .sort((a, b) => (a.name < b.name ? -1 : 1))
+    .map((space) =>
+      'freeBytes' in space
+        ? `${space.name} has ${space.freeBytes} bytes free`
+        : `${space.name}'s free space is unknown (${space.error})`,
+    );
+  throw new Error(
+    `no export of this class can hold the requested ${requestBytes ?? 0n} bytes: ${each.join(', ')}; no directory was created`,
+  );
+}

@@ -1,0 +1,237 @@
+/**
+ * The NFS {@link Provisioner} of an installation that serves several exports: one
+ * {@link NfsProvisioner} per export, a new volume placed by free space among its class's exports,
+ * and everything else routed by the PV's `nfs.server` and `nfs.path`, so no state outside the PVs
+ * and the exports decides which export a volume is on.
+ */
+import { lstat, statfs as nodeStatfs } from 'node:fs/promises';
+import {
+  type ExpandOptions,
+  type ExpandResult,
+  InfeasibleError,
+  type OperationContext,
+  type Provisioner,
+  type ProvisionOptions,
+  type ProvisionResult,
+  provisionFailure,
+} from '@kube-provisioner/controller';
+import { storageBytes } from '@kube-provisioner/controller/client';
+import { cloneSource } from '@kube-provisioner/controller/clone';
+import { GidAllocator } from '@kube-provisioner/controller/gid-allocator';
+import type { DataSourceKind } from '@kube-provisioner/controller/provisioner';
+import {
+  joinBasePath,
+  type OwnershipRecord,
+  type RelativeVolumePath,
+  VolumeRoot,
+} from '@kube-provisioner/safe-fs';
+import type { V1PersistentVolume } from '@kubernetes/client-node';
+import { parseClassParameters } from './class-parameters.ts';
+import type { NfsExportConfig } from './export-list.ts';
+import {
+  exportSpace,
+  exportsOfClass,
+  exportsParameter,
+  placeVolume,
+  type StatFs,
+} from './export-placement.ts';
+import { NfsExport } from './nfs-export.ts';
+import { NfsProvisioner, type NfsProvisionerOptions } from './nfs-provisioner.ts';
+import { takeBackSource } from './take-back-request.ts';
+import { volumePathFor } from './volume-path.ts';
+
+/** Options of {@link SeveralExportsProvisioner}: those of every export's provisioner, and the exports. */
+export interface SeveralExportsProvisionerOptions
+  extends Omit<NfsProvisionerOptions, 'server' | 'exportPath' | 'mountRoot' | 'usage'> {
+  /** The exports, as `NFS_EXPORTS` lists them; at least one. */
+  readonly exports: readonly NfsExportConfig[];
+  /** Reads an export's free space from its mount root; tests inject one. Default: the real statfs. */
+  readonly statfs?: StatFs | undefined;
+}
+
+interface Served {
+  readonly config: NfsExportConfig;
+  readonly nfsExport: NfsExport;
+  /** Reads records only: to find the export a retried or taken-back volume is already on. */
+  readonly root: VolumeRoot;
+  readonly provisioner: NfsProvisioner;
+}
+
+// The depth safe-fs's take-back searches for the records of a PV.
+const takeBackSearchDepth = 4;
+
+/** Places volumes on several NFS exports and routes each PV to its own. */
+export class SeveralExportsProvisioner implements Provisioner {
+  readonly #served: readonly Served[];
+  readonly #statfs: StatFs;
+  readonly #options: SeveralExportsProvisionerOptions;
+  /** PersistentVolumeClaim (a clone) when clones are configured, else none. */
+  readonly dataSources: readonly DataSourceKind[];
+
+  /** @throws Error when no export is given, or as {@link NfsProvisioner} for one of them. */
+  constructor(options: SeveralExportsProvisionerOptions) {
+    if (options.exports.length === 0) throw new Error('at least one export is needed');
+    const { exports, statfs, ...shared } = options;
+    // One allocator for all exports: a GID is unique among the class's PVs, whatever their export.
+    const gids =
+      shared.gids ??
+      (shared.owners === undefined ? undefined : new GidAllocator({ volumes: shared.owners.volumes }));
+    // Each export's clone jobs would register the same metric names in one registry.
+    const clones = shared.clones && { claims: shared.clones.claims, volumes: shared.clones.volumes };
+    this.#served = exports.map((config) => ({
+      config,
+      nfsExport: new NfsExport(config.server, config.path),
+      root: new VolumeRoot(config.mountRoot, { fs: shared.fs }),
+      provisioner: new NfsProvisioner({
+        ...shared,
+        gids,
+        clones,
+        server: config.server,
+        exportPath: config.path,
+        mountRoot: config.mountRoot,
+      }),
+    }));
+    this.#statfs = statfs ?? nodeStatfs;
+    this.#options = options;
+    this.dataSources = this.#served[0]?.provisioner.dataSources ?? [];
+  }
+
+  async provision(options: ProvisionOptions, context: OperationContext): Promise<ProvisionResult> {
+    let served: Served;
+    let forExport: ProvisionOptions;
+    try {
+      const { storageClass } = options;
+      const { [exportsParameter]: subset, ...parameters } = storageClass.parameters ?? {};
+      const names = exportsOfClass(
+        subset,
+        this.#served.map((s) => s.config.name),
+      );
+      forExport = { ...options, storageClass: { ...storageClass, parameters } };
+      const candidates = this.#served.filter((s) => names.includes(s.config.name));
+      served = await this.#exportFor(forExport, candidates, context);
+    } catch (err) {
+      return provisionFailure(err);
+    }
+    context.logger.info({ export: served.config.name, pv: options.pvName }, 'export chosen for the volume');
+    return served.provisioner.provision(forExport, context);
+  }
+
+  /**
+   * The export of a new volume: a clone's is its source's, a take-back's the one holding the data,
+   * a retried claim's the one already holding its directory; otherwise the most free space.
+   */
+  async #exportFor(
+    options: ProvisionOptions,
+    candidates: readonly Served[],
+    context: OperationContext,
+  ): Promise<Served> {
+    const { pvc, pvName, dataSource } = options;
+    const { clones, provisionerName } = this.#options;
+    if (dataSource !== undefined && clones !== undefined) {
+      const source = await cloneSource(clones, dataSource, pvc, provisionerName, context.signal);
+      const served = this.#exportOf(source.pv);
+      if (!candidates.includes(served)) {
+        throw new InfeasibleError(
+          `a clone is made on its source's export, ${served.config.name}, which the StorageClass's "${exportsParameter}" parameter does not name`,
+        );
+      }
+      return served;
+    }
+    const from = takeBackSource(pvc, pvName);
+    const found =
+      from === undefined
+        ? await this.#holdingClaim(options, candidates)
+        : await this.#holdingDataOf(from, candidates);
+    if (found !== undefined) return found;
+    const spaces = await Promise.all(
+      candidates.map((s) => exportSpace(s.config.name, s.config.mountRoot, this.#statfs)),
+    );
+    const name = placeVolume(spaces, storageBytes(pvc.spec?.resources?.requests?.storage));
+    const chosen = candidates.find((s) => s.config.name === name);
+    if (chosen === undefined) throw new Error(`placement chose ${name}, which is not a candidate`);
+    return chosen;
+  }
+
+  /**
+   * The candidate already holding this claim's directory (a retry after its PV could not be saved),
+   * or with `adoptExisting` the directory to adopt; `undefined` when none, or the path does not
+   * render (the export's provisioner then says why). One record read per export.
+   */
+  async #holdingClaim(options: ProvisionOptions, candidates: readonly Served[]): Promise<Served | undefined> {
+    const { pvc, pvName, storageClass } = options;
+    let path: RelativeVolumePath;
+    let adopt: boolean;
+    try {
+      const parameters = parseClassParameters(this.#options.dialect, storageClass.parameters);
+      path = volumePathFor(parameters, pvc, pvName);
+      adopt = parameters.adoptExisting;
+    } catch {
+      return undefined;
+    }
+    for (const served of candidates) {
+      const record = await served.root.readRecord(path);
+      if (record !== undefined && record.claimUid === pvc.metadata?.uid) return served;
+      if (adopt && (await exists(joinBasePath(served.root.base, path)))) return served;
+    }
+    return undefined;
+  }
+
+  /** The first candidate holding a record of PV `from`: the data a claim takes back. */
+  async #holdingDataOf(from: string, candidates: readonly Served[]): Promise<Served | undefined> {
+    for (const served of candidates) {
+      const wanted = (record: OwnershipRecord): boolean =>
+        record.pvName === from || record.takenFrom === from;
+      if ((await served.root.recordedVolumes(wanted, takeBackSearchDepth)).length > 0) return served;
+    }
+    return undefined;
+  }
+
+  async delete(pv: Readonly<V1PersistentVolume>, context: OperationContext): Promise<void> {
+    await this.#exportOf(pv).provisioner.delete(pv, context);
+  }
+
+  async expand(options: ExpandOptions): Promise<ExpandResult> {
+    return this.#exportOf(options.pv).provisioner.expand(options);
+  }
+
+  /** Every export's maintenance, one after the other; one export's failure does not skip the others. */
+  async maintain(context: OperationContext): Promise<void> {
+    const failures: string[] = [];
+    for (const served of this.#served) {
+      context.signal.throwIfAborted();
+      await served.provisioner.maintain(context).catch((err: unknown) => {
+        failures.push(`${served.config.name}: ${(err as Error).message}`);
+      });
+    }
+    if (failures.length > 0) throw new Error(`maintenance failed on exports ${failures.join('; ')}`);
+  }
+
+  /**
+   * The export `pv` is on: its server and a path equal to or below the export's (exports never
+   * overlap, so at most one matches).
+   *
+   * @throws Error when it is on none, naming the exports: nothing is touched.
+   */
+  #exportOf(pv: Readonly<V1PersistentVolume>): Served {
+    const nfs = pv.spec?.nfs;
+    const served = this.#served.find(({ nfsExport }) => {
+      if (nfs?.server !== nfsExport.server) return false;
+      const prefix = nfsExport.path === '/' ? '/' : `${nfsExport.path}/`;
+      return nfs.path === nfsExport.path || nfs.path.startsWith(prefix);
+    });
+    if (served !== undefined) return served;
+    const where = nfs === undefined ? 'has no nfs source' : `is on ${nfs.server}:${nfs.path}`;
+    const exports = this.#served.map((s) => `${s.config.name} (${s.nfsExport.server}:${s.nfsExport.path})`);
+    throw new Error(
+      `the volume ${where}, below none of this provisioner's exports ${exports.join(', ')}; refusing to touch anything`,
+    );
+  }
+}
+
+/** Whether anything is at `path` (a link counts; it is never followed). */
+async function exists(path: string): Promise<boolean> {
+  return lstat(path).then(
+    () => true,
+    (err: unknown) => (err as NodeJS.ErrnoException).code !== 'ENOENT',
+  );
+}
