@@ -24,6 +24,7 @@ export {
 } from './images/container.ts';
 export { arm64EmulationAvailable, ensureArm64Emulation } from './images/emulation.ts';
 export type { RuntimeExtras } from './images/foreign-rootfs.ts';
+export { checkVersionAndHelp } from './images/image-version-and-help.ts';
 export {
   architectureTag,
   type BuildImageOptions,
@@ -33,6 +34,7 @@ export {
   imageArchitectures,
   type ProjectImage,
   projectImage,
+  writeManifestList,
 } from './images/project-images.ts';
 export { nfsUrl } from './libnfs.ts';
 export { renderKustomization } from './manifests.ts';

@@ -1,9 +1,11 @@
 /**
  * Images for a real node without a registry: podman builds or holds them, `podman save` exports them
  * as OCI archives, and `ctr images import` puts them into the node's containerd, where pods use them
- * with `imagePullPolicy: IfNotPresent` or `Never`.
+ * with `imagePullPolicy: IfNotPresent` or `Never`. A multi-architecture index is imported whole
+ * ({@link importImageIndex}).
  */
 import { access, copyFile, mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCommand } from '../command.ts';
 import { containerLimits, podman } from '../images/podman.ts';
@@ -99,6 +101,50 @@ export async function loadPodmanImage(
       `containerd did not list ${image} after importing ${archive}; it holds: ${held.join(', ')}`,
     );
   }
+}
+
+/**
+ * Imports every platform of the OCI image index in the layout `layoutDir` (what `npm run image`
+ * writes as a manifest list) as `reference`, replacing what that reference named before. The
+ * CRI plugin runs the host's platform of it; `ctr run --platform` ({@link runImage}) any other whose
+ * binaries the host can execute. The layout names only the tag, so the repository comes from
+ * `reference`.
+ */
+export async function importImageIndex(
+  ctr: (args: readonly string[]) => Promise<string>,
+  layoutDir: string,
+  reference: string,
+): Promise<void> {
+  const colon = reference.lastIndexOf(':');
+  if (colon <= reference.lastIndexOf('/')) throw new Error(`${reference} names no tag`);
+  const work = await mkdtemp(join(tmpdir(), 'image-index-'));
+  try {
+    const archive = join(work, 'index.tar');
+    await runCommand('tar', ['-C', layoutDir, '-cf', archive, '.']);
+    await ctr(['images', 'import', '--all-platforms', '--base-name', reference.slice(0, colon), archive]);
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  const held = await containerdImages(ctr);
+  if (!held.includes(reference)) {
+    throw new Error(
+      `containerd did not list ${reference} after importing ${layoutDir}; it holds: ${held.join(', ')}`,
+    );
+  }
+}
+
+/**
+ * Runs `command` in a throw-away container of `reference` for `platform` (e.g. `linux/arm64`, under
+ * emulation on x86-64) directly in containerd, outside the kubelet; resolves with its output.
+ */
+export function runImage(
+  ctr: (args: readonly string[]) => Promise<string>,
+  reference: string,
+  command: readonly string[],
+  platform: string,
+): Promise<string> {
+  const id = `testenv-run-${process.pid}-${Date.now().toString(36)}`;
+  return ctr(['run', '--rm', '--platform', platform, reference, id, ...command]);
 }
 
 function exists(path: string): Promise<boolean> {

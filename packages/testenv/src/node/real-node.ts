@@ -34,7 +34,9 @@ import {
   ctrCommand,
   ensurePauseArchive,
   importArchive,
+  importImageIndex,
   loadPodmanImage,
+  runImage,
   sandboxImage,
 } from './node-images.ts';
 import { type NodeLayout, nodeLayout, shimSocketDir } from './node-layout.ts';
@@ -95,6 +97,16 @@ export interface RealNode {
   readonly nodeIp: string;
   /** Copies an image from podman's store into the node's containerd, unless it holds it already. */
   loadImage(image: string): Promise<void>;
+  /**
+   * Imports every platform of the OCI image index in the layout `layoutDir` (as `npm run image`
+   * writes a manifest list) under `reference`; pods of the node run its host platform.
+   */
+  loadImageIndex(layoutDir: string, reference: string): Promise<void>;
+  /**
+   * Runs `command` in a throw-away container of `reference` for `platform` in the node's containerd
+   * (not through the kubelet, whose CRI plugin only runs the host's platform); resolves with its output.
+   */
+  runImage(reference: string, command: readonly string[], platform: string): Promise<string>;
   /** The images the node's containerd holds. */
   images(): Promise<string[]>;
   /** Pids of the node's processes; `undefined` for one that is not running. */
@@ -134,6 +146,14 @@ class RunningRealNode implements RealNode {
 
   loadImage(image: string): Promise<void> {
     return loadPodmanImage(this.#ctr(), image, join(defaultImagesCacheDir(), 'oci'));
+  }
+
+  loadImageIndex(layoutDir: string, reference: string): Promise<void> {
+    return importImageIndex(this.#ctr(), layoutDir, reference);
+  }
+
+  runImage(reference: string, command: readonly string[], platform: string): Promise<string> {
+    return runImage(this.#ctr(), reference, command, platform);
   }
 
   images(): Promise<string[]> {
