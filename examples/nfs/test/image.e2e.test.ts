@@ -12,6 +12,7 @@ import { bindClaim, deleteClaimAndVolume, waitFor } from '@kube-provisioner/test
 import {
   architectureTag,
   arm64EmulationAvailable,
+  checkVersionAndHelp,
   ensureArm64Emulation,
   ensureProjectImage,
   fetchInside,
@@ -241,22 +242,7 @@ describe('the NFS provisioner image as uid 1000 on a root-owned 0755 export', ()
 describe.each(imageArchitectures)('the NFS provisioner image for linux/%s', (architecture) => {
   it.skipIf(architecture === 'arm64' && !arm64)(
     'runs its own architecture: --version prints the version and --help the usage, both exiting 0',
-    async () => {
-      for (const [args, output] of [
-        [['--version'], /^nfs-subdir-provisioner \d+\.\d+\.\d+$/mu],
-        [['--help'], /^Usage: nfs-subdir-provisioner /mu],
-      ] as const) {
-        const run = await startContainer({
-          image: architectureTag(image, architecture),
-          platform: `linux/${architecture}`,
-          args,
-        });
-        const code = await run.program.exited;
-        await run.stop();
-        expect(run.program.output()).toMatch(output);
-        expect(code).toBe(0);
-      }
-    },
+    () => checkVersionAndHelp(image, architecture, 'nfs-subdir-provisioner'),
     emulatedTimeoutMs,
   );
 });

@@ -12,6 +12,7 @@ import { applyManifests, waitFor } from '@kube-provisioner/testenv';
 import {
   architectureTag,
   arm64EmulationAvailable,
+  checkVersionAndHelp,
   ensureArm64Emulation,
   ensureProjectImage,
   fetchInside,
@@ -211,22 +212,7 @@ describe('the hostpath provisioner image', () => {
 describe.each(imageArchitectures)('the hostpath provisioner image for linux/%s', (architecture) => {
   it.skipIf(architecture === 'arm64' && !arm64)(
     'runs its own architecture: --version prints the version and --help the usage, both exiting 0',
-    async () => {
-      for (const [args, output] of [
-        [['--version'], /^kube-hostpath-provisioner \d+\.\d+\.\d+$/mu],
-        [['--help'], /^Usage: kube-hostpath-provisioner /mu],
-      ] as const) {
-        const run = await startContainer({
-          image: architectureTag(image, architecture),
-          platform: `linux/${architecture}`,
-          args,
-        });
-        const code = await run.program.exited;
-        await run.stop();
-        expect(run.program.output()).toMatch(output);
-        expect(code).toBe(0);
-      }
-    },
+    () => checkVersionAndHelp(image, architecture, 'kube-hostpath-provisioner'),
     // Under emulation each Node start takes seconds.
     120_000,
   );
