@@ -5,6 +5,7 @@
  */
 import { InfeasibleError } from '@kube-provisioner/controller';
 import type { SpecialFilePolicy } from '@kube-provisioner/safe-fs';
+import { rootNamePattern } from './root-placement.ts';
 
 /** Kind of volume source written into the PV. */
 export type VolumeType = 'hostPath' | 'local';
@@ -52,6 +53,11 @@ export interface ClassParameters {
    * `refuse` (default) fails the clone, `skip` leaves them out. Node.js cannot make them (no mknod).
    */
   readonly cloneSpecialFiles: SpecialFilePolicy;
+  /**
+   * The named roots of a per-node instance this class's volumes may go to (`roots`: a
+   * comma-separated list of names); `undefined`: any root.
+   */
+  readonly roots: readonly string[] | undefined;
 }
 
 /**
@@ -93,7 +99,8 @@ type ParameterName =
   | 'inodeLimit'
   | 'onDelete'
   | 'takeBackFromNamespaces'
-  | 'cloneSpecialFiles';
+  | 'cloneSpecialFiles'
+  | 'roots';
 
 /** What each parameter accepts, as shown in error messages. */
 const accepted: Readonly<Record<ParameterName, string>> = {
@@ -110,6 +117,7 @@ const accepted: Readonly<Record<ParameterName, string>> = {
   onDelete: 'delete, retain',
   takeBackFromNamespaces: 'a comma-separated list of namespaces, or *',
   cloneSpecialFiles: 'refuse, skip',
+  roots: 'a comma-separated list of root names (lower-case letters, digits and -), such as fast,bulk',
 };
 
 const parameterNames = Object.keys(accepted) as ParameterName[];
@@ -146,6 +154,7 @@ export function parseClassParameters(
     onDelete: DeletePolicy;
     takeBackFromNamespaces: readonly string[] | '*';
     cloneSpecialFiles: SpecialFilePolicy;
+    roots: readonly string[] | undefined;
   } = {
     volumeType: 'hostPath',
     allowVolumeTypeAnnotation: false,
@@ -160,6 +169,7 @@ export function parseClassParameters(
     onDelete: 'delete',
     takeBackFromNamespaces: [],
     cloneSpecialFiles: 'refuse',
+    roots: undefined,
   };
 
   for (const [key, value] of Object.entries(parameters ?? {})) {
@@ -225,6 +235,12 @@ export function parseClassParameters(
         if (value === 'refuse' || value === 'skip') result.cloneSpecialFiles = value;
         else invalid(key, value);
         break;
+      case 'roots': {
+        const names = value.split(',').map((name) => name.trim());
+        if (names.every((name) => rootNamePattern.test(name))) result.roots = [...new Set(names)];
+        else invalid(key, value);
+        break;
+      }
     }
   }
   const limits = ['softLimitGrace', 'hardLimitGrace', 'inodeLimit'].filter(

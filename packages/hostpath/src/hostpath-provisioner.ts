@@ -182,6 +182,11 @@ export class HostPathProvisioner implements Provisioner {
     try {
       const { pvc, storageClass, pvName } = options;
       const parameters = parseClassParameters(storageClass.parameters);
+      if (parameters.roots !== undefined) {
+        throw new InfeasibleError(
+          'parameter "roots" needs named roots: start the per-node provisioner with --root name=/path,name=/path',
+        );
+      }
       const volumeType = resolveVolumeType(parameters, pvc.metadata?.annotations);
       this.#placement.checkClaim(pvc, options.selectedNodeName);
       if (volumeType === 'local' && this.#mode === 'shared') {

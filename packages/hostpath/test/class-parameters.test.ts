@@ -33,6 +33,7 @@ describe('parseClassParameters', () => {
       onDelete: 'delete',
       takeBackFromNamespaces: [],
       cloneSpecialFiles: 'refuse',
+      roots: undefined,
     });
   });
 
@@ -52,6 +53,7 @@ describe('parseClassParameters', () => {
         onDelete: 'retain',
         takeBackFromNamespaces: 'team-b, team-c',
         cloneSpecialFiles: 'skip',
+        roots: 'fast, bulk,fast',
       }),
     ).toEqual({
       volumeType: 'local',
@@ -67,6 +69,7 @@ describe('parseClassParameters', () => {
       onDelete: 'retain',
       takeBackFromNamespaces: ['team-b', 'team-c'],
       cloneSpecialFiles: 'skip',
+      roots: ['fast', 'bulk'],
     });
   });
 
@@ -112,7 +115,7 @@ describe('parseClassParameters', () => {
 
   it('names an unknown parameter and lists the accepted ones', () => {
     expect(failure(() => parseClassParameters({ pathPatern: 'x' })).message).toContain(
-      'unknown parameter "pathPatern": accepted parameters: volumeType, allowVolumeTypeAnnotation, pathPattern, mode, uid, gid, enforceSize, softLimitGrace, hardLimitGrace, inodeLimit, onDelete, takeBackFromNamespaces, cloneSpecialFiles',
+      'unknown parameter "pathPatern": accepted parameters: volumeType, allowVolumeTypeAnnotation, pathPattern, mode, uid, gid, enforceSize, softLimitGrace, hardLimitGrace, inodeLimit, onDelete, takeBackFromNamespaces, cloneSpecialFiles, roots',
     );
   });
 
@@ -122,6 +125,8 @@ describe('parseClassParameters', () => {
     ['allowVolumeTypeAnnotation', 'yes', 'accepted values: true, false'],
     ['onDelete', 'archive', 'accepted values: delete, retain'],
     ['cloneSpecialFiles', 'copy', 'accepted values: refuse, skip'],
+    ['roots', 'fast,,bulk', 'a comma-separated list of root names'],
+    ['roots', 'Fast', 'a comma-separated list of root names'],
     ['takeBackFromNamespaces', 'team-a,,team-b', 'a comma-separated list of namespaces, or *'],
     ['pathPattern', '  ', 'a non-empty directory template'],
     ['mode', '0o777', 'an octal mode of 3 or 4 digits'],

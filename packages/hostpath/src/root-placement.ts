@@ -1,0 +1,75 @@
+/**
+ * Where a new volume goes among a node's named roots: the root the class may use with the most room
+ * (free space, or unreserved space for enforced sizes), ties to the first name, so a retry or a peer
+ * reading the same numbers picks the same root. No root with room: none, and the claim is rescheduled.
+ */
+import { InfeasibleError } from '@kube-provisioner/controller';
+
+/** A named root of a per-node instance: `--root name=/path`. */
+export interface NamedRoot {
+  /** The name classes restrict their roots by (parameter `roots`). */
+  readonly name: string;
+  /** Absolute directory holding the root's volumes. */
+  readonly path: string;
+}
+
+/** The room a root has for the next volume of a class, in bytes. */
+export interface RootRoom {
+  readonly name: string;
+  readonly roomBytes: number;
+}
+
+/** The names a root may have: a DNS label, so it reads well in a class parameter and an event. */
+export const rootNamePattern: RegExp = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/u;
+
+/**
+ * The roots of `configured` a class may use: all of them, or those its `roots` parameter names.
+ *
+ * @throws InfeasibleError naming the roots this node does not have, and those it has.
+ */
+export function rootsOfClass<Root extends Pick<NamedRoot, 'name'>>(
+  configured: readonly Root[],
+  classRoots: readonly string[] | undefined,
+): readonly Root[] {
+  if (classRoots === undefined) return configured;
+  const names = new Set(configured.map((root) => root.name));
+  const unknown = classRoots.filter((name) => !names.has(name));
+  if (unknown.length > 0) {
+    throw new InfeasibleError(
+      `parameter "roots" names ${unknown.map((name) => `"${name}"`).join(', ')}, not a root of this node: its roots are ${[...names].join(', ')}`,
+    );
+  }
+  const wanted = new Set(classRoots);
+  return configured.filter((root) => wanted.has(root.name));
+}
+
+/** The root a new volume of `requestBytes` goes to, or `undefined` when none has room. */
+export function chooseRoot<Room extends RootRoom>(
+  rooms: readonly Room[],
+  requestBytes: number,
+): Room | undefined {
+  let best: Room | undefined;
+  for (const room of rooms) {
+    if (room.roomBytes < requestBytes) continue;
+    if (
+      best === undefined ||
+      room.roomBytes > best.roomBytes ||
+      (room.roomBytes === best.roomBytes && room.name < best.name)
+    ) {
+      best = room;
+    }
+  }
+  return best;
+}
+
+/** The reschedule message when no root has room: the node and each root's room. */
+export function noRootReason(
+  rooms: readonly RootRoom[],
+  node: string,
+  requestBytes: number,
+  enforced: boolean,
+): string {
+  const what = enforced ? 'unreserved by enforced volumes' : 'free';
+  const each = rooms.map((room) => `${room.name} ${room.roomBytes}`).join(', ');
+  return `node ${node} has no root with ${requestBytes} bytes ${what} for the claim (bytes ${what} per root: ${each || 'no root the class may use'}): rescheduling the claim`;
+}

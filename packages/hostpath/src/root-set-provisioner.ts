@@ -1,0 +1,300 @@
+/**
+ * Several named roots on one node (`--root fast=/mnt/nvme,bulk=/mnt/hdd`): one
+ * {@link HostPathProvisioner} per root, and this in front of them. A new volume goes to the root of
+ * its class with the most room (`root-placement.ts`); everything after that follows the PV's path,
+ * the only record of its root, so no state outside the roots and the API server is needed.
+ */
+import {
+  type ExpandOptions,
+  type ExpandResult,
+  InfeasibleError,
+  type OperationContext,
+  type Provisioner,
+  type ProvisionOptions,
+  type ProvisionResult,
+  provisionFailure,
+} from '@kube-provisioner/controller';
+import { cloneSource } from '@kube-provisioner/controller/clone';
+import type { DataSourceKind } from '@kube-provisioner/controller/provisioner';
+import type { UsageMonitor, VolumeLister } from '@kube-provisioner/controller/usage';
+import { type FsOps, isPersistentRefusal, VolumeRoot } from '@kube-provisioner/safe-fs';
+import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
+import { type ClassParameters, parseClassParameters } from './class-parameters.ts';
+import {
+  defaultProvisionerName,
+  HostPathProvisioner,
+  type HostPathProvisionerOptions,
+} from './hostpath-provisioner.ts';
+import { NodePlacement } from './node-placement.ts';
+import { type HostPathVolume, listOwnedVolumes } from './owned-volumes.ts';
+import { defaultNodeAffinityKey, volumeNode, volumePath } from './persistent-volume.ts';
+import { type RootCapacityReader, roomFor } from './root-capacity.ts';
+import { chooseRoot, type NamedRoot, noRootReason, rootNamePattern, rootsOfClass } from './root-placement.ts';
+import { quantityBytes } from './storage-quantity.ts';
+import { requestedTakeBack } from './take-back.ts';
+import { volumeDirectory } from './volume-request.ts';
+
+/** One root of a {@link RootSetProvisioner}. */
+export interface RootOfSet extends NamedRoot {
+  /** The root's capacity: where a new volume goes is decided by it. */
+  readonly capacity: Pick<RootCapacityReader, 'read' | 'space'>;
+  /** System calls used on this root. Default: the set's `fs`. */
+  readonly fs?: FsOps | undefined;
+}
+
+/** A volume whose usage is measured, with the root its `path` is relative to. */
+export interface RootSetVolume extends HostPathVolume {
+  /** The root's directory. */
+  readonly root: string;
+}
+
+/** Options of {@link RootSetProvisioner}: those of a per-node {@link HostPathProvisioner}, with roots. */
+export interface RootSetProvisionerOptions
+  extends Omit<
+    HostPathProvisionerOptions,
+    'mode' | 'root' | 'capacity' | 'usage' | 'snapshots' | 'nodeName'
+  > {
+  /** This node. */
+  readonly nodeName: string;
+  /** The node's roots: at least one, names unique, none inside another. */
+  readonly roots: readonly RootOfSet[];
+  /** Usage reporting of the volumes on every root, as {@link HostPathProvisionerOptions.usage}. */
+  readonly usage?:
+    | { readonly monitor: UsageMonitor<RootSetVolume>; readonly volumes: VolumeLister }
+    | undefined;
+}
+
+interface Member {
+  readonly root: RootOfSet;
+  readonly volumes: VolumeRoot;
+  readonly provisioner: HostPathProvisioner;
+}
+
+/** A per-node provisioner over several named roots. */
+export class RootSetProvisioner implements Provisioner {
+  readonly #members: readonly Member[];
+  readonly #placement: NodePlacement;
+  readonly #options: RootSetProvisionerOptions;
+  readonly dataSources: readonly DataSourceKind[];
+
+  /** @throws Error for no roots, a malformed or repeated name, or a root inside another. */
+  constructor(options: RootSetProvisionerOptions) {
+    checkRoots(options.roots);
+    this.#options = options;
+    this.#placement = new NodePlacement(
+      'per-node',
+      options.nodeName,
+      options.nodeAffinityKey ?? defaultNodeAffinityKey,
+      options.nodes,
+    );
+    this.#members = options.roots.map((root, index) => {
+      const fs = root.fs ?? options.fs;
+      // The clone metrics are registered once per registry: the first root's jobs carry them.
+      const clones = options.clones && {
+        ...options.clones,
+        registry: index === 0 ? options.clones.registry : undefined,
+      };
+      const provisioner = new HostPathProvisioner({
+        ...options,
+        mode: 'per-node',
+        root: root.path,
+        fs,
+        clones,
+        usage: undefined,
+        capacity: undefined,
+      });
+      return { root, volumes: new VolumeRoot(root.path, { fs }), provisioner };
+    });
+    this.dataSources = this.#members[0]?.provisioner.dataSources ?? [];
+  }
+
+  shouldProvision(pvc: Readonly<V1PersistentVolumeClaim>): boolean {
+    return this.#placement.takesClaim(pvc);
+  }
+
+  async provision(options: ProvisionOptions, context: OperationContext): Promise<ProvisionResult> {
+    let member: Member | string;
+    try {
+      const parameters = parseClassParameters(options.storageClass.parameters);
+      this.#placement.checkClaim(options.pvc, options.selectedNodeName);
+      const allowed = rootsOfClass(
+        this.#members.map(({ root }) => root),
+        parameters.roots,
+      );
+      member = await this.#memberFor(allowed, options, parameters, context);
+    } catch (err) {
+      return provisionFailure(err, isPersistentRefusal);
+    }
+    if (typeof member === 'string') return { error: new Error(member), state: 'Reschedule' };
+    return member.provisioner.provision(
+      { ...options, storageClass: withoutRoots(options.storageClass) },
+      context,
+    );
+  }
+
+  shouldDelete(pv: Readonly<V1PersistentVolume>, context: OperationContext): Promise<boolean> {
+    return this.#placement.deletesVolume(pv, context.signal);
+  }
+
+  async delete(pv: Readonly<V1PersistentVolume>, context: OperationContext): Promise<void> {
+    if ((await this.#placement.volumeToDelete(pv, context.signal)) === 'gone') {
+      // Its disk is gone with the node, whatever roots it had: only the API object is left.
+      context.logger.info({ node: volumeNode(pv) }, 'node no longer exists; skipping directory cleanup');
+      return;
+    }
+    await this.#memberOf(pv).provisioner.delete(pv, context);
+  }
+
+  shouldExpand(pv: Readonly<V1PersistentVolume>): boolean {
+    return this.#placement.expandsVolume(pv);
+  }
+
+  async expand(options: ExpandOptions, context: OperationContext): Promise<ExpandResult> {
+    return await this.#memberOf(options.pv).provisioner.expand(options, context);
+  }
+
+  /** Measures the usage of the volumes on every root, when usage reporting is on. */
+  async maintain(context: OperationContext): Promise<void> {
+    const { usage } = this.#options;
+    if (usage === undefined) return;
+    const lists = await Promise.all(
+      this.#members.map(async ({ root }) => {
+        const scope = {
+          mode: 'per-node' as const,
+          provisionerName: this.#options.provisionerName ?? defaultProvisionerName,
+          root: root.path,
+          nodeName: this.#options.nodeName,
+        };
+        const owned = await listOwnedVolumes(usage.volumes, scope, context);
+        return owned.map((volume): RootSetVolume => ({ ...volume, root: root.path }));
+      }),
+    );
+    await usage.monitor.refresh(lists.flat(), context.signal, context.logger);
+  }
+
+  /**
+   * The root of a claim's volume: the one where an earlier attempt made it; for a clone, its source's;
+   * for a take-back, the one holding the data; else the one with the most room, or the reschedule
+   * message when none has room.
+   */
+  async #memberFor(
+    allowed: readonly RootOfSet[],
+    options: ProvisionOptions,
+    parameters: ClassParameters,
+    context: OperationContext,
+  ): Promise<Member | string> {
+    const members = this.#members.filter(({ root }) => allowed.includes(root));
+    const relative = volumeDirectory(parameters, options.pvc, options.pvName);
+    const made = await this.#find(members, (member) =>
+      member.volumes.readRecord(relative).then((record) => record?.pvName === options.pvName),
+    );
+    if (made !== undefined) return made;
+    const { dataSource } = options;
+    const clones = this.#options.clones;
+    if (dataSource !== undefined) {
+      // A clone is copied within its source's root; a kind this provisioner refuses is refused by a root's.
+      if (dataSource.kind !== 'PersistentVolumeClaim' || dataSource.apiGroup !== '' || clones === undefined) {
+        return members[0] as Member;
+      }
+      const provisionerName = this.#options.provisionerName ?? defaultProvisionerName;
+      const { pv } = await cloneSource(clones, dataSource, options.pvc, provisionerName, context.signal);
+      const source = this.#memberOf(pv);
+      if (!members.includes(source)) {
+        throw new InfeasibleError(
+          `the source volume ${pv.metadata?.name ?? ''} is on root ${source.root.name}, which parameter "roots" of class ${options.storageClass.metadata?.name ?? ''} leaves out: a clone is copied within its source's root`,
+        );
+      }
+      return source;
+    }
+    const fromPvName = requestedTakeBack(options.pvc, options.pvName);
+    if (fromPvName !== undefined) {
+      const holder = await this.#find(members, async (member) => {
+        const found = await member.volumes.recordedVolumes(
+          (record) => record.pvName === fromPvName || record.takenFrom === fromPvName,
+          4,
+        );
+        return found.length > 0;
+      });
+      // Found nowhere: the first root's take-back says what is missing.
+      return holder ?? (members[0] as Member);
+    }
+    return this.#roomiest(members, options, parameters, context);
+  }
+
+  async #roomiest(
+    members: readonly Member[],
+    options: ProvisionOptions,
+    parameters: ClassParameters,
+    context: OperationContext,
+  ): Promise<Member | string> {
+    const enforced = parameters.enforceSize;
+    const rooms = await Promise.all(
+      members.map(async (member) => {
+        // Free space is one statfs; unreserved space also reads the volumes placed.
+        const capacity = enforced
+          ? await member.root.capacity.read(context)
+          : await member.root.capacity.space();
+        return { name: member.root.name, roomBytes: roomFor(capacity, enforced), member };
+      }),
+    );
+    const requested = quantityBytes(options.pvc.spec?.resources?.requests?.storage) ?? 0;
+    const chosen = chooseRoot(rooms, requested);
+    if (chosen !== undefined) {
+      context.logger.info({ root: chosen.name, roomBytes: chosen.roomBytes }, 'root chosen for the volume');
+      return chosen.member;
+    }
+    return noRootReason(rooms, this.#options.nodeName, requested, enforced);
+  }
+
+  async #find(
+    members: readonly Member[],
+    test: (member: Member) => Promise<boolean>,
+  ): Promise<Member | undefined> {
+    const results = await Promise.all(members.map(test));
+    return members.find((_, index) => results[index]);
+  }
+
+  /**
+   * The root holding `pv`'s directory, by its path.
+   *
+   * @throws Error when the path is under none of the roots.
+   */
+  #memberOf(pv: Readonly<V1PersistentVolume>): Member {
+    const path = volumePath(pv);
+    if (path === undefined) throw new Error('the volume has neither a hostPath nor a local source');
+    for (const member of this.#members) {
+      if (isUnder(member.root.path, path)) return member;
+    }
+    const roots = this.#members.map(({ root }) => `${root.name}=${root.path}`).join(', ');
+    throw new Error(`the volume's path ${path} is under none of this node's roots (${roots})`);
+  }
+}
+
+/** The class with its `roots` parameter taken out: each root's provisioner is that root alone. */
+function withoutRoots(storageClass: Readonly<V1StorageClass>): V1StorageClass {
+  const { roots: _roots, ...parameters } = storageClass.parameters ?? {};
+  return { ...storageClass, parameters };
+}
+
+/** Whether `path` is `base` or below it; its own root then refuses anything but a volume below it. */
+function isUnder(base: string, path: string): boolean {
+  return path === base || path.startsWith(base === '/' ? '/' : `${base}/`);
+}
+
+/** @throws Error for no roots, a malformed or repeated name, or a root inside another. */
+export function checkRoots(roots: readonly NamedRoot[]): void {
+  if (roots.length === 0) throw new Error('no root given');
+  const names = new Set<string>();
+  for (const root of roots) {
+    if (!rootNamePattern.test(root.name)) {
+      throw new Error(`root name ${JSON.stringify(root.name)} must be lower-case letters, digits and -`);
+    }
+    if (names.has(root.name)) throw new Error(`root name ${root.name} is given twice`);
+    names.add(root.name);
+    for (const other of roots) {
+      if (other !== root && (other.path === root.path || isUnder(root.path, other.path))) {
+        throw new Error(`root ${other.name} (${other.path}) is inside root ${root.name} (${root.path})`);
+      }
+    }
+  }
+}
