@@ -6,6 +6,7 @@ import { isAbsolute } from 'node:path';
 import {
   type Environment,
   type FlagSpecs,
+  type ParsedFlags,
   type ProvisionerCliOptions,
   parseFlags,
   provisionerFlags,
@@ -16,16 +17,33 @@ import {
   usageFlags,
   usageText,
 } from '@kube-provisioner/controller/cli';
+import { type NfsExportConfig, parseExportList } from './export-list.ts';
 import { defaultMountRoot } from './nfs-provisioner.ts';
 
 export { UsageError } from '@kube-provisioner/controller/cli';
 
-/** Validated start-up configuration. */
-export interface NfsCliOptions extends ProvisionerCliOptions, UsageCliOptions {
+/**
+ * Validated start-up configuration: one export (`NFS_SERVER`, `NFS_PATH`, as upstream), or several
+ * (`NFS_EXPORTS`).
+ */
+export type NfsCliOptions = NfsCommonCliOptions & (NfsSingleExportOptions | NfsSeveralExportsOptions);
+
+/** The export of the single-export form, upstream's. */
+export interface NfsSingleExportOptions {
+  readonly exports?: undefined;
   readonly server: string;
   readonly exportPath: string;
-  readonly provisionerName: string;
   readonly mountRoot: string;
+}
+
+/** The exports of an installation serving several (`NFS_EXPORTS`). */
+export interface NfsSeveralExportsOptions {
+  readonly exports: readonly NfsExportConfig[];
+}
+
+/** Settings of both forms. */
+export interface NfsCommonCliOptions extends ProvisionerCliOptions, UsageCliOptions {
+  readonly provisionerName: string;
   readonly leaderElection: boolean;
   readonly leaseDurationMs: number;
   readonly renewDeadlineMs: number;
@@ -44,6 +62,11 @@ const flags = {
   'provisioner-name': {
     env: 'PROVISIONER_NAME',
     description: 'StorageClass.provisioner to serve (required)',
+  },
+  'nfs-exports': {
+    env: 'NFS_EXPORTS',
+    description:
+      'several exports instead of NFS_SERVER/NFS_PATH: a JSON array of {"name", "server", "path", "mountRoot"?} (mountRoot default /persistentvolumes/<name>)',
   },
   'mount-root': {
     env: 'NFS_MOUNT_ROOT',
@@ -91,17 +114,11 @@ export function usage(program: string): string {
  */
 export function parseCliOptions(argv: readonly string[], env: Environment): NfsCliOptions {
   const parsed = parseFlags(flags, argv, env);
-  const server = parsed.required('nfs-server');
-  const exportPath = parsed.required('nfs-path');
-  if (!parsed.help && !isAbsolute(exportPath)) {
-    throw new UsageError(`NFS_PATH must be an absolute path, got ${JSON.stringify(exportPath)}`);
-  }
-  const mountRoot = parsed.directory('mount-root');
+  // Upstream's checks first, in upstream's order: NFS_SERVER, NFS_PATH, PROVISIONER_NAME.
+  const served = exportOptions(parsed);
   return {
-    server,
-    exportPath,
+    ...served,
     provisionerName: parsed.required('provisioner-name'),
-    mountRoot,
     leaderElection: parsed.goBoolean('leader-election'),
     leaseDurationMs: parsed.goDuration('leader-election-lease-duration'),
     renewDeadlineMs: parsed.goDuration('leader-election-renew-deadline'),
@@ -113,4 +130,30 @@ export function parseCliOptions(argv: readonly string[], env: Environment): NfsC
     ...readUsageFlags(parsed),
     ...readProvisionerFlags(parsed),
   };
+}
+
+/** The exports: `NFS_EXPORTS`, else upstream's single export. */
+function exportOptions(
+  parsed: ParsedFlags<keyof typeof flags>,
+): NfsSingleExportOptions | NfsSeveralExportsOptions {
+  const several = parsed.string('nfs-exports');
+  if (several === undefined) return singleExport(parsed);
+  if (parsed.string('nfs-server') !== undefined || parsed.string('nfs-path') !== undefined) {
+    throw new UsageError('NFS_EXPORTS replaces NFS_SERVER and NFS_PATH: set either, not both');
+  }
+  try {
+    return { exports: parseExportList(several) };
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+/** Upstream's single export: `NFS_SERVER`, `NFS_PATH` and the mount root. */
+function singleExport(parsed: ParsedFlags<keyof typeof flags>): NfsSingleExportOptions {
+  const server = parsed.required('nfs-server');
+  const exportPath = parsed.required('nfs-path');
+  if (!parsed.help && !isAbsolute(exportPath)) {
+    throw new UsageError(`NFS_PATH must be an absolute path, got ${JSON.stringify(exportPath)}`);
+  }
+  return { server, exportPath, mountRoot: parsed.directory('mount-root') };
 }

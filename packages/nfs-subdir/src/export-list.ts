@@ -73,6 +73,7 @@ function parseEntry(entry: unknown, where: string, problems: string[]): NfsExpor
     mountRoot === undefined
       ? posix.join(defaultMountRoot, String(name))
       : absolute(mountRoot, `${where}: "mountRoot"`, problems);
+  if (mount === '/') problems.push(`${where}: "mountRoot" must not be /`);
   if (problems.length > before) return undefined;
   return {
     name: name as string,

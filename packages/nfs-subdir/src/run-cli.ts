@@ -8,13 +8,15 @@ import { stat } from 'node:fs/promises';
 import { runProvisioner } from '@kube-provisioner/controller/cli';
 import { resources } from '@kube-provisioner/controller/client';
 import { createEventRecorder } from '@kube-provisioner/controller/events';
-import { UsageMonitor, warnOnClaim } from '@kube-provisioner/controller/usage';
+import { type MeasureVolume, UsageMonitor, warnOnClaim } from '@kube-provisioner/controller/usage';
 import { checkWritableDirectory, volumeUsageScanner } from '@kube-provisioner/safe-fs';
 import { Registry } from 'prom-client';
 import { ArchiveMetrics } from './archive-metrics.ts';
 import type { NfsDialect } from './class-parameters.ts';
 import { type NfsCliOptions, parseCliOptions, usage } from './cli-options.ts';
-import { NfsProvisioner } from './nfs-provisioner.ts';
+import { NfsProvisioner, type NfsProvisionerOptions } from './nfs-provisioner.ts';
+import { SeveralExportsProvisioner } from './several-exports-provisioner.ts';
+import { type ExportVolume, exportVolumeScanner } from './several-exports-usage.ts';
 import type { NfsVolume } from './volume-usage.ts';
 
 /** Which program to run. */
@@ -31,6 +33,12 @@ async function checkMountRoot(mountRoot: string): Promise<void> {
   if (stats?.isDirectory() !== true) throw new Error(`mount root ${mountRoot} is not a directory`);
 }
 
+/** Every mount root of `options`, by the name its readiness check carries. */
+function mountRoots(options: NfsCliOptions): ReadonlyMap<string, string> {
+  if (options.exports === undefined) return new Map([['mount-root', options.mountRoot]]);
+  return new Map(options.exports.map((e) => [`export-${e.name}`, e.mountRoot]));
+}
+
 /** Runs `cli` with the process's arguments and environment, and sets the process exit code. */
 export function runNfsProvisionerCli(cli: NfsCli): Promise<void> {
   return runProvisioner<NfsCliOptions>({
@@ -39,7 +47,9 @@ export function runNfsProvisionerCli(cli: NfsCli): Promise<void> {
     usage: usage(cli.program),
     parse: parseCliOptions,
     // An unmounted or vanished export can neither create nor delete anything: refuse to start…
-    preflight: (options) => checkMountRoot(options.mountRoot),
+    preflight: async (options) => {
+      for (const mountRoot of mountRoots(options).values()) await checkMountRoot(mountRoot);
+    },
     setup: (options, api, logger) => {
       const registry = new Registry();
       // Best effort, like every Event: its timers do not hold the process at exit.
@@ -48,43 +58,49 @@ export function runNfsProvisionerCli(cli: NfsCli): Promise<void> {
         component: options.provisionerName,
         logger,
       });
+      const volumes = api.resource(resources.persistentVolumes);
+      const shared = {
+        dialect: cli.dialect,
+        provisionerName: options.provisionerName,
+        classes: api.resource(resources.storageClasses),
+        deleteUnrecordedNested: options.deleteUnrecordedNested,
+        archiveRetentionMs: options.archiveRetentionMs,
+        archiveMetrics: new ArchiveMetrics(registry),
+        owners: { claims: api.resource(resources.persistentVolumeClaims), volumes },
+        clones: { claims: api.resource(resources.persistentVolumeClaims), volumes, registry },
+        events,
+      } satisfies Partial<NfsProvisionerOptions>;
+      const monitor = <V extends NfsVolume>(measure: MeasureVolume<V>): UsageMonitor<V> =>
+        new UsageMonitor<V>({
+          registry,
+          measure,
+          operationsPerSecond: options.usageScanRate,
+          scanTimeoutMs: options.usageIntervalMs,
+          onExceeded: warnOnClaim(events),
+        });
+      const measured = options.usageScanRate !== 0;
+      const provisioner =
+        options.exports === undefined
+          ? new NfsProvisioner({
+              ...shared,
+              server: options.server,
+              exportPath: options.exportPath,
+              mountRoot: options.mountRoot,
+              usage: measured
+                ? { monitor: monitor(volumeUsageScanner(options.mountRoot)), volumes }
+                : undefined,
+            })
+          : new SeveralExportsProvisioner({
+              ...shared,
+              exports: options.exports,
+              usage: measured
+                ? { monitor: monitor<ExportVolume>(exportVolumeScanner(options.exports)), volumes }
+                : undefined,
+            });
       return {
         controller: {
           provisionerName: options.provisionerName,
-          provisioner: new NfsProvisioner({
-            dialect: cli.dialect,
-            server: options.server,
-            exportPath: options.exportPath,
-            mountRoot: options.mountRoot,
-            provisionerName: options.provisionerName,
-            classes: api.resource(resources.storageClasses),
-            deleteUnrecordedNested: options.deleteUnrecordedNested,
-            archiveRetentionMs: options.archiveRetentionMs,
-            archiveMetrics: new ArchiveMetrics(registry),
-            owners: {
-              claims: api.resource(resources.persistentVolumeClaims),
-              volumes: api.resource(resources.persistentVolumes),
-            },
-            clones: {
-              claims: api.resource(resources.persistentVolumeClaims),
-              volumes: api.resource(resources.persistentVolumes),
-              registry,
-            },
-            events,
-            usage:
-              options.usageScanRate === 0
-                ? undefined
-                : {
-                    monitor: new UsageMonitor<NfsVolume>({
-                      registry,
-                      measure: volumeUsageScanner(options.mountRoot),
-                      operationsPerSecond: options.usageScanRate,
-                      scanTimeoutMs: options.usageIntervalMs,
-                      onExceeded: warnOnClaim(events),
-                    }),
-                    volumes: api.resource(resources.persistentVolumes),
-                  },
-          }),
+          provisioner,
           metricsRegistry: registry,
           // Archive retention and usage share the maintenance runs.
           maintenanceIntervalMs: options.usageIntervalMs,
@@ -97,19 +113,26 @@ export function runNfsProvisionerCli(cli: NfsCli): Promise<void> {
         },
         healthPort: options.metricsPort,
         // …and stop being ready when it goes away later, or cannot take new volumes (not writable by
-        // this user: a non-root image on a root-owned export, or root_squash).
-        readinessChecks: {
-          'mount-root': async () => {
-            await checkMountRoot(options.mountRoot);
-            await checkWritableDirectory(options.mountRoot);
-          },
-        },
-        logFields: {
-          dialect: cli.dialect,
-          server: options.server,
-          path: options.exportPath,
-          mountRoot: options.mountRoot,
-        },
+        // this user: a non-root image on a root-owned export, or root_squash). One check per export,
+        // so the readiness endpoint names the exports that are down.
+        readinessChecks: Object.fromEntries(
+          [...mountRoots(options)].map(([name, mountRoot]) => [
+            name,
+            async () => {
+              await checkMountRoot(mountRoot);
+              await checkWritableDirectory(mountRoot);
+            },
+          ]),
+        ),
+        logFields:
+          options.exports === undefined
+            ? {
+                dialect: cli.dialect,
+                server: options.server,
+                path: options.exportPath,
+                mountRoot: options.mountRoot,
+              }
+            : { dialect: cli.dialect, exports: options.exports },
       };
     },
   });

@@ -19,6 +19,7 @@ import { storageBytes } from '@kube-provisioner/controller/client';
 import { cloneSource } from '@kube-provisioner/controller/clone';
 import { GidAllocator } from '@kube-provisioner/controller/gid-allocator';
 import type { DataSourceKind } from '@kube-provisioner/controller/provisioner';
+import { listMeasuredVolumes } from '@kube-provisioner/controller/usage';
 import {
   joinBasePath,
   type OwnershipRecord,
@@ -37,14 +38,21 @@ import {
 } from './export-placement.ts';
 import { NfsExport } from './nfs-export.ts';
 import { NfsProvisioner, type NfsProvisionerOptions } from './nfs-provisioner.ts';
+import type { ExportVolume, SeveralExportsUsage } from './several-exports-usage.ts';
 import { takeBackSource } from './take-back-request.ts';
 import { volumePathFor } from './volume-path.ts';
+import { ownedNfsVolume } from './volume-usage.ts';
 
 /** Options of {@link SeveralExportsProvisioner}: those of every export's provisioner, and the exports. */
 export interface SeveralExportsProvisionerOptions
   extends Omit<NfsProvisionerOptions, 'server' | 'exportPath' | 'mountRoot' | 'usage'> {
   /** The exports, as `NFS_EXPORTS` lists them; at least one. */
   readonly exports: readonly NfsExportConfig[];
+  /**
+   * Usage reporting: each `maintain` call measures the volumes of every export through one monitor
+   * (its `measure` typically {@link exportVolumeScanner}). Absent: no usage is measured.
+   */
+  readonly usage?: SeveralExportsUsage | undefined;
   /** Reads an export's free space from its mount root; tests inject one. Default: the real statfs. */
   readonly statfs?: StatFs | undefined;
 }
@@ -71,7 +79,7 @@ export class SeveralExportsProvisioner implements Provisioner {
   /** @throws Error when no export is given, or as {@link NfsProvisioner} for one of them. */
   constructor(options: SeveralExportsProvisionerOptions) {
     if (options.exports.length === 0) throw new Error('at least one export is needed');
-    const { exports, statfs, ...shared } = options;
+    const { exports, statfs, usage: _usage, ...shared } = options;
     // One allocator for all exports: a GID is unique among the class's PVs, whatever their export.
     const gids =
       shared.gids ??
@@ -194,7 +202,10 @@ export class SeveralExportsProvisioner implements Provisioner {
     return this.#exportOf(options.pv).provisioner.expand(options);
   }
 
-  /** Every export's maintenance, one after the other; one export's failure does not skip the others. */
+  /**
+   * Every export's maintenance, one after the other (one export's failure does not skip the
+   * others), then the usage of every export's volumes.
+   */
   async maintain(context: OperationContext): Promise<void> {
     const failures: string[] = [];
     for (const served of this.#served) {
@@ -203,23 +214,38 @@ export class SeveralExportsProvisioner implements Provisioner {
         failures.push(`${served.config.name}: ${(err as Error).message}`);
       });
     }
+    const { usage, provisionerName } = this.#options;
+    if (usage !== undefined) {
+      const volumeOf = (pv: Readonly<V1PersistentVolume>): ExportVolume | undefined => {
+        const served = this.#find(pv);
+        const volume = served && ownedNfsVolume(pv, { provisionerName, exportPath: served.config.path });
+        return volume && served && { ...volume, exportName: served.config.name };
+      };
+      const volumes = await listMeasuredVolumes(usage.volumes, volumeOf, context);
+      await usage.monitor.refresh(volumes, context.signal, context.logger);
+    }
     if (failures.length > 0) throw new Error(`maintenance failed on exports ${failures.join('; ')}`);
   }
 
-  /**
-   * The export `pv` is on: its server and a path equal to or below the export's (exports never
-   * overlap, so at most one matches).
-   *
-   * @throws Error when it is on none, naming the exports: nothing is touched.
-   */
-  #exportOf(pv: Readonly<V1PersistentVolume>): Served {
+  /** The export `pv` is on: its server, and a path equal to or below the export's. */
+  #find(pv: Readonly<V1PersistentVolume>): Served | undefined {
     const nfs = pv.spec?.nfs;
-    const served = this.#served.find(({ nfsExport }) => {
+    return this.#served.find(({ nfsExport }) => {
       if (nfs?.server !== nfsExport.server) return false;
       const prefix = nfsExport.path === '/' ? '/' : `${nfsExport.path}/`;
       return nfs.path === nfsExport.path || nfs.path.startsWith(prefix);
     });
+  }
+
+  /**
+   * The export `pv` is on (exports never overlap, so at most one matches).
+   *
+   * @throws Error when it is on none, naming the exports: nothing is touched.
+   */
+  #exportOf(pv: Readonly<V1PersistentVolume>): Served {
+    const served = this.#find(pv);
     if (served !== undefined) return served;
+    const nfs = pv.spec?.nfs;
     const where = nfs === undefined ? 'has no nfs source' : `is on ${nfs.server}:${nfs.path}`;
     const exports = this.#served.map((s) => `${s.config.name} (${s.nfsExport.server}:${s.nfsExport.path})`);
     throw new Error(
