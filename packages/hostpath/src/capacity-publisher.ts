@@ -1,6 +1,7 @@
 /**
  * Tells the scheduler what a per-node root can hold: one `CSIStorageCapacity` per class this
- * provisioner serves, for this node, in the instance's namespace. The scheduler reads them only
+ * provisioner serves, for this node, in the instance's namespace: `capacity` the room of the roots
+ * the class may use together, `maximumVolumeSize` the roomiest one's. The scheduler reads them only
  * when a CSIDriver of the provisioner's name says `storageCapacity: true` (see the README,
  * "Capacity-aware scheduling"). Objects are written only when their numbers change.
  */
@@ -12,7 +13,7 @@ import {
   type ResourceDescriptor,
 } from '@kube-provisioner/controller/client';
 import type { V1CSIStorageCapacity, V1OwnerReference, V1StorageClass } from '@kubernetes/client-node';
-import { parseClassParameters } from './class-parameters.ts';
+import { type ClassParameters, parseClassParameters } from './class-parameters.ts';
 import { type RootCapacity, roomFor } from './root-capacity.ts';
 import { quantityBytes } from './storage-quantity.ts';
 
@@ -29,16 +30,25 @@ export const csiStorageCapacities: ResourceDescriptor<V1CSIStorageCapacity> = {
 /** Label on every published object: a hash of the node name (names may be longer than a label value). */
 export const labelCapacityNode = 'hostpath.kube-provisioner.io/capacity-node';
 
+/** Reads a root's capacity; a `RootCapacityReader` fits. */
+export interface CapacitySource {
+  /** The capacity now. */
+  read(context: Pick<OperationContext, 'signal'>): Promise<RootCapacity>;
+}
+
+/** The capacity of one of a node's named roots. */
+export interface NamedCapacitySource extends CapacitySource {
+  /** The root's name, as class parameter `roots` names it. */
+  readonly name: string;
+}
+
 /** Options of {@link CapacityPublisher}. */
 export interface CapacityPublisherOptions {
   readonly capacities: Pick<ResourceClient<V1CSIStorageCapacity>, 'list' | 'create' | 'update' | 'delete'>;
   /** StorageClasses: those whose provisioner is {@link provisionerName} are published. */
   readonly classes: Pick<ResourceClient<V1StorageClass>, 'list'>;
-  /** The root's capacity (a `RootCapacityReader` fits). */
-  readonly capacity: {
-    /** The capacity now. */
-    read(context: Pick<OperationContext, 'signal'>): Promise<RootCapacity>;
-  };
+  /** The root's capacity (a `RootCapacityReader` fits), or those of the node's named roots. */
+  readonly capacity: CapacitySource | { readonly roots: readonly NamedCapacitySource[] };
   readonly provisionerName: string;
   readonly nodeName: string;
   /**
@@ -120,10 +130,10 @@ export class CapacityPublisher {
   async publish(context: Pick<OperationContext, 'signal'>): Promise<void> {
     const { signal } = context;
     const { namespace } = this.#options;
-    const [classes, existing, capacity] = await Promise.all([
+    const [classes, existing, roots] = await Promise.all([
       this.#options.classes.list({ signal }),
       this.#options.capacities.list({ namespace, labelSelector: this.#selector, signal }),
-      this.#options.capacity.read(context),
+      this.#readRoots(context),
     ]);
     this.#topologyValue ??= await this.#options.topology.value(signal);
     const byName = new Map(existing.items.map((object) => [object.metadata?.name ?? '', object]));
@@ -131,13 +141,13 @@ export class CapacityPublisher {
     for (const storageClass of classes.items) {
       if (storageClass.provisioner !== this.#options.provisionerName) continue;
       const className = storageClass.metadata?.name ?? '';
-      const enforced = enforcesSize(storageClass);
-      if (className === '' || enforced === undefined) continue;
+      const parameters = parametersOf(storageClass);
+      if (className === '' || parameters === undefined) continue;
       const name = capacityObjectName(this.#options.nodeName, className);
       wanted.add(name);
       await this.#write(
         byName.get(name),
-        this.#desired(name, className, roomFor(capacity, enforced)),
+        this.#desired(name, className, classRoom(roots, parameters)),
         signal,
       );
     }
@@ -166,7 +176,16 @@ export class CapacityPublisher {
     return existing.items.length;
   }
 
-  #desired(name: string, className: string, bytes: number): V1CSIStorageCapacity {
+  /** Each root's capacity now; the one root of a bare `--root` has no name. */
+  async #readRoots(context: Pick<OperationContext, 'signal'>): Promise<readonly RootReading[]> {
+    const { capacity } = this.#options;
+    if (!('roots' in capacity)) return [{ name: undefined, capacity: await capacity.read(context) }];
+    return Promise.all(
+      capacity.roots.map(async (root) => ({ name: root.name, capacity: await root.read(context) })),
+    );
+  }
+
+  #desired(name: string, className: string, room: ClassRoom): V1CSIStorageCapacity {
     const { owner, topology, namespace } = this.#options;
     return {
       apiVersion: 'storage.k8s.io/v1',
@@ -179,9 +198,9 @@ export class CapacityPublisher {
       },
       storageClassName: className,
       nodeTopology: { matchLabels: { [topology.key]: this.#topologyValue ?? this.#options.nodeName } },
-      capacity: String(bytes),
-      // One root per node: the largest volume is all the room there is.
-      maximumVolumeSize: String(bytes),
+      capacity: String(room.totalBytes),
+      // A volume lives on one root: the largest is the roomiest root's room.
+      maximumVolumeSize: String(room.largestBytes),
     };
   }
 
@@ -220,10 +239,38 @@ async function deleteIfPresent(
   }
 }
 
-/** Whether the class enforces sizes; `undefined` for parameters this provisioner refuses. */
-function enforcesSize(storageClass: Readonly<V1StorageClass>): boolean | undefined {
+interface RootReading {
+  readonly name: string | undefined;
+  readonly capacity: RootCapacity;
+}
+
+/** The room of a class on this node: all its roots together, and the roomiest one. */
+interface ClassRoom {
+  readonly totalBytes: number;
+  readonly largestBytes: number;
+}
+
+/**
+ * The room of a class of `parameters` among `roots`: only the roots it may use count. A class naming
+ * roots gets none on a node without them (or with one unnamed root), so the scheduler looks elsewhere.
+ */
+function classRoom(roots: readonly RootReading[], parameters: ClassParameters): ClassRoom {
+  const names = parameters.roots === undefined ? undefined : new Set(parameters.roots);
+  let totalBytes = 0;
+  let largestBytes = 0;
+  for (const root of roots) {
+    if (names !== undefined && (root.name === undefined || !names.has(root.name))) continue;
+    const bytes = roomFor(root.capacity, parameters.enforceSize);
+    totalBytes += bytes;
+    largestBytes = Math.max(largestBytes, bytes);
+  }
+  return { totalBytes, largestBytes };
+}
+
+/** The class's parameters; `undefined` for parameters this provisioner refuses. */
+function parametersOf(storageClass: Readonly<V1StorageClass>): ClassParameters | undefined {
   try {
-    return parseClassParameters(storageClass.parameters).enforceSize;
+    return parseClassParameters(storageClass.parameters);
   } catch {
     // Its claims fail anyway; publishing nothing keeps the scheduler from sending them here.
     return undefined;

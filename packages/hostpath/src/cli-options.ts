@@ -2,6 +2,7 @@
  * Command-line surface of `kube-hostpath-provisioner`: every flag has an environment fallback so the
  * same image works from a DaemonSet (downward API env) and from a shell.
  */
+import { isAbsolute, resolve } from 'node:path';
 import {
   type Environment,
   type FlagSpecs,
@@ -18,12 +19,19 @@ import {
 import { defaultProvisionerName } from './hostpath-provisioner.ts';
 import { defaultNodeAffinityKey } from './persistent-volume.ts';
 import type { ProvisionerMode } from './provisioner-mode.ts';
+import { checkRoots, type NamedRoot } from './root-placement.ts';
 
 /** Validated start-up configuration. */
 export interface CliOptions extends ProvisionerCliOptions, UsageCliOptions {
   readonly mode: ProvisionerMode;
   readonly provisionerName: string;
+  /** The root directory; with named roots, the first one's. */
   readonly root: string;
+  /**
+   * Per-node mode: the node's named roots (`--root fast=/mnt/nvme,bulk=/mnt/hdd`); `undefined` for
+   * one bare `--root /path`, which keeps its layout and PVs.
+   */
+  readonly namedRoots?: readonly NamedRoot[] | undefined;
   /** Required in per-node mode. */
   readonly nodeName: string | undefined;
   readonly nodeAffinityKey: string;
@@ -70,7 +78,12 @@ const flags = {
     default: defaultProvisionerName,
     description: 'name in StorageClass.provisioner',
   },
-  root: { env: 'HOSTPATH_ROOT', default: defaultRoot, description: 'directory that holds the volumes' },
+  root: {
+    env: 'HOSTPATH_ROOT',
+    default: defaultRoot,
+    description:
+      'directory that holds the volumes, or per node several named ones: name=/path,name=/path (a new volume goes to the one with the most room)',
+  },
   'node-name': {
     env: 'NODE_NAME',
     description: 'this node (downward API spec.nodeName); required in per-node mode',
@@ -135,7 +148,8 @@ export function parseCliOptions(argv: readonly string[], env: Environment): CliO
   if (mode !== 'per-node' && mode !== 'shared') {
     throw new UsageError(`--mode must be per-node or shared, got ${JSON.stringify(mode)}`);
   }
-  const root = parsed.directory('root');
+  const namedRoots = parseNamedRoots(parsed.string('root'), mode);
+  const root = namedRoots?.[0]?.path ?? parsed.directory('root');
   const nodeName = parsed.string('node-name');
   if (mode === 'per-node' && nodeName === undefined && !parsed.help) {
     throw new UsageError(
@@ -158,6 +172,7 @@ export function parseCliOptions(argv: readonly string[], env: Environment): CliO
     mode,
     provisionerName,
     root,
+    ...(namedRoots === undefined ? {} : { namedRoots }),
     nodeName,
     nodeAffinityKey: parsed.string('node-affinity-key') ?? defaultNodeAffinityKey,
     healthPort: parsed.integer('health-port', 0, 65535),
@@ -190,4 +205,28 @@ function capacityPublishing(
   }
   if (value === 'true' || value === 'false') return value === 'true';
   return mode === 'per-node' && !provisionerName.includes('/');
+}
+
+/**
+ * The named roots of `--root name=/path,name=/path`, or `undefined` for a bare path (read as
+ * before). Named roots are per node only: a shared root is one directory every replica sees.
+ */
+function parseNamedRoots(value: string | undefined, mode: ProvisionerMode): readonly NamedRoot[] | undefined {
+  if (value === undefined || value.startsWith('/') || !value.includes('=')) return undefined;
+  if (mode !== 'per-node') throw new UsageError('named roots (--root name=/path) need per-node mode');
+  const roots = value.split(',').map((entry): NamedRoot => {
+    const [name = '', path = ''] = entry.trim().split('=', 2);
+    if (!isAbsolute(path) || resolve(path) === '/') {
+      throw new UsageError(
+        `--root must be name=/path pairs separated by commas, each path absolute and not /, got ${JSON.stringify(entry)}`,
+      );
+    }
+    return { name: name.trim(), path: resolve(path) };
+  });
+  try {
+    checkRoots(roots);
+  } catch (err) {
+    throw new UsageError(`--root: ${(err as Error).message}`);
+  }
+  return roots;
 }

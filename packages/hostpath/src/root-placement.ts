@@ -73,3 +73,26 @@ export function noRootReason(
   const each = rooms.map((room) => `${room.name} ${room.roomBytes}`).join(', ');
   return `node ${node} has no root with ${requestBytes} bytes ${what} for the claim (bytes ${what} per root: ${each || 'no root the class may use'}): rescheduling the claim`;
 }
+
+/** Whether `path` is `base` or below it; its own root then refuses anything but a volume below it. */
+export function isUnder(base: string, path: string): boolean {
+  return path === base || path.startsWith(base === '/' ? '/' : `${base}/`);
+}
+
+/** @throws Error for no roots, a malformed or repeated name, or a root inside another. */
+export function checkRoots(roots: readonly NamedRoot[]): void {
+  if (roots.length === 0) throw new Error('no root given');
+  const names = new Set<string>();
+  for (const root of roots) {
+    if (!rootNamePattern.test(root.name)) {
+      throw new Error(`root name ${JSON.stringify(root.name)} must be lower-case letters, digits and -`);
+    }
+    if (names.has(root.name)) throw new Error(`root name ${root.name} is given twice`);
+    names.add(root.name);
+    for (const other of roots) {
+      if (other !== root && (other.path === root.path || isUnder(root.path, other.path))) {
+        throw new Error(`root ${other.name} (${other.path}) is inside root ${root.name} (${root.path})`);
+      }
+    }
+  }
+}

@@ -29,7 +29,14 @@ import { NodePlacement } from './node-placement.ts';
 import { type HostPathVolume, listOwnedVolumes } from './owned-volumes.ts';
 import { defaultNodeAffinityKey, volumeNode, volumePath } from './persistent-volume.ts';
 import { type RootCapacityReader, roomFor } from './root-capacity.ts';
-import { chooseRoot, type NamedRoot, noRootReason, rootNamePattern, rootsOfClass } from './root-placement.ts';
+import {
+  checkRoots,
+  chooseRoot,
+  isUnder,
+  type NamedRoot,
+  noRootReason,
+  rootsOfClass,
+} from './root-placement.ts';
 import { quantityBytes } from './storage-quantity.ts';
 import { requestedTakeBack } from './take-back.ts';
 import { volumeDirectory } from './volume-request.ts';
@@ -274,27 +281,4 @@ export class RootSetProvisioner implements Provisioner {
 function withoutRoots(storageClass: Readonly<V1StorageClass>): V1StorageClass {
   const { roots: _roots, ...parameters } = storageClass.parameters ?? {};
   return { ...storageClass, parameters };
-}
-
-/** Whether `path` is `base` or below it; its own root then refuses anything but a volume below it. */
-function isUnder(base: string, path: string): boolean {
-  return path === base || path.startsWith(base === '/' ? '/' : `${base}/`);
-}
-
-/** @throws Error for no roots, a malformed or repeated name, or a root inside another. */
-export function checkRoots(roots: readonly NamedRoot[]): void {
-  if (roots.length === 0) throw new Error('no root given');
-  const names = new Set<string>();
-  for (const root of roots) {
-    if (!rootNamePattern.test(root.name)) {
-      throw new Error(`root name ${JSON.stringify(root.name)} must be lower-case letters, digits and -`);
-    }
-    if (names.has(root.name)) throw new Error(`root name ${root.name} is given twice`);
-    names.add(root.name);
-    for (const other of roots) {
-      if (other !== root && (other.path === root.path || isUnder(root.path, other.path))) {
-        throw new Error(`root ${other.name} (${other.path}) is inside root ${root.name} (${root.path})`);
-      }
-    }
-  }
 }

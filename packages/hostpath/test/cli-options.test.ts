@@ -149,3 +149,33 @@ describe('parseCliOptions', () => {
     }
   });
 });
+
+describe('named roots', () => {
+  it('reads --root name=/path pairs, the first root standing for the others in logs', () => {
+    const options = parseCliOptions(['--root', 'fast=/mnt/nvme/, bulk=/mnt/hdd/../sdb'], node);
+    expect(options.namedRoots).toEqual([
+      { name: 'fast', path: '/mnt/nvme' },
+      { name: 'bulk', path: '/mnt/sdb' },
+    ]);
+    expect(options.root).toBe('/mnt/nvme');
+    expect(parseCliOptions([], { ...node, HOSTPATH_ROOT: 'one=/srv/one' }).namedRoots).toEqual([
+      { name: 'one', path: '/srv/one' },
+    ]);
+  });
+
+  it('keeps a bare path a single unnamed root, even one with = in it', () => {
+    expect(parseCliOptions(['--root', '/srv/a=b'], node)).toMatchObject({ root: '/srv/a=b' });
+    expect(parseCliOptions(['--root', '/srv/a=b'], node).namedRoots).toBeUndefined();
+  });
+
+  it.each([
+    [['--root', 'fast=relative'], /--root must be name=\/path pairs .* got "fast=relative"/],
+    [['--root', 'fast=/'], /each path absolute and not \//],
+    [['--root', 'fast=/a,fast=/b'], /--root: root name fast is given twice/],
+    [['--root', 'a=/srv,b=/srv/b'], /--root: root b \(\/srv\/b\) is inside root a \(\/srv\)/],
+    [['--root', 'Fast=/srv'], /--root: root name "Fast" must be lower-case/],
+    [['--root', 'a=/srv', '--mode', 'shared'], /named roots \(--root name=\/path\) need per-node mode/],
+  ])('rejects %j', (argv, message) => {
+    expect(() => parseCliOptions(argv, node)).toThrow(message);
+  });
+});
