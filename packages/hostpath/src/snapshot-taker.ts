@@ -113,6 +113,8 @@ export class SnapshotTaker {
     const ours = this.#options.scope.provisionerName;
     const owner = snapshot.metadata?.annotations?.[annSnapshotProvisioner];
     if (owner !== undefined && owner !== ours) return;
+    // Whether this provisioner reports on the snapshot: its own, also from the moment this pass claims it.
+    let mine = owner === ours;
     try {
       if (snapshot.metadata?.deletionTimestamp !== undefined) {
         if (owner === ours) await this.#remove(snapshot, context);
@@ -121,12 +123,13 @@ export class SnapshotTaker {
       if (snapshot.status?.readyToUse === true) return;
       const source = await this.#source(snapshot, context.signal);
       if (source === undefined) return;
-      const claimed = owner === ours ? snapshot : await this.#claim(snapshot, context);
+      const claimed = mine ? snapshot : await this.#claim(snapshot, context);
+      mine = true;
       await this.#take(claimed, source, context);
     } catch (err) {
       if (isLeadershipLapsedError(err) || context.signal.aborted) throw err;
       // Only the provisioner whose source it is reports on a snapshot.
-      if (owner === ours || err instanceof InfeasibleError) await this.#fail(snapshot, err, context);
+      if (mine || err instanceof InfeasibleError) await this.#fail(snapshot, err, context);
     }
   }
 

@@ -1,7 +1,6 @@
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { OperationContext } from '@kube-provisioner/controller';
-import { ApiError, type ResourceClient } from '@kube-provisioner/controller/client';
 import { finalizerCloningProtection } from '@kube-provisioner/controller/clone';
 import { LeadershipLapsedError } from '@kube-provisioner/controller/leader-election';
 import { parentMarkerName, snapshotPath, VolumeRoot } from '@kube-provisioner/safe-fs';
@@ -20,65 +19,7 @@ import { snapshotPathOf, snapshotSourceAccess } from '../src/snapshot-source.ts'
 import { SnapshotTaker } from '../src/snapshot-taker.ts';
 import { boundSource } from './clone-fixtures.ts';
 import { context, temporaryRoot } from './fixtures.ts';
-
-const notFound = () => new ApiError(404, 'not found', { reason: 'NotFound' });
-
-/** An in-memory `directorysnapshots` resource applying merge patches as the API server does, as far as used. */
-function snapshotStore(...initial: DirectorySnapshot[]) {
-  const objects = new Map(initial.map((object) => [object.metadata?.name ?? '', structuredClone(object)]));
-  let version = 1;
-  const writes: unknown[] = [];
-  const client: Pick<ResourceClient<DirectorySnapshot>, 'get' | 'list' | 'patch'> = {
-    async get(name) {
-      const object = objects.get(name);
-      if (object === undefined) throw notFound();
-      return structuredClone(object);
-    },
-    async list() {
-      return {
-        metadata: { resourceVersion: String(version) },
-        items: [...objects.values()].map((object) => structuredClone(object)),
-      };
-    },
-    async patch(name, patch, _type, options = {}) {
-      const object = objects.get(name);
-      if (object === undefined) throw notFound();
-      writes.push(patch);
-      const { metadata = {}, status = {} } = patch as DirectorySnapshot & {
-        metadata?: Record<string, unknown>;
-      };
-      if (
-        metadata.resourceVersion !== undefined &&
-        metadata.resourceVersion !== object.metadata?.resourceVersion
-      ) {
-        throw new ApiError(409, 'conflict', { reason: 'Conflict' });
-      }
-      if (options.subresource === 'status') object.status = { ...object.status, ...status };
-      else {
-        const annotations = { ...object.metadata?.annotations, ...(metadata.annotations as object) };
-        const finalizers = (metadata.finalizers as string[] | undefined) ?? object.metadata?.finalizers ?? [];
-        object.metadata = { ...object.metadata, annotations, finalizers };
-      }
-      object.metadata = { ...object.metadata, resourceVersion: String(++version) };
-      if (
-        object.metadata.deletionTimestamp !== undefined &&
-        (object.metadata.finalizers ?? []).length === 0
-      ) {
-        objects.delete(name);
-      }
-      return structuredClone(object);
-    },
-  };
-  return { client, objects, writes };
-}
-
-function snapshotOf(claimName: string, extra: Partial<DirectorySnapshot> = {}): DirectorySnapshot {
-  return {
-    metadata: { name: 'snap', namespace: 'team-a', uid: 'snap-uid', resourceVersion: '1' },
-    spec: { source: { persistentVolumeClaimName: claimName } },
-    ...extra,
-  };
-}
+import { deleting, snapshotOf, snapshotStore } from './snapshot-fixtures.ts';
 
 async function setUp(root: string, pvChange: (pv: V1PersistentVolume) => V1PersistentVolume = (pv) => pv) {
   const source = await boundSource(root);
@@ -94,13 +35,6 @@ async function setUp(root: string, pvChange: (pv: V1PersistentVolume) => V1Persi
     now: () => Date.parse('2026-01-02T03:04:05Z'),
   });
   return { source, store, taker, dataDir: join(root, snapshotPath('team-a', 'snap-uid')) };
-}
-
-async function deleting(store: ReturnType<typeof snapshotStore>, policy?: 'Retain') {
-  const snapshot = store.objects.get('snap');
-  if (snapshot?.metadata === undefined) throw new Error('no snapshot');
-  snapshot.metadata.deletionTimestamp = new Date();
-  if (policy) snapshot.spec = { ...snapshot.spec, deletionPolicy: policy };
 }
 
 describe('SnapshotTaker', () => {
@@ -209,7 +143,7 @@ describe('SnapshotTaker', () => {
         },
       };
       await expect(taker.reconcileAll(killed)).rejects.toThrow(LeadershipLapsedError);
-      await deleting(store);
+      deleting(store);
 
       await taker.reconcileAll(context);
 
@@ -225,7 +159,7 @@ describe('SnapshotTaker', () => {
       await using root = await temporaryRoot();
       const { store, taker, dataDir } = await setUp(root.path);
       await taker.reconcileAll(context);
-      await deleting(store, policy);
+      deleting(store, policy);
 
       await taker.reconcileAll(context);
 
@@ -242,12 +176,26 @@ describe('SnapshotTaker', () => {
     const restoring = store.objects.get('snap');
     if (restoring?.metadata === undefined) throw new Error('no snapshot');
     restoring.metadata.finalizers = [snapshotFinalizer, finalizerCloningProtection];
-    await deleting(store);
+    deleting(store);
 
     await taker.reconcileAll(context);
 
     expect(store.objects.get('snap')?.metadata?.finalizers).toContain(snapshotFinalizer);
     expect(await readFile(join(dataDir, 'a.txt'), 'utf8')).toBe('alpha');
+  });
+
+  it('reports a copy that fails in the pass that claims the snapshot', async () => {
+    await using root = await temporaryRoot();
+    // The source's record names its own PV, not this one: the copy refuses it.
+    const renamed = (pv: V1PersistentVolume) => ({ ...pv, metadata: { ...pv.metadata, name: 'pvc-other' } });
+    const { store, taker } = await setUp(root.path, renamed);
+
+    await taker.reconcileAll(context);
+
+    const snapshot = store.objects.get('snap');
+    expect(snapshot?.metadata?.annotations?.[annSnapshotProvisioner]).toBe(defaultProvisionerName);
+    expect(snapshot?.status?.readyToUse).toBe(false);
+    expect(snapshot?.status?.error?.message).toContain('is not the volume of pvc-other');
   });
 
   it('reports a source outside its root in the snapshot’s status, once', async () => {
