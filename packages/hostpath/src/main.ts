@@ -8,7 +8,12 @@ import type { KubeApi, Logger } from '@kube-provisioner/controller';
 import { runProvisioner } from '@kube-provisioner/controller/cli';
 import { createKubeApi, resources } from '@kube-provisioner/controller/client';
 import { createEventRecorder, type EventRecorder } from '@kube-provisioner/controller/events';
-import { UsageMonitor, warnOnClaim } from '@kube-provisioner/controller/usage';
+import {
+  type MeasuredVolume,
+  type MeasureVolume,
+  UsageMonitor,
+  warnOnClaim,
+} from '@kube-provisioner/controller/usage';
 import { checkWritableDirectory, fsOpsForRoot, VolumeRoot } from '@kube-provisioner/safe-fs';
 import { Registry } from 'prom-client';
 import { CapacityPublisher, csiStorageCapacities } from './capacity-publisher.ts';
@@ -18,6 +23,7 @@ import { HostPathProvisioner } from './hostpath-provisioner.ts';
 import { quotaMeasure } from './quota-usage.ts';
 import { RootCapacityReader } from './root-capacity.ts';
 import { gaugedCapacityReader } from './root-capacity-gauges.ts';
+import { RootSetProvisioner, type RootSetVolume } from './root-set-provisioner.ts';
 import { version } from './version.ts';
 
 async function checkRoot(root: string): Promise<void> {
@@ -29,17 +35,32 @@ async function checkRoot(root: string): Promise<void> {
  * walks stay on the thread pool whatever the root: at their paced rate the pool's cost is nothing,
  * and listing a directory of a million entries must not stop the event loop (and lease renewal).
  */
-function usageReporting(options: CliOptions, api: KubeApi, registry: Registry, recorder: EventRecorder) {
+function usageReporting<V extends MeasuredVolume>(
+  options: CliOptions,
+  api: KubeApi,
+  registry: Registry,
+  recorder: EventRecorder,
+  measure: MeasureVolume<V>,
+) {
   if (options.usageScanRate === 0) return undefined;
-  const monitor = new UsageMonitor({
+  const monitor = new UsageMonitor<V>({
     registry,
     operationsPerSecond: options.usageScanRate,
     scanTimeoutMs: options.usageIntervalMs,
     onExceeded: warnOnClaim(recorder),
-    // Enforced volumes are read from quota accounting; the others are walked.
-    measure: quotaMeasure({ root: options.root }),
+    measure,
   });
   return { monitor, volumes: api.resource(resources.persistentVolumes) };
+}
+
+/** Measures each volume of a node's named roots with its own root's measure (quota or walk). */
+function measureOnItsRoot(roots: readonly string[]): MeasureVolume<RootSetVolume> {
+  const measures = new Map(roots.map((root) => [root, quotaMeasure({ root })]));
+  return (volume, scan) => {
+    const measure = measures.get(volume.root);
+    if (measure === undefined) throw new Error(`${volume.root} is not a root of this node`);
+    return measure(volume, scan);
+  };
 }
 
 /**
@@ -56,25 +77,29 @@ function capacityOf(
   logger: Logger,
 ) {
   const nodeName = options.nodeName ?? '';
-  const scope = {
-    mode: options.mode,
-    provisionerName: options.provisionerName,
-    root: options.root,
-    nodeName,
-  };
   const volumes = api.resource(resources.persistentVolumes);
-  const reader = gaugedCapacityReader(
-    new RootCapacityReader(new VolumeRoot(options.root, { fs: rootFs.ops }), volumes, scope),
-    registry,
-    options.root,
-  );
+  const readerOf = (root: string, fs: ReturnType<typeof fsOpsForRoot>) => {
+    const scope = { mode: options.mode, provisionerName: options.provisionerName, root, nodeName };
+    const reader = new RootCapacityReader(new VolumeRoot(root, { fs: fs.ops }), volumes, scope);
+    return gaugedCapacityReader(reader, registry, root);
+  };
+  const reader = readerOf(options.root, rootFs);
+  const roots = (options.namedRoots ?? []).map((root) => {
+    const fs = fsOpsForRoot(root.path);
+    return { ...root, fs: fs.ops, capacity: root.path === options.root ? reader : readerOf(root.path, fs) };
+  });
   const { namespace, name, uid } = options.pod;
-  if (!options.publishCapacity || namespace === undefined) return { reader, changed: () => {} };
+  if (!options.publishCapacity || namespace === undefined) return { reader, roots, changed: () => {} };
   const nodes = api.resource(resources.nodes);
   const publisher = new CapacityPublisher({
     capacities: api.resource(csiStorageCapacities),
     classes: api.resource(resources.storageClasses),
-    capacity: reader,
+    capacity:
+      options.namedRoots === undefined
+        ? reader
+        : {
+            roots: roots.map((root) => ({ name: root.name, read: (context) => root.capacity.read(context) })),
+          },
     provisionerName: options.provisionerName,
     nodeName,
     topology: {
@@ -106,7 +131,7 @@ function capacityOf(
     });
   }
   publish();
-  return { reader, changed: publish };
+  return { reader, roots, changed: publish };
 }
 
 await runProvisioner<CliOptions>({
@@ -128,25 +153,39 @@ await runProvisioner<CliOptions>({
       host: options.nodeName ?? '',
     });
     const capacity = perNode ? capacityOf(options, api, registry, rootFs, logger) : undefined;
+    const common = {
+      provisionerName: options.provisionerName,
+      nodeAffinityKey: options.nodeAffinityKey,
+      nodes: perNode ? api.resource(resources.nodes) : undefined,
+      fs: rootFs.ops,
+      events: recorder,
+      clones: { claims, volumes, registry },
+      onVolumesChanged: capacity?.changed,
+    };
+    const rootPaths = options.namedRoots?.map((root) => root.path) ?? [options.root];
+    const provisioner =
+      capacity === undefined || options.namedRoots === undefined
+        ? new HostPathProvisioner({
+            ...common,
+            mode: options.mode,
+            root: options.root,
+            nodeName: options.nodeName,
+            // Enforced volumes are read from quota accounting; the others are walked.
+            usage: usageReporting(options, api, registry, recorder, quotaMeasure({ root: options.root })),
+            // Snapshots live on the one shared root; per node they are a follow-up.
+            snapshots: perNode ? undefined : { snapshots: api.resource(directorySnapshots), claims, volumes },
+            capacity: capacity?.reader,
+          })
+        : new RootSetProvisioner({
+            ...common,
+            nodeName: options.nodeName ?? '',
+            roots: capacity.roots,
+            usage: usageReporting(options, api, registry, recorder, measureOnItsRoot(rootPaths)),
+          });
     return {
       controller: {
         provisionerName: options.provisionerName,
-        provisioner: new HostPathProvisioner({
-          mode: options.mode,
-          provisionerName: options.provisionerName,
-          root: options.root,
-          nodeName: options.nodeName,
-          nodeAffinityKey: options.nodeAffinityKey,
-          nodes: perNode ? api.resource(resources.nodes) : undefined,
-          fs: rootFs.ops,
-          usage: usageReporting(options, api, registry, recorder),
-          events: recorder,
-          clones: { claims, volumes, registry },
-          // Snapshots live on the one shared root; per node they are a follow-up.
-          snapshots: perNode ? undefined : { snapshots: api.resource(directorySnapshots), claims, volumes },
-          capacity: capacity?.reader,
-          onVolumesChanged: capacity?.changed,
-        }),
+        provisioner,
         metricsRegistry: registry,
         maintenanceIntervalMs: options.usageIntervalMs,
         // Per-node instances are each authoritative for their own node; only a shared root needs a leader.
@@ -162,13 +201,15 @@ await runProvisioner<CliOptions>({
       // Not ready while the root cannot take new volumes (gone, or not writable by this user).
       readinessChecks: {
         root: async () => {
-          await checkRoot(options.root);
-          await checkWritableDirectory(options.root);
+          for (const root of rootPaths) {
+            await checkRoot(root);
+            await checkWritableDirectory(root);
+          }
         },
       },
       logFields: {
         mode: options.mode,
-        root: options.root,
+        root: options.namedRoots?.map((root) => `${root.name}=${root.path}`).join(',') ?? options.root,
         node: options.nodeName,
         fileSystem: rootFs.fileSystem,
         fsCalls: rootFs.calls,

@@ -1,6 +1,6 @@
 /**
  * The root's capacity as Prometheus gauges (`kube_provisioner_root_*`), labelled with the root's
- * path, set at each read of a {@link RootCapacityReader}.
+ * path (each of a node's named roots its own), set at each read of a {@link RootCapacityReader}.
  */
 import { Gauge, type Registry } from 'prom-client';
 import type { RootCapacity, RootCapacityReader } from './root-capacity.ts';
@@ -9,7 +9,9 @@ type Reader = Pick<RootCapacityReader, 'read' | 'space'>;
 
 /** `reader`, with its readings also set on gauges registered in `registry`. */
 export function gaugedCapacityReader(reader: Reader, registry: Registry, root: string): Reader {
-  const gauge = (name: string, help: string) =>
+  // A node with several roots has one reader per root, all on the same gauges.
+  const gauge = (name: string, help: string): Gauge =>
+    (registry.getSingleMetric(`kube_provisioner_root_${name}`) as Gauge | undefined) ??
     new Gauge({ name: `kube_provisioner_root_${name}`, help, labelNames: ['root'], registers: [registry] });
   const capacity = gauge('capacity_bytes', "Size of the root's file system.");
   const free = gauge('free_bytes', "Bytes still free on the root's file system.");
