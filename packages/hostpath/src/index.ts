@@ -11,7 +11,11 @@
  *
  * @packageDocumentation
  */
-export type { CapacityPublisherOptions } from './capacity-publisher.ts';
+export type {
+  CapacityPublisherOptions,
+  CapacitySource,
+  NamedCapacitySource,
+} from './capacity-publisher.ts';
 export {
   CapacityPublisher,
   capacityObjectName,
@@ -42,6 +46,10 @@ export type { PolicyRule } from './rbac-rules.ts';
 export { capacityRules, clusterRules, namespaceRules } from './rbac-rules.ts';
 export type { RootCapacity, RootSpace, StatFs } from './root-capacity.ts';
 export { noRoomReason, RootCapacityReader, roomFor } from './root-capacity.ts';
+export type { NamedRoot, RootRoom } from './root-placement.ts';
+export { chooseRoot, rootsOfClass } from './root-placement.ts';
+export type { RootOfSet, RootSetProvisionerOptions, RootSetVolume } from './root-set-provisioner.ts';
+export { RootSetProvisioner } from './root-set-provisioner.ts';
 export type { ProjectQuotaAccess } from './size-enforcement.ts';
 export type { SnapshotAccess } from './snapshot-taker.ts';
 export { annTakeBackFrom } from './take-back.ts';
