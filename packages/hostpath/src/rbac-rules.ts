@@ -12,15 +12,15 @@ import {
 export type { PolicyRule } from '@kube-provisioner/controller/cli';
 
 /**
- * `DirectorySnapshot`s (shared mode): listed by the leader, read by restores, patched for the
- * provisioner's annotation and finalizers (its own and the cloning-protection one of a restore), and
- * their status written when taken. Not watched: the leader polls them (`snapshot-taker.ts`).
+ * `DirectorySnapshot`s (shared mode): listed and watched by the leader (`snapshot-watch.ts`), read by
+ * restores, patched for the provisioner's annotation and finalizers (its own and the cloning-protection
+ * one of a restore), and their status written when taken.
  */
 export const snapshotRules: readonly PolicyRule[] = [
   {
     apiGroups: ['snapshot.kube-provisioner.io'],
     resources: ['directorysnapshots'],
-    verbs: ['get', 'list', 'patch'],
+    verbs: ['get', 'list', 'watch', 'patch'],
   },
   { apiGroups: ['snapshot.kube-provisioner.io'], resources: ['directorysnapshots/status'], verbs: ['patch'] },
 ];

@@ -1,12 +1,12 @@
 /**
- * Takes and deletes `DirectorySnapshot`s on a hostpath root. The leader polls the snapshots while
- * its term lasts (started by `maintain`); a snapshot of a claim whose PV this provisioner made is
- * claimed (an annotation naming the provisioner, and a finalizer), copied with safe-fs's clone into
- * the root's snapshot area and marked ready. Deleting the object removes the copy first, unless
- * its policy is `Retain`. Every copy and removal is fenced by the term; a copy killed half-way is
- * started over by the next leader (the clone removes its leftover, found by the snapshot's record).
+ * Takes and deletes `DirectorySnapshot`s on a hostpath root. While its term lasts (started by
+ * `maintain`) the leader watches the snapshots (`snapshot-watch.ts`); a snapshot of a claim whose PV
+ * this provisioner made is claimed (an annotation naming the provisioner, and a finalizer), copied
+ * with safe-fs's clone into the root's snapshot area and marked ready. Deleting the object removes
+ * the copy first, unless its policy is `Retain`. Every copy and removal is fenced by the term; a copy
+ * killed half-way is started over by the next leader (the clone removes its leftover, found by the
+ * snapshot's record).
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { InfeasibleError, type OperationContext } from '@kube-provisioner/controller';
 import { isNotFound, type ResourceClient } from '@kube-provisioner/controller/client';
 import { finalizerCloningProtection } from '@kube-provisioner/controller/clone';
@@ -22,11 +22,12 @@ import {
   snapshotFinalizer,
   snapshotRecordName,
 } from './directory-snapshot.ts';
+import { type SnapshotSync, type SnapshotWatchTimings, watchSnapshots } from './snapshot-watch.ts';
 
 /** What taking and restoring snapshots read and write on the API server. */
 export interface SnapshotAccess {
-  /** `directorysnapshots` `get` (restores), `list`, `patch`; `directorysnapshots/status` `patch`. */
-  readonly snapshots: Pick<ResourceClient<DirectorySnapshot>, 'get' | 'list' | 'patch'>;
+  /** `directorysnapshots` `get` (restores), `list`, `watch`, `patch`; `directorysnapshots/status` `patch`. */
+  readonly snapshots: ResourceClient<DirectorySnapshot>;
   /** `persistentvolumeclaims` `get`. */
   readonly claims: Pick<ResourceClient<V1PersistentVolumeClaim>, 'get'>;
   /** `persistentvolumes` `get`. */
@@ -34,18 +35,13 @@ export interface SnapshotAccess {
 }
 
 /** Options of {@link SnapshotTaker}. */
-export interface SnapshotTakerOptions extends SnapshotAccess {
+export interface SnapshotTakerOptions extends SnapshotAccess, SnapshotWatchTimings {
   readonly root: VolumeRoot;
   /** This instance's root and provisioner name; snapshots are taken in shared mode only. */
   readonly scope: CloneScope;
-  /** Pause between two passes over the snapshots. Default 2 s. */
-  readonly pollIntervalMs?: number | undefined;
   /** Clock for `creationTime` and `error.time`. Default `Date.now`. */
   readonly now?: (() => number) | undefined;
 }
-
-const defaultPollIntervalMs = 2000;
-const crdMissingPollIntervalMs = 60_000;
 
 /** The snapshots of one provisioner. */
 export class SnapshotTaker {
@@ -59,84 +55,53 @@ export class SnapshotTaker {
     this.#now = options.now ?? Date.now;
   }
 
-  /** Starts the polling loop for the term of `context`, unless it runs already; returns at once. */
+  /** Starts watching the snapshots for the term of `context`, unless it does already; returns at once. */
   start(context: OperationContext): void {
     if (this.#running === context.signal) return;
     this.#running = context.signal;
-    void this.#loop(context);
-  }
-
-  async #loop(context: OperationContext): Promise<void> {
-    const interval = this.#options.pollIntervalMs ?? defaultPollIntervalMs;
-    let crdMissing = false;
-    while (!context.signal.aborted) {
-      let pause = interval;
-      try {
-        await this.reconcileAll(context);
-        crdMissing = false;
-      } catch (err) {
-        if (isLeadershipLapsedError(err) || context.signal.aborted) return;
-        // A cluster without the CRD (deploy/snapshot-crd.yaml) has snapshots off: said once, checked rarely.
-        if (isNotFound(err)) {
-          if (!crdMissing)
-            context.logger.info('no DirectorySnapshot resource (CRD not installed): snapshots are off');
-          crdMissing = true;
-          pause = crdMissingPollIntervalMs;
-        } else {
-          context.logger.warn({ err }, 'snapshot pass failed; trying again');
-        }
-      }
-      await sleep(pause, undefined, { signal: context.signal }).catch(() => undefined);
-    }
-  }
-
-  /** One pass over every snapshot of the cluster, one at a time. */
-  async reconcileAll(context: OperationContext): Promise<void> {
-    let next: string | undefined;
-    do {
-      const page = await this.#options.snapshots.list({
-        signal: context.signal,
-        ...(next !== undefined && { continue: next }),
-      });
-      for (const snapshot of page.items) await this.reconcile(snapshot, context);
-      next = page.metadata?.continue || undefined;
-    } while (next !== undefined);
+    const reconcile = (snapshot: Readonly<DirectorySnapshot>, term: OperationContext) =>
+      this.reconcile(snapshot, term);
+    void watchSnapshots(this.#options.snapshots, reconcile, context, this.#options);
   }
 
   /**
    * Brings one snapshot forward: claims it when its source is this provisioner's, copies it, or
-   * removes its data once the object is being deleted.
+   * removes its data once the object is being deleted. `retry` when it could not: its source claim
+   * is missing or not Bound yet, or a step failed (then written to its status, once per message).
    *
-   * @throws only a lapsed term's error; any other failure is written to the snapshot's status.
+   * @throws only a lapsed term's error.
    */
-  async reconcile(snapshot: Readonly<DirectorySnapshot>, context: OperationContext): Promise<void> {
+  async reconcile(snapshot: Readonly<DirectorySnapshot>, context: OperationContext): Promise<SnapshotSync> {
     const ours = this.#options.scope.provisionerName;
     const owner = snapshot.metadata?.annotations?.[annSnapshotProvisioner];
-    if (owner !== undefined && owner !== ours) return;
+    if (owner !== undefined && owner !== ours) return 'settled';
     // Whether this provisioner reports on the snapshot: its own, also from the moment this pass claims it.
     let mine = owner === ours;
     try {
       if (snapshot.metadata?.deletionTimestamp !== undefined) {
         if (owner === ours) await this.#remove(snapshot, context);
-        return;
+        return 'settled';
       }
-      if (snapshot.status?.readyToUse === true) return;
+      if (snapshot.status?.readyToUse === true) return 'settled';
       const source = await this.#source(snapshot, context.signal);
-      if (source === undefined) return;
+      if (source === undefined) return 'settled';
       const claimed = mine ? snapshot : await this.#claim(snapshot, context);
       mine = true;
       await this.#take(claimed, source, context);
+      return 'settled';
     } catch (err) {
       if (isLeadershipLapsedError(err) || context.signal.aborted) throw err;
       // Only the provisioner whose source it is reports on a snapshot.
       if (mine || err instanceof InfeasibleError) await this.#fail(snapshot, err, context);
+      // An infeasible snapshot waits for its object to change.
+      return err instanceof InfeasibleError ? 'settled' : 'retry';
     }
   }
 
   /**
    * The source claim's PV when it is this provisioner's; `undefined` for another provisioner's.
    *
-   * @throws while the claim is missing or not Bound (retried by the next pass).
+   * @throws while the claim is missing or not Bound (retried after a back-off).
    */
   async #source(
     snapshot: Readonly<DirectorySnapshot>,
@@ -244,7 +209,7 @@ export class SnapshotTaker {
     };
   }
 
-  /** Writes the failure into the status, once per message (the next pass tries again). */
+  /** Writes the failure into the status, once per message. */
   async #fail(snapshot: Readonly<DirectorySnapshot>, err: unknown, context: OperationContext): Promise<void> {
     const message = err instanceof Error ? err.message : String(err);
     if (snapshot.status?.error?.message === message) return;

@@ -1,12 +1,15 @@
 /** `DirectorySnapshot`s for the hostpath unit tests: an in-memory resource and a snapshot object. */
+import type { OperationContext } from '@kube-provisioner/controller';
 import { ApiError, type ResourceClient } from '@kube-provisioner/controller/client';
-import type { DirectorySnapshot } from '../src/directory-snapshot.ts';
+import { type DirectorySnapshot, directorySnapshots } from '../src/directory-snapshot.ts';
+import type { SnapshotTaker } from '../src/snapshot-taker.ts';
 
 const notFound = () => new ApiError(404, 'not found', { reason: 'NotFound' });
 
 /** An in-memory `directorysnapshots` resource: its client, objects by name, and every patch sent. */
 export interface SnapshotStore {
-  readonly client: Pick<ResourceClient<DirectorySnapshot>, 'get' | 'list' | 'patch'>;
+  /** `get`, `list` and `patch`; the other calls reject. */
+  readonly client: ResourceClient<DirectorySnapshot>;
   readonly objects: Map<string, DirectorySnapshot>;
   readonly writes: unknown[];
 }
@@ -16,7 +19,15 @@ export function snapshotStore(...initial: DirectorySnapshot[]): SnapshotStore {
   const objects = new Map(initial.map((object) => [object.metadata?.name ?? '', structuredClone(object)]));
   let version = 1;
   const writes: unknown[] = [];
-  const client: Pick<ResourceClient<DirectorySnapshot>, 'get' | 'list' | 'patch'> = {
+  const unsupported = async (): Promise<never> => {
+    throw new Error('not supported by this fake');
+  };
+  const client: ResourceClient<DirectorySnapshot> = {
+    descriptor: directorySnapshots,
+    watch: unsupported,
+    create: unsupported,
+    update: unsupported,
+    delete: unsupported,
     async get(name) {
       const object = objects.get(name);
       if (object === undefined) throw notFound();
@@ -75,4 +86,14 @@ export function deleting(store: SnapshotStore, policy?: 'Retain'): void {
   if (snapshot?.metadata === undefined) throw new Error('no snapshot');
   snapshot.metadata.deletionTimestamp = new Date();
   if (policy) snapshot.spec = { ...snapshot.spec, deletionPolicy: policy };
+}
+
+/** One pass of `taker` over every snapshot of `store`, in turn, as the watch would queue them. */
+export async function reconcileEach(
+  taker: SnapshotTaker,
+  store: SnapshotStore,
+  context: OperationContext,
+): Promise<void> {
+  for (const snapshot of [...store.objects.values()])
+    await taker.reconcile(structuredClone(snapshot), context);
 }

@@ -18,7 +18,7 @@ import { SnapshotTaker } from '../src/snapshot-taker.ts';
 import { boundSource, untilFinished } from './clone-fixtures.ts';
 import { claim, context, provisioned, provisionOptions, temporaryRoot } from './fixtures.ts';
 import { plantSentinel, plantTree, secretText, tenantStep } from './hostile-tenant.ts';
-import { deleting, snapshotOf, snapshotStore } from './snapshot-fixtures.ts';
+import { deleting, reconcileEach, snapshotOf, snapshotStore } from './snapshot-fixtures.ts';
 
 /**
  * `nodeFsOps` that records every call whose directory is not below `base`: path calls name
@@ -192,7 +192,7 @@ describe('a hostile tenant during a snapshot', () => {
       await using scene = await setUp();
       const { tenant, between } = tenantBetweenWrites(scene, scene.source.dir, firstRound);
 
-      await scene.taker.reconcileAll(between);
+      await reconcileEach(scene.taker, scene.store, between);
 
       expect(tenant.rounds).toBeGreaterThan(8);
       await expectConfined(scene);
@@ -202,7 +202,7 @@ describe('a hostile tenant during a snapshot', () => {
         // Only the empty volume the next pass fills stays; deleting the snapshot removes that too.
         expect(await readdir(scene.dataDir)).toEqual([]);
         deleting(scene.store);
-        await scene.taker.reconcileAll(context);
+        await reconcileEach(scene.taker, scene.store, context);
         expect(scene.store.objects.has('snap')).toBe(false);
         await expect(lstat(scene.dataDir)).rejects.toMatchObject({ code: 'ENOENT' });
       }
@@ -213,7 +213,7 @@ describe('a hostile tenant during a snapshot', () => {
     await using scene = await setUp();
     const tenant = await tenantProcess(scene.source.dir, scene.outside);
 
-    await scene.taker.reconcileAll(context);
+    await reconcileEach(scene.taker, scene.store, context);
 
     // It ran before the pass began and stopped only after it ended.
     expect(await tenant.stop()).toBeGreaterThan(8);
@@ -221,7 +221,7 @@ describe('a hostile tenant during a snapshot', () => {
     const status = scene.store.objects.get('snap')?.status;
     expect(status?.readyToUse === true || typeof status?.error?.message === 'string').toBe(true);
     if (status?.readyToUse !== true) {
-      await scene.taker.reconcileAll(context);
+      await reconcileEach(scene.taker, scene.store, context);
       expect(scene.store.objects.get('snap')?.status?.readyToUse).toBe(true);
       expect(await treeSnapshot(scene.dataDir)).toEqual(await treeSnapshot(scene.source.dir));
     }
@@ -235,7 +235,7 @@ describe('a hostile tenant during a restore', () => {
     'changing the copied tree before every write (from step %i) gets nothing from outside, and a failed restore leaves nothing',
     async (firstRound) => {
       await using scene = await setUp();
-      await scene.taker.reconcileAll(context);
+      await reconcileEach(scene.taker, scene.store, context);
       expect(scene.store.objects.get('snap')?.status?.readyToUse).toBe(true);
       const before = await readdir(scene.root);
       const { tenant, between } = tenantBetweenWrites(scene, scene.dataDir, firstRound);
@@ -256,7 +256,7 @@ describe('a hostile tenant during a restore', () => {
 
   it('racing it from a process of its own gets nothing from outside, and a restore in quiet is exact', async () => {
     await using scene = await setUp();
-    await scene.taker.reconcileAll(context);
+    await reconcileEach(scene.taker, scene.store, context);
     const tenant = await tenantProcess(scene.dataDir, scene.outside);
 
     const raced = await scene.restore(context);

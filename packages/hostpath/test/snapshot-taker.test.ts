@@ -19,7 +19,7 @@ import { snapshotPathOf, snapshotSourceAccess } from '../src/snapshot-source.ts'
 import { SnapshotTaker } from '../src/snapshot-taker.ts';
 import { boundSource } from './clone-fixtures.ts';
 import { context, temporaryRoot } from './fixtures.ts';
-import { deleting, snapshotOf, snapshotStore } from './snapshot-fixtures.ts';
+import { deleting, reconcileEach, snapshotOf, snapshotStore } from './snapshot-fixtures.ts';
 
 async function setUp(root: string, pvChange: (pv: V1PersistentVolume) => V1PersistentVolume = (pv) => pv) {
   const source = await boundSource(root);
@@ -42,7 +42,7 @@ describe('SnapshotTaker', () => {
     await using root = await temporaryRoot();
     const { store, taker, dataDir, source } = await setUp(root.path);
 
-    await taker.reconcileAll(context);
+    await reconcileEach(taker, store, context);
 
     const snapshot = store.objects.get('snap');
     expect(snapshot?.metadata?.finalizers).toEqual([snapshotFinalizer]);
@@ -69,7 +69,7 @@ describe('SnapshotTaker', () => {
       metadata: { ...pv.metadata, annotations: { 'pv.kubernetes.io/provisioned-by': 'example.com/other' } },
     });
     const { store, taker } = await setUp(root.path, foreign);
-    await taker.reconcileAll(context);
+    await reconcileEach(taker, store, context);
     expect(store.writes).toEqual([]);
 
     const other = await setUp(root.path);
@@ -94,7 +94,7 @@ describe('SnapshotTaker', () => {
       },
     };
 
-    await expect(taker.reconcileAll(lapsed)).rejects.toThrow(LeadershipLapsedError);
+    await expect(reconcileEach(taker, store, lapsed)).rejects.toThrow(LeadershipLapsedError);
 
     expect(store.writes).toEqual([]);
     await expect(stat(dataDir)).rejects.toMatchObject({ code: 'ENOENT' });
@@ -114,13 +114,13 @@ describe('SnapshotTaker', () => {
           if (writes++ >= killAt) throw new LeadershipLapsedError('killed');
         },
       };
-      await expect(taker.reconcileAll(killed)).rejects.toThrow(LeadershipLapsedError);
+      await expect(reconcileEach(taker, store, killed)).rejects.toThrow(LeadershipLapsedError);
       expect(store.objects.get('snap')?.status?.readyToUse).toBeUndefined();
       const area = join(dataDir, '..');
       // Like a kill, a lapsed copy may not clean up after itself.
       if ((await readdir(area)).some((name) => name.endsWith('.copy'))) leftovers++;
 
-      await taker.reconcileAll(context);
+      await reconcileEach(taker, store, context);
 
       expect(store.objects.get('snap')?.status?.readyToUse).toBe(true);
       expect(await treeSnapshot(dataDir)).toEqual(await treeSnapshot(source.dir));
@@ -142,10 +142,10 @@ describe('SnapshotTaker', () => {
           if (writes++ >= killAt) throw new LeadershipLapsedError('killed');
         },
       };
-      await expect(taker.reconcileAll(killed)).rejects.toThrow(LeadershipLapsedError);
+      await expect(reconcileEach(taker, store, killed)).rejects.toThrow(LeadershipLapsedError);
       deleting(store);
 
-      await taker.reconcileAll(context);
+      await reconcileEach(taker, store, context);
 
       expect(store.objects.has('snap')).toBe(false);
       // A kill while the area's parents were made may leave one empty, as for any volume: no data.
@@ -158,10 +158,10 @@ describe('SnapshotTaker', () => {
     for (const policy of [undefined, 'Retain'] as const) {
       await using root = await temporaryRoot();
       const { store, taker, dataDir } = await setUp(root.path);
-      await taker.reconcileAll(context);
+      await reconcileEach(taker, store, context);
       deleting(store, policy);
 
-      await taker.reconcileAll(context);
+      await reconcileEach(taker, store, context);
 
       expect(store.objects.has('snap')).toBe(false);
       if (policy === 'Retain') expect(await readFile(join(dataDir, 'a.txt'), 'utf8')).toBe('alpha');
@@ -172,13 +172,13 @@ describe('SnapshotTaker', () => {
   it('keeps a deleted snapshot’s data while a restore copies it', async () => {
     await using root = await temporaryRoot();
     const { store, taker, dataDir } = await setUp(root.path);
-    await taker.reconcileAll(context);
+    await reconcileEach(taker, store, context);
     const restoring = store.objects.get('snap');
     if (restoring?.metadata === undefined) throw new Error('no snapshot');
     restoring.metadata.finalizers = [snapshotFinalizer, finalizerCloningProtection];
     deleting(store);
 
-    await taker.reconcileAll(context);
+    await reconcileEach(taker, store, context);
 
     expect(store.objects.get('snap')?.metadata?.finalizers).toContain(snapshotFinalizer);
     expect(await readFile(join(dataDir, 'a.txt'), 'utf8')).toBe('alpha');
@@ -190,7 +190,7 @@ describe('SnapshotTaker', () => {
     const renamed = (pv: V1PersistentVolume) => ({ ...pv, metadata: { ...pv.metadata, name: 'pvc-other' } });
     const { store, taker } = await setUp(root.path, renamed);
 
-    await taker.reconcileAll(context);
+    await reconcileEach(taker, store, context);
 
     const snapshot = store.objects.get('snap');
     expect(snapshot?.metadata?.annotations?.[annSnapshotProvisioner]).toBe(defaultProvisionerName);
@@ -206,8 +206,8 @@ describe('SnapshotTaker', () => {
     });
     const { store, taker } = await setUp(root.path, outside);
 
-    await taker.reconcileAll(context);
-    await taker.reconcileAll(context);
+    await reconcileEach(taker, store, context);
+    await reconcileEach(taker, store, context);
 
     const status = store.objects.get('snap')?.status;
     expect(status?.readyToUse).toBe(false);
