@@ -4,6 +4,7 @@
  */
 import { join } from 'node:path';
 import { workspaceBinCommand } from '@kube-provisioner/testenv';
+import { nfsExampleDeployment } from '@kube-provisioner/testenv/internal';
 import { type TestEnv, useNfsProvisioners } from '@kube-provisioner/testenv/testing';
 
 const packageDir = join(import.meta.dirname, '..');
@@ -20,9 +21,7 @@ export function useExampleDeployment(
   const bin = workspaceBinCommand(packageDir, 'nfs-client-provisioner');
   return useNfsProvisioners(env, {
     command: { ...bin, args: [...bin.args, ...flags] },
-    deployDir: join(packageDir, '..', '..', 'examples', 'nfs', 'deploy'),
+    ...nfsExampleDeployment,
     prefix,
-    // The Lease watch is an optional speed-up the example Role deliberately does not grant.
-    expectedDenials: /Cannot watch the lease/u,
   });
 }

@@ -10,26 +10,13 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { annVolumeGid } from '@kube-provisioner/controller/gid-allocator';
 import { bindClaim, deleteClaimAndVolume } from '@kube-provisioner/testenv';
-import {
-  guestAvailable,
-  nfsToolsAvailable,
-  useGuest,
-  useGuestNfsProvisioners,
-  useTestEnv,
-} from '@kube-provisioner/testenv/testing';
+import { useTestEnv } from '@kube-provisioner/testenv/testing';
 import { describe, expect, it } from 'vitest';
+import { useGuestExampleDeployment } from './example-deployment.ts';
 
 const env = useTestEnv();
-const packageDir = join(import.meta.dirname, '..');
-const guest = useGuest();
-const provisioners = useGuestNfsProvisioners(env, {
-  guest,
-  entry: join(packageDir, 'src', 'cli.ts'),
-  deployDir: join(packageDir, '..', '..', 'examples', 'nfs', 'deploy'),
-  prefix: 'subdir-gid',
-  // The Lease watch is an optional speed-up the example Role deliberately does not grant.
-  expectedDenials: /Cannot watch the lease/u,
-});
+const provisioners = useGuestExampleDeployment(env, 'subdir-gid');
+const { guest } = provisioners;
 
 /** Runs `script` in the guest as `uid` (its own group too) with `gid` as supplemental group, umask 002. */
 async function runAs(uid: number, gid: string, script: string, ...args: string[]): Promise<string> {
@@ -47,53 +34,48 @@ async function runAs(uid: number, gid: string, script: string, ...args: string[]
   return result.stdout;
 }
 
-describe.skipIf(!nfsToolsAvailable() || !guestAvailable())(
-  'a gidMin/gidMax class on a kernel NFS mount',
-  () => {
-    it('lets non-root writers of the volume GID share its files, one GID per volume, the GID free again after delete', async () => {
-      const deployment = await provisioners.deploy();
-      const className = await provisioners.storageClass(deployment, {
-        gidMin: '40000',
-        gidMax: '40009',
-        onDelete: 'delete',
-      });
-      const namespace = await env.namespace('gid');
-      const pv = await bindClaim(env.kubeConfig, { namespace, name: 'data', storageClassName: className });
-      const gid = pv.metadata?.annotations?.[annVolumeGid] ?? '';
-      expect(gid).toBe('40000');
-      const relative = await provisioners.reachVolume(deployment, pv);
-      const volume = await stat(join(deployment.exportDir, relative));
-      expect({ gid: volume.gid, mode: volume.mode & 0o7777 }).toEqual({ gid: 40000, mode: 0o2777 });
-
-      const mount = await provisioners.mountVolume(deployment, pv);
-      try {
-        await runAs(1000, gid, 'echo from-1000 > "$1/shared.txt"; mkdir "$1/made-by-1000"', mount.mountPoint);
-        // Another user holding only the volume GID edits the file user 1000 made.
-        await runAs(1001, gid, 'echo from-1001 >> "$1/shared.txt"', mount.mountPoint);
-        expect(await runAs(1001, gid, 'cat "$1/shared.txt"', mount.mountPoint)).toBe(
-          'from-1000\nfrom-1001\n',
-        );
-      } finally {
-        await mount.unmount();
-      }
-      const file = await stat(join(deployment.exportDir, relative, 'shared.txt'));
-      expect({ uid: file.uid, gid: file.gid }).toEqual({ uid: 1000, gid: 40000 });
-      const made = await stat(join(deployment.exportDir, relative, 'made-by-1000'));
-      expect({ gid: made.gid, setgid: (made.mode & 0o2000) !== 0 }).toEqual({ gid: 40000, setgid: true });
-
-      const second = await bindClaim(env.kubeConfig, {
-        namespace,
-        name: 'second',
-        storageClassName: className,
-      });
-      expect(second.metadata?.annotations?.[annVolumeGid]).toBe('40001');
-      await deleteClaimAndVolume(env.kubeConfig, pv);
-      const third = await bindClaim(env.kubeConfig, {
-        namespace,
-        name: 'third',
-        storageClassName: className,
-      });
-      expect(third.metadata?.annotations?.[annVolumeGid]).toBe('40000');
+describe.skipIf(!provisioners.available())('a gidMin/gidMax class on a kernel NFS mount', () => {
+  it('lets non-root writers of the volume GID share its files, one GID per volume, the GID free again after delete', async () => {
+    const deployment = await provisioners.deploy();
+    const className = await provisioners.storageClass(deployment, {
+      gidMin: '40000',
+      gidMax: '40009',
+      onDelete: 'delete',
     });
-  },
-);
+    const namespace = await env.namespace('gid');
+    const pv = await bindClaim(env.kubeConfig, { namespace, name: 'data', storageClassName: className });
+    const gid = pv.metadata?.annotations?.[annVolumeGid] ?? '';
+    expect(gid).toBe('40000');
+    const relative = await provisioners.reachVolume(deployment, pv);
+    const volume = await stat(join(deployment.exportDir, relative));
+    expect({ gid: volume.gid, mode: volume.mode & 0o7777 }).toEqual({ gid: 40000, mode: 0o2777 });
+
+    const mount = await provisioners.mountVolume(deployment, pv);
+    try {
+      await runAs(1000, gid, 'echo from-1000 > "$1/shared.txt"; mkdir "$1/made-by-1000"', mount.mountPoint);
+      // Another user holding only the volume GID edits the file user 1000 made.
+      await runAs(1001, gid, 'echo from-1001 >> "$1/shared.txt"', mount.mountPoint);
+      expect(await runAs(1001, gid, 'cat "$1/shared.txt"', mount.mountPoint)).toBe('from-1000\nfrom-1001\n');
+    } finally {
+      await mount.unmount();
+    }
+    const file = await stat(join(deployment.exportDir, relative, 'shared.txt'));
+    expect({ uid: file.uid, gid: file.gid }).toEqual({ uid: 1000, gid: 40000 });
+    const made = await stat(join(deployment.exportDir, relative, 'made-by-1000'));
+    expect({ gid: made.gid, setgid: (made.mode & 0o2000) !== 0 }).toEqual({ gid: 40000, setgid: true });
+
+    const second = await bindClaim(env.kubeConfig, {
+      namespace,
+      name: 'second',
+      storageClassName: className,
+    });
+    expect(second.metadata?.annotations?.[annVolumeGid]).toBe('40001');
+    await deleteClaimAndVolume(env.kubeConfig, pv);
+    const third = await bindClaim(env.kubeConfig, {
+      namespace,
+      name: 'third',
+      storageClassName: className,
+    });
+    expect(third.metadata?.annotations?.[annVolumeGid]).toBe('40000');
+  });
+});

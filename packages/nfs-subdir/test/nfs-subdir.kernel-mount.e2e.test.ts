@@ -8,28 +8,13 @@
 import { readFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { bindClaim, deleteClaimAndVolume } from '@kube-provisioner/testenv';
-import {
-  type GuestNfsDeployment,
-  guestAvailable,
-  nfsToolsAvailable,
-  useGuest,
-  useGuestNfsProvisioners,
-  useTestEnv,
-} from '@kube-provisioner/testenv/testing';
+import { type GuestNfsDeployment, useTestEnv } from '@kube-provisioner/testenv/testing';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { useGuestExampleDeployment } from './example-deployment.ts';
 
 const env = useTestEnv();
-const packageDir = join(import.meta.dirname, '..');
-const guest = useGuest();
-const provisioners = useGuestNfsProvisioners(env, {
-  guest,
-  entry: join(packageDir, 'src', 'cli.ts'),
-  deployDir: join(packageDir, '..', '..', 'examples', 'nfs', 'deploy'),
-  prefix: 'subdir-kernel',
-  // The Lease watch is an optional speed-up the example Role deliberately does not grant.
-  expectedDenials: /Cannot watch the lease/u,
-});
+const provisioners = useGuestExampleDeployment(env, 'subdir-kernel');
 const { storageClass, entries, reachVolume } = provisioners;
 
 function boundVolume(namespace: string, name: string, storageClassName: string): Promise<V1PersistentVolume> {
@@ -44,73 +29,70 @@ function probeOnDisk(deployment: GuestNfsDeployment, relative: string): Promise<
   return readFile(join(deployment.exportDir, relative, 'probe.txt'), 'utf8');
 }
 
-describe.skipIf(!nfsToolsAvailable() || !guestAvailable())(
-  'nfs-subdir-provisioner on a kernel NFS mount',
-  () => {
-    let main: GuestNfsDeployment;
+describe.skipIf(!provisioners.available())('nfs-subdir-provisioner on a kernel NFS mount', () => {
+  let main: GuestNfsDeployment;
 
-    beforeAll(async () => {
-      main = await provisioners.deploy();
+  beforeAll(async () => {
+    main = await provisioners.deploy();
+  });
+
+  it('provisions a directory that a kernel mount of the PV writes into', async () => {
+    const namespace = await env.namespace('kernel');
+    const pv = await boundVolume(namespace, 'data', await storageClass(main));
+    expect(pv.spec?.nfs?.server).toBe(main.endpoint.address);
+    expect(await reachVolume(main, pv)).toBe(`${namespace}-data-${pv.metadata?.name}`);
+  });
+
+  it('archives through the mount: renamed beside itself with its data', async () => {
+    const namespace = await env.namespace('kernel');
+    const pv = await boundVolume(namespace, 'data', await storageClass(main, { onDelete: 'archive' }));
+    const relative = await reachVolume(main, pv);
+    await deleteClaim(pv);
+    expect(await entries(main)).toContain(`archived-${relative}`);
+    expect(await entries(main)).not.toContain(relative);
+    expect(await probeOnDisk(main, `archived-${relative}`)).toBe(`probe for ${pv.metadata?.name}\n`);
+  });
+
+  it('deletes a nested volume and the parents it made through the mount', async () => {
+    const namespace = await env.namespace('kernel');
+    const className = await storageClass(main, {
+      pathPattern: '${.PVC.namespace}/deep/${.PVC.name}',
+      onDelete: 'delete',
     });
+    const pv = await boundVolume(namespace, 'nested', className);
+    expect(await reachVolume(main, pv)).toBe(`${namespace}/deep/nested`);
+    await deleteClaim(pv);
+    expect(await entries(main)).not.toContain(namespace);
+  });
 
-    it('provisions a directory that a kernel mount of the PV writes into', async () => {
-      const namespace = await env.namespace('kernel');
-      const pv = await boundVolume(namespace, 'data', await storageClass(main));
-      expect(pv.spec?.nfs?.server).toBe(main.endpoint.address);
-      expect(await reachVolume(main, pv)).toBe(`${namespace}-data-${pv.metadata?.name}`);
+  it('retains the data and reattaches it to the claim re-created under the same name', async () => {
+    const namespace = await env.namespace('kernel');
+    const className = await storageClass(main, {
+      pathPattern: '${.PVC.namespace}-${.PVC.name}',
+      onDelete: 'retain',
+      adoptExisting: 'true',
     });
+    const first = await boundVolume(namespace, 'data', className);
+    const relative = await reachVolume(main, first);
+    await deleteClaim(first);
+    expect(await probeOnDisk(main, relative)).toBe(`probe for ${first.metadata?.name}\n`);
 
-    it('archives through the mount: renamed beside itself with its data', async () => {
-      const namespace = await env.namespace('kernel');
-      const pv = await boundVolume(namespace, 'data', await storageClass(main, { onDelete: 'archive' }));
-      const relative = await reachVolume(main, pv);
-      await deleteClaim(pv);
-      expect(await entries(main)).toContain(`archived-${relative}`);
-      expect(await entries(main)).not.toContain(relative);
-      expect(await probeOnDisk(main, `archived-${relative}`)).toBe(`probe for ${pv.metadata?.name}\n`);
+    const second = await boundVolume(namespace, 'data', className);
+    expect(second.spec?.nfs?.path).toBe(first.spec?.nfs?.path);
+    expect(await probeOnDisk(main, relative)).toBe(`probe for ${first.metadata?.name}\n`);
+  });
+
+  it('works with NFS_PATH=/ on an export at the server root', async () => {
+    const deployment = await provisioners.deploy({ exportPath: '/', nfsPath: '/' });
+    const namespace = await env.namespace('kernel');
+    const className = await storageClass(deployment, {
+      pathPattern: '${.PVC.namespace}/${.PVC.name}',
+      onDelete: 'delete',
     });
-
-    it('deletes a nested volume and the parents it made through the mount', async () => {
-      const namespace = await env.namespace('kernel');
-      const className = await storageClass(main, {
-        pathPattern: '${.PVC.namespace}/deep/${.PVC.name}',
-        onDelete: 'delete',
-      });
-      const pv = await boundVolume(namespace, 'nested', className);
-      expect(await reachVolume(main, pv)).toBe(`${namespace}/deep/nested`);
-      await deleteClaim(pv);
-      expect(await entries(main)).not.toContain(namespace);
-    });
-
-    it('retains the data and reattaches it to the claim re-created under the same name', async () => {
-      const namespace = await env.namespace('kernel');
-      const className = await storageClass(main, {
-        pathPattern: '${.PVC.namespace}-${.PVC.name}',
-        onDelete: 'retain',
-        adoptExisting: 'true',
-      });
-      const first = await boundVolume(namespace, 'data', className);
-      const relative = await reachVolume(main, first);
-      await deleteClaim(first);
-      expect(await probeOnDisk(main, relative)).toBe(`probe for ${first.metadata?.name}\n`);
-
-      const second = await boundVolume(namespace, 'data', className);
-      expect(second.spec?.nfs?.path).toBe(first.spec?.nfs?.path);
-      expect(await probeOnDisk(main, relative)).toBe(`probe for ${first.metadata?.name}\n`);
-    });
-
-    it('works with NFS_PATH=/ on an export at the server root', async () => {
-      const deployment = await provisioners.deploy({ exportPath: '/', nfsPath: '/' });
-      const namespace = await env.namespace('kernel');
-      const className = await storageClass(deployment, {
-        pathPattern: '${.PVC.namespace}/${.PVC.name}',
-        onDelete: 'delete',
-      });
-      const pv = await boundVolume(namespace, 'data', className);
-      expect(pv.spec?.nfs?.path).toBe(posix.join('/', namespace, 'data'));
-      expect(await reachVolume(deployment, pv)).toBe(`${namespace}/data`);
-      await deleteClaim(pv);
-      expect(await entries(deployment)).toEqual([]);
-    });
-  },
-);
+    const pv = await boundVolume(namespace, 'data', className);
+    expect(pv.spec?.nfs?.path).toBe(posix.join('/', namespace, 'data'));
+    expect(await reachVolume(deployment, pv)).toBe(`${namespace}/data`);
+    await deleteClaim(pv);
+    expect(await entries(deployment)).toEqual([]);
+  });
+});

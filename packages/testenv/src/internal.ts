@@ -38,6 +38,7 @@ export {
 } from './images/project-images.ts';
 export { nfsUrl } from './libnfs.ts';
 export { renderKustomization } from './manifests.ts';
+export { type ExampleDeployment, nfsExampleDeployment } from './nfs-example-deployment.ts';
 export { missingNfsPackages, nfsAptPackages } from './nfs-tools.ts';
 export { createLoopbackServingPair, type LoopbackServingPair } from './pki.ts';
 export {

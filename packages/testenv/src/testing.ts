@@ -7,18 +7,18 @@
  * Stability: stable (see "Versioning" in the repository README).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiException, CoreV1Api, KubeConfig, StorageV1Api } from '@kubernetes/client-node';
+import { ApiException, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, inject } from 'vitest';
 import { attachControlPlane } from './control-plane.ts';
 import { createFakeNode } from './fake-node.ts';
 import { type NfsProvisionerUnderTest, startNfsProvisioner } from './nfs-provisioner-process.ts';
-import { missingNfsPackages, NfsToolsMissingError } from './nfs-tools.ts';
+import { exportEntries, useNfsHarness } from './nfs-provisioners-harness.ts';
 import type { ProgramCommand } from './program-process.ts';
 import { mintServiceAccountKubeconfig } from './service-account-kubeconfig.ts';
-import { type DeploymentAccount, deploymentAccount, type TestEnv, uniqueName } from './test-env.ts';
+import { type TestEnv, uniqueName } from './test-env.ts';
 import type { TestenvContext } from './vitest-context.ts';
 import { waitFor } from './wait-for.ts';
 
@@ -32,6 +32,7 @@ export {
 } from './guest/guest-nfs-provisioners.ts';
 export { guestAvailable, useGuest } from './guest/use-guest.ts';
 export { type NfsProvisionerUnderTest, reachVolumeOverNfs } from './nfs-provisioner-process.ts';
+export { nfsToolsAvailable } from './nfs-tools.ts';
 export { type ContainerExit, type PodExitRecorder, recordPodExits } from './node/pod-exits.ts';
 export {
   describePod,
@@ -132,22 +133,6 @@ export function useTestEnv(): TestEnv {
   };
 }
 
-/**
- * Whether NFS end-to-end tests can run here (nfs-ganesha, its VFS backend and libnfs-utils are
- * installed). Outside CI a missing package makes this false, with a warning naming the packages, so
- * the caller can `describe.skipIf` and the run reports the tests as skipped. With `CI=true` the CI
- * script is supposed to have installed them, so it throws an `NfsToolsMissingError` instead and
- * the file fails.
- */
-export function nfsToolsAvailable(env: NodeJS.ProcessEnv = process.env): boolean {
-  const missing = missingNfsPackages(env.PATH);
-  if (missing.length === 0) return true;
-  const error = new NfsToolsMissingError(missing);
-  if (env.CI === 'true') throw error;
-  console.warn(`skipping NFS end-to-end tests: ${error.message}`);
-  return false;
-}
-
 /** Options of {@link useNfsProvisioners}. */
 export interface NfsProvisionersOptions {
   /** The provisioner CLI, e.g. from `workspaceBinCommand`. */
@@ -185,55 +170,22 @@ export interface NfsProvisioners {
  * tests; the RBAC is applied at the first {@link NfsProvisioners.deploy}.
  */
 export function useNfsProvisioners(env: TestEnv, options: NfsProvisionersOptions): NfsProvisioners {
-  const storage = env.kubeConfig.makeApiClient(StorageV1Api);
-  const deployments: NfsProvisionerUnderTest[] = [];
-  let credentials: Promise<DeploymentAccount> | undefined;
-
-  afterAll(async () => {
-    const problems: string[] = [];
-    for (const deployment of deployments) {
-      const code = await deployment.stop();
-      if (code !== 0) problems.push(`${deployment.provisionerName} exited with ${code}`);
-      const denied = deployment.program
-        .output()
-        .split('\n')
-        .filter((line) => /forbidden|"statusCode":403/iu.test(line) && !options.expectedDenials?.test(line));
-      problems.push(...denied.map((line) => `${deployment.provisionerName} was denied: ${line}`));
-    }
-    if (problems.length > 0) throw new Error(problems.join('\n'));
-  });
-
+  const harness = useNfsHarness<NfsProvisionerUnderTest>(env, options);
   return {
     async deploy(exportPath, nfsPath = exportPath) {
-      credentials ??= deploymentAccount(env, options.deployDir);
-      const { kubeconfigPath, namespace } = await credentials;
+      const { kubeconfigPath, namespace } = await harness.credentials();
       const deployment = await startNfsProvisioner({
         command: options.command,
-        provisionerName: `e2e.kube-provisioner.io/${uniqueName(options.prefix)}`,
+        provisionerName: harness.provisionerName(),
         kubeconfigPath,
         namespace,
         exportPath,
         nfsPath,
       });
-      deployments.push(deployment);
-      return deployment;
+      return harness.track(deployment);
     },
-    async storageClass(deployment, parameters = {}) {
-      const name = uniqueName(options.prefix);
-      await storage.createStorageClass({
-        body: {
-          metadata: { name },
-          provisioner: deployment.provisionerName,
-          parameters,
-          reclaimPolicy: 'Delete',
-        },
-      });
-      return name;
-    },
-    async entries(deployment, relative = '') {
-      const names = await readdir(join(deployment.server.exportDir, relative)).catch(() => []);
-      return names.filter((name) => !name.startsWith('.')).sort();
-    },
+    storageClass: harness.storageClass,
+    entries: (deployment, relative) => exportEntries(deployment.server.exportDir, relative),
   };
 }
 

@@ -4,18 +4,20 @@
  * Node.js, `--mount-root` is a `mount -t nfs4` of the export, `NFS_SERVER` is the address the guest
  * reaches the export at, and the API server is the host's, under the deployment's RBAC.
  */
-import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, posix } from 'node:path';
-import { StorageV1Api, type V1PersistentVolume } from '@kubernetes/client-node';
-import { afterAll } from 'vitest';
+import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { runCommand } from '../command.ts';
 import { bundleProgram } from '../images/bundle.ts';
+import { exportEntries, useNfsHarness } from '../nfs-provisioners-harness.ts';
 import { type NfsServer, type StartNfsServerOptions, startNfsServer } from '../nfs-server.ts';
-import { type DeploymentAccount, deploymentAccount, type TestEnv, uniqueName } from '../test-env.ts';
-import type { Guest, GuestNfsEndpoint } from './guest.ts';
+import { nfsToolsAvailable } from '../nfs-tools.ts';
+import type { TestEnv } from '../test-env.ts';
+import type { Guest, GuestNfsEndpoint, StartGuestOptions } from './guest.ts';
 import { defaultNfsMountOptions, type GuestNfsMount, mountNfs } from './guest-nfs-mount.ts';
 import type { GuestProgram } from './guest-programs.ts';
+import { guestAvailable, useGuest } from './use-guest.ts';
 
 /**
  * Lease timings for a provisioner in the guest: its requests cross a forwarder in a one-CPU User-Mode
@@ -30,8 +32,11 @@ export const guestLeaseFlags: readonly string[] = [
 
 /** Options of {@link useGuestNfsProvisioners}. */
 export interface GuestNfsProvisionersOptions {
-  /** The guest, e.g. from `useGuest()`. */
-  readonly guest: () => Promise<Guest>;
+  /**
+   * The guest, e.g. from `useGuest()`, or how to boot one: by default the harness boots the file's
+   * own guest ({@link GuestNfsProvisioners.guest}), as `useGuest` would.
+   */
+  readonly guest?: (() => Promise<Guest>) | StartGuestOptions;
   /** Source of the provisioner CLI, e.g. `packages/nfs-subdir/src/cli.ts`; bundled once per file. */
   readonly entry: string;
   /** A kustomization whose RBAC the provisioners run under (see `deploymentAccount`). */
@@ -85,6 +90,14 @@ export interface GuestNfsDeployment {
 
 /** NFS provisioners of one test file running in the guest. */
 export interface GuestNfsProvisioners {
+  /** The guest they run in: booted on first use, powered off after the file's tests. */
+  readonly guest: () => Promise<Guest>;
+  /**
+   * Whether they can run here (the guest and the NFS tools), for `describe.skipIf(!….available())`;
+   * false with a warning saying what is missing, or throws in CI (see `guestAvailable`,
+   * `nfsToolsAvailable`).
+   */
+  available(): boolean;
   /** Starts a ganesha export, mounts it in the guest and starts a provisioner (unique name) on it. */
   deploy(options?: GuestNfsDeployOptions): Promise<GuestNfsDeployment>;
   /** Creates a StorageClass (reclaim policy Delete) for `deployment`; resolves with its name. */
@@ -128,33 +141,12 @@ export function useGuestNfsProvisioners(
   env: TestEnv,
   options: GuestNfsProvisionersOptions,
 ): GuestNfsProvisioners {
-  const storage = env.kubeConfig.makeApiClient(StorageV1Api);
-  const deployments: GuestNfsDeployment[] = [];
-  let credentials: Promise<DeploymentAccount> | undefined;
+  // Registered first, so that its `afterAll` powers the guest off after the harness's has stopped
+  // the provisioners (vitest runs a file's `afterAll` hooks last-registered first).
+  const guestOf = typeof options.guest === 'function' ? options.guest : useGuest(options.guest);
+  const harness = useNfsHarness<GuestNfsDeployment>(env, options);
   let bundle: Promise<string> | undefined;
   let count = 0;
-
-  afterAll(async () => {
-    const problems: string[] = [];
-    for (const deployment of deployments) {
-      const code = await deployment.stop();
-      if (code !== 0) {
-        const how =
-          code === null
-            ? `was ended by ${deployment.program.exitSignal() ?? 'a lost agent connection'}`
-            : `exited with ${code}`;
-        // The reason first and the last lines of output: a summary shows only an error's beginning.
-        const tail = deployment.program.output().trimEnd().split('\n').slice(-40).join('\n');
-        problems.push(`${deployment.provisionerName} ${how}; its last lines:\n${tail}`);
-      }
-      const denied = deployment.program
-        .output()
-        .split('\n')
-        .filter((line) => /forbidden|"statusCode":403/iu.test(line) && !options.expectedDenials?.test(line));
-      problems.push(...denied.map((line) => `${deployment.provisionerName} was denied: ${line}`));
-    }
-    if (problems.length > 0) throw new Error(problems.join('\n'));
-  });
 
   const bundled = async (guest: Guest): Promise<string> => {
     bundle ??= (async () => {
@@ -166,10 +158,14 @@ export function useGuestNfsProvisioners(
   };
 
   const provisioners: GuestNfsProvisioners = {
+    guest: guestOf,
+    available: () => nfsToolsAvailable() && guestAvailable(),
     async deploy(deployOptions = {}) {
-      const guest = await options.guest();
-      credentials ??= deploymentAccount(env, options.deployDir);
-      const [{ kubeconfigPath, namespace }, program] = await Promise.all([credentials, bundled(guest)]);
+      const guest = await guestOf();
+      const [{ kubeconfigPath, namespace }, program] = await Promise.all([
+        harness.credentials(),
+        bundled(guest),
+      ]);
       const kubeconfig = await guest.kubeconfig(kubeconfigPath);
       const exportPath = deployOptions.exportPath ?? '/export';
       const exportDir = await mkdtemp(join(tmpdir(), 'guest-export-'));
@@ -191,7 +187,7 @@ export function useGuestNfsProvisioners(
       let endpoint: GuestNfsEndpoint;
       let mount: GuestNfsMount;
       let running: GuestProgram;
-      const provisionerName = `e2e.kube-provisioner.io/${uniqueName(options.prefix)}`;
+      const provisionerName = harness.provisionerName();
       try {
         server = await startNfsServer(serverOptions);
         undo.push(() => server.stop());
@@ -251,34 +247,19 @@ export function useGuestNfsProvisioners(
           return code;
         },
       };
-      deployments.push(deployment);
-      return deployment;
+      return harness.track(deployment);
     },
-    async storageClass(deployment, parameters = {}) {
-      const name = uniqueName(options.prefix);
-      await storage.createStorageClass({
-        body: {
-          metadata: { name },
-          provisioner: deployment.provisionerName,
-          parameters,
-          reclaimPolicy: 'Delete',
-        },
-      });
-      return name;
-    },
-    async entries(deployment, relative = '') {
-      const names = await readdir(join(deployment.exportDir, relative)).catch(() => []);
-      return names.filter((name) => !name.startsWith('.')).sort();
-    },
+    storageClass: harness.storageClass,
+    entries: (deployment, relative) => exportEntries(deployment.exportDir, relative),
     async mountVolume(deployment, pv) {
       volumeDirectory(deployment, pv);
-      const guest = await options.guest();
+      const guest = await guestOf();
       const nfs = pv.spec?.nfs;
       return mountNfs(guest, { server: nfs?.server ?? '', path: nfs?.path ?? '' });
     },
     async reachVolume(deployment, pv) {
       const relative = volumeDirectory(deployment, pv);
-      const guest = await options.guest();
+      const guest = await guestOf();
       const mount = await provisioners.mountVolume(deployment, pv);
       const content = `probe for ${pv.metadata?.name}\n`;
       try {
