@@ -5,7 +5,7 @@
  */
 import { stat } from 'node:fs/promises';
 import type { KubeApi, Logger } from '@kube-provisioner/controller';
-import { runProvisioner } from '@kube-provisioner/controller/cli';
+import { runProvisioner, UsageError } from '@kube-provisioner/controller/cli';
 import { createKubeApi, resources } from '@kube-provisioner/controller/client';
 import { createEventRecorder, type EventRecorder } from '@kube-provisioner/controller/events';
 import {
@@ -23,11 +23,35 @@ import { HostPathProvisioner } from './hostpath-provisioner.ts';
 import { quotaMeasure } from './quota-usage.ts';
 import { RootCapacityReader } from './root-capacity.ts';
 import { gaugedCapacityReader } from './root-capacity-gauges.ts';
+import type { NamedRoot } from './root-placement.ts';
 import { RootSetProvisioner, type RootSetVolume } from './root-set-provisioner.ts';
 import { version } from './version.ts';
 
 async function checkRoot(root: string): Promise<void> {
   if (!(await stat(root)).isDirectory()) throw new Error(`${root} is not a directory`);
+}
+
+/**
+ * Refuses named roots on one file system: their free space would be counted twice, and their
+ * enforced volumes would take project IDs of one mount without seeing each other's records. A root
+ * not there yet is left to the readiness check.
+ */
+async function checkSeparateFileSystems(roots: readonly NamedRoot[]): Promise<void> {
+  const byDevice = new Map<number, NamedRoot>();
+  for (const root of roots) {
+    const device = await stat(root.path).then(
+      (stats) => stats.dev,
+      () => undefined,
+    );
+    if (device === undefined) continue;
+    const other = byDevice.get(device);
+    if (other !== undefined) {
+      throw new UsageError(
+        `roots ${other.name} (${other.path}) and ${root.name} (${root.path}) are on one file system: each named root must be a file system of its own`,
+      );
+    }
+    byDevice.set(device, root);
+  }
 }
 
 /**
@@ -139,6 +163,7 @@ await runProvisioner<CliOptions>({
   version,
   usage: usage(),
   parse: parseCliOptions,
+  preflight: (options) => checkSeparateFileSystems(options.namedRoots ?? []),
   setup(options, api, logger) {
     const perNode = options.mode === 'per-node';
     // On a local disk the file-system calls run on the event loop's thread (5x less CPU per volume);
