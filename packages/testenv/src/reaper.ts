@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { Socket } from 'node:net';
 
-/** Releases a reaper once its owner has stopped the control plane itself. */
+/** Releases a watchdog once its owner has cleaned up itself (stopped the control plane, the node…). */
 export interface Reaper {
   release(): void;
 }
@@ -29,15 +29,12 @@ exit 0
 `;
 
 /**
- * Starts a watchdog that stops the control plane recorded in `pidsDir` when this process dies, so a
- * crashed test runner leaves no processes behind. It runs in its own process group, so a Ctrl-C
- * aimed at the runner does not kill it before it has done its job.
+ * Starts `command` detached, in its own process group (so a Ctrl-C aimed at the runner does not kill it
+ * before it has done its job), holding a pipe from this process on its stdin: the pipe closes when this
+ * process dies for any reason, even SIGKILL. `release` writes `releaseInput` and closes the pipe.
  */
-export function startReaper(pidsDir: string): Reaper {
-  const child = spawn('sh', ['-c', script, 'kube-testenv-reaper', pidsDir], {
-    detached: true,
-    stdio: ['pipe', 'ignore', 'ignore'],
-  });
+export function startWatchdog(command: string, args: readonly string[], releaseInput?: string): Reaper {
+  const child = spawn(command, args, { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
   child.unref();
   const stdin = child.stdin;
   // The pipe must not keep the owner's event loop alive.
@@ -45,7 +42,15 @@ export function startReaper(pidsDir: string): Reaper {
   stdin?.on('error', () => {});
   return {
     release(): void {
-      stdin?.end();
+      stdin?.end(releaseInput);
     },
   };
+}
+
+/**
+ * Starts a watchdog that stops the control plane recorded in `pidsDir` when this process dies, so a
+ * crashed test runner leaves no processes behind.
+ */
+export function startReaper(pidsDir: string): Reaper {
+  return startWatchdog('sh', ['-c', script, 'kube-testenv-reaper', pidsDir]);
 }

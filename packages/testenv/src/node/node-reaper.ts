@@ -5,33 +5,15 @@
  * Node.js process, holding a pipe from the owner: a `release` line means the owner stops the node
  * itself; end of input without one means the owner is gone.
  */
-import { spawn } from 'node:child_process';
-import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { type Reaper, startWatchdog } from '../reaper.ts';
 import { nodeLayout } from './node-layout.ts';
 import { teardownNode } from './node-teardown.ts';
 
-/** Releases a node reaper once its owner stops the node itself. */
-export interface NodeReaper {
-  release(): void;
-}
-
 /** Starts a watchdog for the node of the control plane in `controlPlaneDir`. */
-export function startNodeReaper(controlPlaneDir: string): NodeReaper {
+export function startNodeReaper(controlPlaneDir: string): Reaper {
   // This very module: `.ts` when run from source (Node strips the types), `.js` once built.
-  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), controlPlaneDir], {
-    detached: true,
-    stdio: ['pipe', 'ignore', 'ignore'],
-  });
-  child.unref();
-  const stdin = child.stdin;
-  (stdin as Socket | null)?.unref();
-  stdin?.on('error', () => {});
-  return {
-    release(): void {
-      stdin?.end('release\n');
-    },
-  };
+  return startWatchdog(process.execPath, [fileURLToPath(import.meta.url), controlPlaneDir], 'release\n');
 }
 
 async function watch(controlPlaneDir: string): Promise<void> {
