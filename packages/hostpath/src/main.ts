@@ -198,7 +198,9 @@ await runProvisioner<CliOptions>({
             // Enforced volumes are read from quota accounting; the others are walked.
             usage: usageReporting(options, api, registry, recorder, quotaMeasure({ root: options.root })),
             // Snapshots live on the one shared root; per node they are a follow-up.
-            snapshots: perNode ? undefined : { snapshots: api.resource(directorySnapshots), claims, volumes },
+            snapshots: perNode
+              ? undefined
+              : { snapshots: api.resource(directorySnapshots), claims, volumes, events: recorder, registry },
             capacity: capacity?.reader,
           })
         : new RootSetProvisioner({

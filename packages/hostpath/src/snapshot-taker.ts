@@ -10,21 +10,36 @@
 import { InfeasibleError, type OperationContext } from '@kube-provisioner/controller';
 import { isNotFound, type ResourceClient } from '@kube-provisioner/controller/client';
 import { finalizerCloningProtection } from '@kube-provisioner/controller/clone';
+import type { EventRecorder, EventType } from '@kube-provisioner/controller/events';
 import { isLeadershipLapsedError } from '@kube-provisioner/controller/leader-election';
 import { annDynamicallyProvisioned } from '@kube-provisioner/controller/wire-names';
-import { type CreateVolumeOptions, snapshotPath, type VolumeRoot } from '@kube-provisioner/safe-fs';
+import {
+  type CopyProgress,
+  type CreateVolumeOptions,
+  snapshotPath,
+  type VolumeRoot,
+} from '@kube-provisioner/safe-fs';
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import type { Registry } from 'prom-client';
 import { type CloneScope, sourcePathOf } from './clone-request.ts';
 import {
   annSnapshotProvisioner,
   type DirectorySnapshot,
   deletionPolicyOf,
   snapshotFinalizer,
+  snapshotGroup,
   snapshotRecordName,
 } from './directory-snapshot.ts';
+import { SnapshotMetrics } from './snapshot-metrics.ts';
 import { type SnapshotSync, type SnapshotWatchTimings, watchSnapshots } from './snapshot-watch.ts';
 
-/** What taking and restoring snapshots read and write on the API server. */
+/** `Normal` event on a `DirectorySnapshot` once it is ready to use (the CSI snapshot controller's reason). */
+export const reasonSnapshotReady = 'SnapshotReady';
+
+/** `Warning` event on a `DirectorySnapshot` whose copy failed, once per message (the CSI snapshot controller's reason). */
+export const reasonSnapshotFailed = 'SnapshotCreationFailed';
+
+/** What taking and restoring snapshots read and write on the API server, and where they report. */
 export interface SnapshotAccess {
   /** `directorysnapshots` `get` (restores), `list`, `watch`, `patch`; `directorysnapshots/status` `patch`. */
   readonly snapshots: ResourceClient<DirectorySnapshot>;
@@ -32,6 +47,10 @@ export interface SnapshotAccess {
   readonly claims: Pick<ResourceClient<V1PersistentVolumeClaim>, 'get'>;
   /** `persistentvolumes` `get`. */
   readonly volumes: Pick<ResourceClient<V1PersistentVolume>, 'get'>;
+  /** Where the snapshots' {@link reasonSnapshotReady} and {@link reasonSnapshotFailed} events go; a controller `EventRecorder` fits. */
+  readonly events?: Pick<EventRecorder, 'event'> | undefined;
+  /** Where the `kube_provisioner_snapshot_*` metrics are registered. */
+  readonly registry?: Registry | undefined;
 }
 
 /** Options of {@link SnapshotTaker}. */
@@ -47,12 +66,14 @@ export interface SnapshotTakerOptions extends SnapshotAccess, SnapshotWatchTimin
 export class SnapshotTaker {
   readonly #options: SnapshotTakerOptions;
   readonly #now: () => number;
+  readonly #metrics: SnapshotMetrics | undefined;
   /** The signal of the term whose loop runs; a new term starts a new loop. */
   #running: AbortSignal | undefined;
 
   constructor(options: SnapshotTakerOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
+    this.#metrics = options.registry && new SnapshotMetrics(options.registry);
   }
 
   /** Starts watching the snapshots for the term of `context`, unless it does already; returns at once. */
@@ -133,11 +154,30 @@ export class SnapshotTaker {
     return this.#options.snapshots.patch(name, patch, 'merge', { namespace, signal: context.signal });
   }
 
+  /** Copies the source into the snapshot's directory and marks it ready, counting it either way. */
   async #take(
     snapshot: Readonly<DirectorySnapshot>,
     pv: Readonly<V1PersistentVolume>,
     context: OperationContext,
   ): Promise<void> {
+    const startedAt = this.#now();
+    try {
+      const progress = await this.#copy(snapshot, pv, context);
+      this.#metrics?.taken(progress.bytes, (this.#now() - startedAt) / 1000);
+      const claim = `${snapshot.metadata?.namespace}/${snapshot.spec?.source?.persistentVolumeClaimName}`;
+      const message = `snapshot of claim ${claim} taken: ${progress.entries} entries, ${progress.bytes} bytes`;
+      this.#event(snapshot, 'Normal', reasonSnapshotReady, message);
+    } catch (err) {
+      if (!isLeadershipLapsedError(err) && !context.signal.aborted) this.#metrics?.failed();
+      throw err;
+    }
+  }
+
+  async #copy(
+    snapshot: Readonly<DirectorySnapshot>,
+    pv: Readonly<V1PersistentVolume>,
+    context: OperationContext,
+  ): Promise<CopyProgress> {
     const { name = '', namespace = '', uid = '' } = snapshot.metadata ?? {};
     const sourcePath = sourcePathOf(pv, this.#options.scope);
     const path = snapshotPath(namespace, uid);
@@ -158,6 +198,13 @@ export class SnapshotTaker {
     };
     await this.#patchStatus(snapshot, status, context);
     context.logger.info({ namespace, name, path, progress }, 'snapshot taken');
+    return progress;
+  }
+
+  /** Records an event on the snapshot (its kind set: a cached object may come without it). */
+  #event(snapshot: Readonly<DirectorySnapshot>, type: EventType, reason: string, message: string): void {
+    const object = { ...snapshot, apiVersion: `${snapshotGroup}/v1alpha1`, kind: 'DirectorySnapshot' };
+    this.#options.events?.event(object, type, reason, message);
   }
 
   /** Removes the snapshot's data (unless `Retain`), then its finalizer. */
@@ -214,6 +261,7 @@ export class SnapshotTaker {
     const message = err instanceof Error ? err.message : String(err);
     if (snapshot.status?.error?.message === message) return;
     const error = { message, time: new Date(this.#now()).toISOString() };
+    this.#event(snapshot, 'Warning', reasonSnapshotFailed, message);
     await this.#patchStatus(snapshot, { readyToUse: false, error }, context).catch((patchErr: unknown) => {
       context.logger.warn({ err: patchErr }, 'could not write a snapshot’s error');
     });
