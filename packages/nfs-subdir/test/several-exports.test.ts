@@ -3,51 +3,17 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import type { NfsExportConfig } from '../src/export-list.ts';
-import type { StatFs } from '../src/export-placement.ts';
-import { SeveralExportsProvisioner } from '../src/several-exports-provisioner.ts';
 import {
   claim,
-  classReader,
   context,
   failed,
   provisioned,
-  provisionerName,
   provisionOptions,
   released,
   storageClass,
-  temporaryRoot,
   tree,
 } from './fixtures.ts';
-
-const gi = 1024 ** 3;
-
-/** Two real directories as exports `a` and `b` of one server, and a statfs answering `free` bytes per mount. */
-async function twoExports(free: Record<string, number>) {
-  const dir = await temporaryRoot();
-  const exports: NfsExportConfig[] = ['a', 'b'].map((name) => ({
-    name,
-    server: 'nfs.example.com',
-    path: `/srv/${name}`,
-    mountRoot: join(dir.path, name),
-  }));
-  await Promise.all(exports.map((e) => mkdir(e.mountRoot)));
-  const statfs: StatFs = async (path) => {
-    const found = exports.find((e) => e.mountRoot === path);
-    if (found === undefined) throw new Error(`statfs of unexpected ${path}`);
-    const bytes = free[found.name];
-    if (bytes === undefined) throw new Error(`EIO: i/o error, statfs '${path}'`);
-    return { bsize: 4096, bavail: bytes / 4096 };
-  };
-  const provisioner = new SeveralExportsProvisioner({
-    dialect: 'nfs-subdir',
-    exports,
-    provisionerName,
-    classes: classReader(),
-    statfs,
-  });
-  return { dir, exports, provisioner, mount: (name: string) => join(dir.path, name) };
-}
+import { gi, twoExports } from './several-exports-fixtures.ts';
 
 describe('placement on several exports', () => {
   it('places a volume on the export with the most free bytes, and names that export in the PV', async () => {
