@@ -94,19 +94,14 @@ export class RootSetProvisioner implements Provisioner {
       options.nodeAffinityKey ?? defaultNodeAffinityKey,
       options.nodes,
     );
-    this.#members = options.roots.map((root, index) => {
+    // Each root's clone jobs count on the same clone metrics of the registry.
+    this.#members = options.roots.map((root) => {
       const fs = root.fs ?? options.fs;
-      // The clone metrics are registered once per registry: the first root's jobs carry them.
-      const clones = options.clones && {
-        ...options.clones,
-        registry: index === 0 ? options.clones.registry : undefined,
-      };
       const provisioner = new HostPathProvisioner({
         ...options,
         mode: 'per-node',
         root: root.path,
         fs,
-        clones,
         usage: undefined,
         capacity: undefined,
       });

@@ -48,7 +48,9 @@ function rootSet(
   clones?: CloneSourceAccess,
   usage?: RootSetProvisionerOptions['usage'],
 ) {
-  return new RootSetProvisioner({ nodeName: 'node-a', roots: roots(fast, bulk), clones, usage });
+  // One registry for every root's clone jobs, as the program has.
+  const withMetrics = clones && { ...clones, registry: new Registry() };
+  return new RootSetProvisioner({ nodeName: 'node-a', roots: roots(fast, bulk), clones: withMetrics, usage });
 }
 
 describe('several roots: volumes made from data already on the node', () => {

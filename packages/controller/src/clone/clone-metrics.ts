@@ -22,23 +22,31 @@ export class CloneMetrics {
   readonly #bytes: Counter;
   readonly #ended: Counter<'result'>;
 
+  /** Several clone jobs on one registry (one per root of a node, say) count on the same series. */
   constructor(registry: Registry) {
-    this.#running = new Gauge({
-      name: cloneMetricNames.running,
-      help: 'Clones (claims with a PersistentVolumeClaim data source) being copied now.',
-      registers: [registry],
-    });
-    this.#bytes = new Counter({
-      name: cloneMetricNames.bytes,
-      help: 'Bytes of file data the clones copied, counted as they copy.',
-      registers: [registry],
-    });
-    this.#ended = new Counter({
-      name: cloneMetricNames.ended,
-      help: 'Clones that ended: result="succeeded", "failed" (retried by the claim\'s next call) or "cancelled" (claim deleted).',
-      labelNames: ['result'],
-      registers: [registry],
-    });
+    const registered = (name: string) => registry.getSingleMetric(name);
+    this.#running =
+      (registered(cloneMetricNames.running) as Gauge | undefined) ??
+      new Gauge({
+        name: cloneMetricNames.running,
+        help: 'Clones (claims with a PersistentVolumeClaim data source) being copied now.',
+        registers: [registry],
+      });
+    this.#bytes =
+      (registered(cloneMetricNames.bytes) as Counter | undefined) ??
+      new Counter({
+        name: cloneMetricNames.bytes,
+        help: 'Bytes of file data the clones copied, counted as they copy.',
+        registers: [registry],
+      });
+    this.#ended =
+      (registered(cloneMetricNames.ended) as Counter<'result'> | undefined) ??
+      new Counter({
+        name: cloneMetricNames.ended,
+        help: 'Clones that ended: result="succeeded", "failed" (retried by the claim\'s next call) or "cancelled" (claim deleted).',
+        labelNames: ['result'],
+        registers: [registry],
+      });
     for (const result of ['succeeded', 'failed', 'cancelled'] as const) this.#ended.inc({ result }, 0);
   }
 
