@@ -29,7 +29,7 @@ function provisioner(root: string, quotas: FakeQuotas, mountInfo = prjquota): Ho
 
 const sized = (size: string) => claim({ storage: size });
 
-/** System calls counting the ownership records opened for reading. */
+/** System calls counting the ownership records read (a link's text, or a file in the older format). */
 function countingRecordReads(): { fs: FsOps; reads: () => number } {
   let reads = 0;
   const fs: FsOps = {
@@ -38,6 +38,10 @@ function countingRecordReads(): { fs: FsOps; reads: () => number } {
       const readOnly = (flags & (constants.O_WRONLY | constants.O_RDWR)) === 0;
       if (readOnly && String(path).endsWith('.kube-provisioner.json')) reads++;
       return nodeFsOps.open(path, flags, mode);
+    },
+    readlink(path) {
+      if (String(path).endsWith('.kube-provisioner.json')) reads++;
+      return nodeFsOps.readlink(path);
     },
   };
   return { fs, reads: () => reads };

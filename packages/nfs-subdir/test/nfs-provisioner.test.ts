@@ -1,6 +1,6 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: pathPattern placeholders are literal text, not JS templates
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, readlink, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { nodeFsOps, permissionFix } from '@kube-provisioner/safe-fs';
 import type { V1StorageClass } from '@kubernetes/client-node';
@@ -331,9 +331,8 @@ describe('delete', () => {
       const options = provisionOptions(claim({ namespace: 'team-a', name }), sc);
       const pv = provisioned(await provisioner.provision(options, context));
       await provisioner.delete(released(pv, sc), context);
-      const text = await readFile(
+      const text = await readlink(
         join(root.path, `.archived-team-a-${name}-${options.pvName}.kube-provisioner.json`),
-        'utf8',
       );
       const record = JSON.parse(text) as { archivedAt: string; expiresAt?: string };
       return {
@@ -356,9 +355,8 @@ describe('delete', () => {
     const options = provisionOptions(claim({ namespace: 'team-a', name: 'd' }));
     const pv = provisioned(await withoutDefault.provision(options, context));
     await withoutDefault.delete(released(pv), context);
-    const text = await readFile(
+    const text = await readlink(
       join(root.path, `.archived-team-a-d-${options.pvName}.kube-provisioner.json`),
-      'utf8',
     );
     expect(JSON.parse(text)).not.toHaveProperty('expiresAt');
   });

@@ -3,7 +3,8 @@
  * `/proc/self/fd/<fd>/<name>`: the kernel starts from the directory the descriptor points at, so a
  * component that was checked once cannot be swapped for a symlink afterwards (openat semantics,
  * which Node.js lacks). Only the final name is looked up, and every call used either does not follow
- * a final symlink (`mkdir`, `rmdir`, `unlink`, `rename`, `link`, `lstat`) or passes `O_NOFOLLOW`.
+ * a final symlink (`mkdir`, `rmdir`, `unlink`, `rename`, `link`, `symlink`, `readlink`, `lstat`) or passes
+ * `O_NOFOLLOW`.
  */
 
 import type { Stats } from 'node:fs';
@@ -49,7 +50,7 @@ export class DirectoryHandle {
 
   /**
    * `/proc/self/fd/<fd>/<name>` (the directory itself without `name`), for the calls the table lacks
-   * (`readlink`, `symlink`, `copyFile`): like the table's, they must look up only the final name and
+   * (`copyFile`, and `readlink`/`symlink` of raw bytes): like the table's, they must look up only the final name and
    * not follow it.
    */
   procPath(name?: EntryName): FsPath {
@@ -163,6 +164,27 @@ export class DirectoryHandle {
   /** Hard-links `from` as `to`, both in this directory; fails with `EEXIST` rather than replace. */
   link(from: string, to: string): Promise<void> {
     return this.#call('link', to, () => this.#fs.link(this.#at(from), this.#at(to)));
+  }
+
+  /**
+   * Creates symbolic link `name` holding `target`, a text this package stores, never a path it
+   * follows; fails with `EEXIST` rather than replace.
+   */
+  symlink(target: string, name: EntryName): Promise<void> {
+    return this.#call('symlink', name, () => this.#fs.symlink(target, this.#at(name)));
+  }
+
+  /**
+   * The text symbolic link `name` holds; `undefined` when absent, without building an error for that
+   * common answer. Rejects with `EINVAL` when `name` is not a symbolic link.
+   */
+  async readLink(name: EntryName): Promise<string | undefined> {
+    try {
+      return await this.#fs.readlink(this.#at(name));
+    } catch (err) {
+      if (errnoCode(err) === 'ENOENT') return undefined;
+      throw systemError(err, 'readlink', this.pathOf(name));
+    }
   }
 
   /** Opens file `name` without following a symlink. */

@@ -79,6 +79,10 @@ export interface FsOps {
   rename(oldPath: FsPath, newPath: FsPath): Promise<void>;
   /** Creates `newPath` as a hard link to `existingPath`. */
   link(existingPath: FsPath, newPath: FsPath): Promise<void>;
+  /** Creates symbolic link `path` holding `target` (`symlink(2)`); fails if the entry exists. */
+  symlink(target: string, path: FsPath): Promise<void>;
+  /** The text a symbolic link holds (`readlink(2)`); `EINVAL` when `path` is not a symbolic link. */
+  readlink(path: FsPath): Promise<string>;
   /**
    * Checks this process's permission on `path` (`access(2)`, `constants.W_OK`…); over NFS the
    * server answers, so `root_squash` is seen. Optional: without it permissions are not checked
@@ -104,6 +108,8 @@ export const nodeFsOps: FsOps = {
   unlink: (path) => fs.unlink(path),
   rename: (oldPath, newPath) => fs.rename(oldPath, newPath),
   link: (existingPath, newPath) => fs.link(existingPath, newPath),
+  symlink: (target, path) => fs.symlink(target, path),
+  readlink: (path) => fs.readlink(path, 'utf8'),
   access: (path, mode) => fs.access(path, mode),
 };
 
@@ -131,6 +137,8 @@ export const localFsOps: FsOps = {
   unlink: async (path) => fsSync.unlinkSync(path),
   rename: async (oldPath, newPath) => fsSync.renameSync(oldPath, newPath),
   link: async (existingPath, newPath) => fsSync.linkSync(existingPath, newPath),
+  symlink: async (target, path) => fsSync.symlinkSync(target, path),
+  readlink: async (path) => fsSync.readlinkSync(path, 'utf8'),
   access: async (path, mode) => fsSync.accessSync(path, mode),
 };
 

@@ -1,7 +1,14 @@
 /**
- * Ownership records: a small JSON file beside each volume directory, in its parent, naming the claim
+ * Ownership records: a small JSON text beside each volume directory, in its parent, naming the claim
  * it was provisioned for. It lives outside the volume because the volume is handed to the workload,
- * which could otherwise forge it; Node.js has no xattr API, so a sibling file it is.
+ * which could otherwise forge it; Node.js has no xattr API, so a sibling entry it is.
+ *
+ * A record is stored as the text of a symbolic link (never followed: it names no path): `symlink(2)`
+ * creates the entry with its whole text in one call, atomically and failing on an existing name, so
+ * a reader or a crash sees no record or a complete one, with no temporary file to write, flush, link
+ * and remove (over NFS one SYMLINK against nine operations). Records written as regular files (before
+ * this format, or where symbolic links are refused) are still read, and replaced in this format by
+ * the next change of the record.
  */
 
 import { constants } from 'node:fs';
@@ -102,23 +109,8 @@ export async function readOwnershipRecord(
   leaf: string,
   name: string = recordName(leaf),
 ): Promise<OwnershipRecord | undefined> {
-  let text: string;
-  try {
-    const handle = await dir.openExistingFile(name, constants.O_RDONLY | constants.O_NONBLOCK);
-    if (handle === undefined) return undefined;
-    try {
-      const stats = await handle.stat();
-      if (!stats.isFile()) throw unreadable(dir, name, 'is not a regular file');
-      if (stats.size > maxRecordBytes) throw unreadable(dir, name, `is larger than ${maxRecordBytes} bytes`);
-      text = await handle.readFile('utf8');
-    } finally {
-      await handle.close();
-    }
-  } catch (err) {
-    const code = errnoCode(err);
-    if (code === 'ELOOP') throw unreadable(dir, name, 'is a symbolic link, refusing to follow it');
-    throw err;
-  }
+  const text = await readRecordText(dir, name);
+  if (text === undefined) return undefined;
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -126,6 +118,35 @@ export async function readOwnershipRecord(
     throw unreadable(dir, name, 'is not valid JSON');
   }
   return recordFrom(parsed, leaf, (detail) => unreadable(dir, name, detail), true);
+}
+
+/** The text of record `name`: a symbolic link's, else a regular file's (the older format). */
+async function readRecordText(dir: DirectoryHandle, name: string): Promise<string | undefined> {
+  try {
+    return await dir.readLink(name);
+  } catch (err) {
+    if (errnoCode(err) !== 'EINVAL') throw err;
+  }
+  return readRecordFile(dir, name);
+}
+
+async function readRecordFile(dir: DirectoryHandle, name: string): Promise<string | undefined> {
+  try {
+    const handle = await dir.openExistingFile(name, constants.O_RDONLY | constants.O_NONBLOCK);
+    if (handle === undefined) return undefined;
+    try {
+      const stats = await handle.stat();
+      if (!stats.isFile()) throw unreadable(dir, name, 'is not a regular file');
+      if (stats.size > maxRecordBytes) throw unreadable(dir, name, `is larger than ${maxRecordBytes} bytes`);
+      return await handle.readFile('utf8');
+    } finally {
+      await handle.close();
+    }
+  } catch (err) {
+    // Read as a link a moment ago: swapped since, so neither format.
+    if (errnoCode(err) === 'ELOOP') throw unreadable(dir, name, 'was replaced while being read');
+    throw err;
+  }
 }
 
 /** Checks a parsed record (with its {@link OwnershipRecord.original}, one level deep). */
@@ -174,11 +195,12 @@ function recordFor(leaf: string, record: OwnershipRecord): OwnershipRecord {
 }
 
 /**
- * Publishes `record` for volume `leaf` in `dir` as file `name` (its record, or an adoption lock)
- * atomically: written under a temporary name first, so readers never see a partial record. With
- * `replace` false an existing file is never overwritten (the call fails with `EEXIST`), which makes
- * creation race-free between two provisioners. The temporary name is recognisable, so one left by a
- * crash is swept later (see `temporary-files.ts`).
+ * Publishes `record` for volume `leaf` in `dir` as entry `name` (its record, or an adoption lock)
+ * atomically, so readers never see a partial record. With `replace` false an existing entry is never
+ * overwritten (the call fails with `EEXIST`), which makes creation race-free between two
+ * provisioners; with `replace` true the record is made under a temporary name and renamed over the
+ * old one. A temporary name is recognisable, so one left by a crash is swept later (see
+ * `temporary-files.ts`).
  */
 export async function writeOwnershipRecord(
   dir: DirectoryHandle,
@@ -187,36 +209,64 @@ export async function writeOwnershipRecord(
   replace: boolean,
   name: string = recordName(leaf),
 ): Promise<void> {
+  const text = JSON.stringify(recordFor(leaf, record), [...recordFields]);
+  if (!replace) {
+    try {
+      await dir.symlink(text, name);
+      return;
+    } catch (err) {
+      if (!symlinkRefused(err)) throw err;
+    }
+  }
   const temporary = temporaryRecordName();
   const release = holdTemporaryName(temporary);
   try {
-    await publish(dir, temporary, name, recordFor(leaf, record), replace);
+    await publish(dir, temporary, name, text, replace);
   } finally {
     release();
   }
+}
+
+// What a file system without symbolic links, or with a shorter limit on their text, answers: the
+// record is then written as a regular file, the older format, which every reader still reads.
+const symlinkRefusals = new Set(['EPERM', 'EOPNOTSUPP', 'ENOTSUP', 'ENOSYS', 'ENAMETOOLONG']);
+
+function symlinkRefused(err: unknown): boolean {
+  return symlinkRefusals.has(errnoCode(err) ?? '');
 }
 
 // No O_EXCL: the temporary name ends in a random UUID drawn just before, so no one else can have
 // made or linked that name first, and an exclusive create costs NFSv4.1 a SETATTR after its OPEN.
 const temporaryFlags = constants.O_WRONLY | constants.O_CREAT;
 
+/** Makes `temporary` hold `text`: a symbolic link, or a flushed regular file where links are refused. */
+async function makeTemporary(dir: DirectoryHandle, temporary: string, text: string): Promise<void> {
+  try {
+    await dir.symlink(text, temporary);
+    return;
+  } catch (err) {
+    if (!symlinkRefused(err)) throw err;
+  }
+  const handle = await dir.openFile(temporary, temporaryFlags, 0o600);
+  try {
+    await handle.writeFile(`${text}\n`);
+    await handle.datasync();
+  } finally {
+    await handle.close();
+  }
+}
+
 async function publish(
   dir: DirectoryHandle,
   temporary: string,
   name: string,
-  record: OwnershipRecord,
+  text: string,
   replace: boolean,
 ): Promise<void> {
-  const handle = await dir.openFile(temporary, temporaryFlags, 0o600);
   // A rename takes the temporary name away itself; only a link or a failure leaves it to remove.
   let renamed = false;
   try {
-    try {
-      await handle.writeFile(`${JSON.stringify(record, [...recordFields], 2)}\n`);
-      await handle.datasync();
-    } finally {
-      await handle.close();
-    }
+    await makeTemporary(dir, temporary, text);
     if (replace) {
       await dir.rename(temporary, name);
       renamed = true;

@@ -1,6 +1,7 @@
 /**
- * Temporary record files left by a crash. A record is written under a temporary name and then
- * published by `link`/`rename`; a process killed in between leaves the temporary file behind.
+ * Temporary record files left by a crash. A record that replaces another is made under a temporary
+ * name and then published by `rename` (by `link` where it is a regular file, see
+ * `ownership-record.ts`); a process killed in between leaves the temporary entry behind.
  * Node.js cannot avoid that with `O_TMPFILE`: publishing such a file needs `linkat(AT_EMPTY_PATH)`
  * or `linkat(AT_SYMLINK_FOLLOW)` on `/proc/self/fd/<fd>`, and Node only has `link(2)`, which does not
  * follow that link (native code would be needed). So leftovers are recognised by name and swept.
@@ -89,7 +90,8 @@ export async function sweepTemporaryFile(
 ): Promise<void> {
   if (!isTemporaryRecordName(name)) return;
   const stats = await dir.lstat(name);
-  if (stats === undefined || !stats.isFile()) return;
+  // A record's temporary name holds a symbolic link, or a regular file where links are refused.
+  if (stats === undefined || !(stats.isSymbolicLink() || stats.isFile())) return;
   if (!isAbandoned(name, stats.mtimeMs, now, graceMs)) {
     report.kept.push(dir.pathOf(name));
     return;

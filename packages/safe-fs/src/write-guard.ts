@@ -61,6 +61,7 @@ function guardedFs(fs: FsOps, guard: WriteGuard): FsOps {
     },
     rename: guardedCall(guard, fs.rename),
     link: guardedCall(guard, fs.link),
+    symlink: guardedCall(guard, fs.symlink),
   };
 }
 

@@ -201,14 +201,14 @@ describe('adopting existing data', () => {
     const racer = ownerOf('ns1', 'racer', 'u2');
     const fs: FsOps = {
       ...nodeFsOps,
-      link: async (existing, target) => {
+      symlink: async (text, target) => {
         if (String(target).endsWith('/.data.kube-provisioner.json')) {
           await writeFile(
             join(base, 'ns1/.data.kube-provisioner.json'),
             JSON.stringify({ ...racer, createdAt: '' }),
           );
         }
-        return nodeFsOps.link(existing, target);
+        return nodeFsOps.symlink(text, target);
       },
     };
     const root = new VolumeRoot(base, { fs });

@@ -67,6 +67,11 @@ function recording(fs: FsOps): { readonly fs: FsOps; readonly calls: string[] } 
       unlink: record('unlink', fs.unlink),
       rename: record('rename', fs.rename),
       link: record('link', fs.link),
+      symlink: (target, path) => {
+        calls.push(`symlink ${nameOf(path)}`);
+        return fs.symlink(target, path);
+      },
+      readlink: record('readlink', fs.readlink),
       access: record('access', async (path: FsPath, mode: number) => fs.access?.(path, mode)),
     },
   };
@@ -75,7 +80,7 @@ function recording(fs: FsOps): { readonly fs: FsOps; readonly calls: string[] } 
 const owner = (uid: string) => ({ ...ownerOf('ns1', uid, uid), pvName: `pv-${uid}` });
 
 describe('the system calls of one volume (each an NFS round trip or more on a mount)', () => {
-  it('creates with one lookup, a record published by link, and one check of the new directory', async () => {
+  it('creates with one lookup, a record published by one symlink, and one check of the new directory', async () => {
     const { fs, calls } = recording(localFsOps);
     const base = await tempDir();
     const root = new VolumeRoot(base, { fs });
@@ -86,10 +91,9 @@ describe('the system calls of one volume (each an NFS round trip or more on a mo
     expect(calls).toEqual([
       `open ${basename(base)} dir`,
       'lstat ns1-data',
-      // No read of the record first: the no-replace link fails on one already there.
-      'open temporary creat',
-      'link temporary',
-      'unlink temporary',
+      // No read of the record first: the symlink fails on one already there. Its text is the whole
+      // record, so nothing is written under a temporary name, flushed, linked and removed.
+      'symlink .ns1-data.kube-provisioner.json',
       'mkdir ns1-data',
       'open ns1-data dir',
       'fstat',
@@ -99,7 +103,7 @@ describe('the system calls of one volume (each an NFS round trip or more on a mo
     ]);
   });
 
-  it('deletes with one listing of the volume, and a record replaced by rename leaves nothing to unlink', async () => {
+  it('deletes with one read of the record, one listing of the volume, and the record replaced by one symlink and one rename', async () => {
     const { fs, calls } = recording(localFsOps);
     const root = new VolumeRoot(await tempDir(), { fs });
     await root.createVolume(parseRelativeVolumePath('ns1-data'), { owner: owner('u1'), mode: 0o777 });
@@ -108,8 +112,12 @@ describe('the system calls of one volume (each an NFS round trip or more on a mo
       'deleted',
     );
     expect(calls.filter((call) => call.startsWith('readdir'))).toEqual(['readdir']);
+    expect(calls.filter((call) => call.includes('kube-provisioner.json'))).toEqual([
+      'readlink .ns1-data.kube-provisioner.json',
+      'unlink .ns1-data.kube-provisioner.json',
+    ]);
     expect(calls.filter((call) => call.includes('temporary'))).toEqual([
-      'open temporary creat',
+      'symlink temporary',
       'rename temporary',
     ]);
     expect(calls.slice(-2)).toEqual(['rmdir ns1-data', 'unlink .ns1-data.kube-provisioner.json']);

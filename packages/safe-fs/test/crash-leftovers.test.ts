@@ -10,15 +10,15 @@ const isTemporary = (name: string) => name.startsWith('.kube-provisioner.tmp.');
 const minute = 60_000;
 
 /**
- * System calls of a process killed after writing a temporary record and before publishing it:
- * the publishing `link`/`rename` never happens, and neither does its cleanup.
+ * System calls of a process killed after writing a temporary record (the replacement of a record)
+ * and before publishing it: the publishing `rename` never happens, and neither does its cleanup.
  */
 function killedBeforePublish(): FsOps {
   const killed = () => Promise.reject(systemErrorOf('EINTR', -4, 'killed'));
   return {
     ...nodeFsOps,
-    link: (from, to) =>
-      String(from).includes('.kube-provisioner.tmp.') ? killed() : nodeFsOps.link(from, to),
+    rename: (from, to) =>
+      String(from).includes('.kube-provisioner.tmp.') ? killed() : nodeFsOps.rename(from, to),
     unlink: (target) =>
       String(target).includes('.kube-provisioner.tmp.') ? killed() : nodeFsOps.unlink(target),
   };
@@ -30,11 +30,13 @@ function tagOf(name: string): [string, string, string, string] {
   return [boot, namespace, pid, start];
 }
 
+/** A volume `ns1/data` whose release was killed while replacing its record. */
 async function leftoverOfKilledWrite(base: string): Promise<string> {
+  const owner = ownerOf('ns1', 'data', 'u1');
+  await new VolumeRoot(base).createVolume(path('ns1/data'), { owner, mode: 0o777 });
   await expect(
-    new VolumeRoot(base, { fs: killedBeforePublish() }).createVolume(path('ns1/data'), {
-      owner: ownerOf('ns1', 'data', 'u1'),
-      mode: 0o777,
+    new VolumeRoot(base, { fs: killedBeforePublish() }).releaseVolume(path('ns1/data'), {
+      pvName: owner.pvName,
     }),
   ).rejects.toThrow('EINTR');
   const left = (await readdir(join(base, 'ns1'))).filter(isTemporary);
@@ -60,7 +62,13 @@ describe('temporary record files left by a crash', () => {
 
     // Not being written any more (the write was killed): the next sweep removes it, young as it is.
     expect(await new VolumeRoot(base).sweepTemporaryFiles()).toEqual({ removed: [`ns1/${left}`], kept: [] });
-    expect(await readdir(join(base, 'ns1'))).toEqual(['.kube-provisioner-parent.json']);
+    expect((await readdir(join(base, 'ns1'))).sort()).toEqual([
+      '.data.kube-provisioner.json',
+      '.kube-provisioner-parent.json',
+      'data',
+    ]);
+    // The release never happened: the record is the one the create wrote.
+    expect((await new VolumeRoot(base).readRecord(path('ns1/data')))?.releasedAt).toBeUndefined();
   });
 
   it('written by a dead process of this host are swept at start-up, before the first operation', async () => {
@@ -126,24 +134,22 @@ describe('temporary record files left by a crash', () => {
 
   it('are never swept while this process is still writing them, however old they look', async () => {
     const base = await tempDir();
-    await mkdir(join(base, 'ns1'));
+    const owner = ownerOf('ns1', 'data', 'u1');
+    await new VolumeRoot(base).createVolume(path('ns1/data'), { owner, mode: 0o777 });
     let sweep: Promise<unknown> | undefined;
     const far = Date.now() + 60 * minute;
     const slow: FsOps = {
       ...nodeFsOps,
-      link: async (from, to) => {
+      rename: async (from, to) => {
         sweep ??= new VolumeRoot(base, { now: () => far }).sweepTemporaryFiles();
         expect(await sweep).toMatchObject({ removed: [] });
-        await nodeFsOps.link(from, to);
+        await nodeFsOps.rename(from, to);
       },
     };
 
     expect(
-      await new VolumeRoot(base, { fs: slow }).createVolume(path('ns1/data'), {
-        owner: ownerOf('ns1', 'data', 'u1'),
-        mode: 0o777,
-      }),
-    ).toBe('created');
+      await new VolumeRoot(base, { fs: slow }).releaseVolume(path('ns1/data'), { pvName: owner.pvName }),
+    ).toBe('released');
     expect(sweep).toBeDefined();
     expect((await readdir(join(base, 'ns1'))).filter(isTemporary)).toEqual([]);
   });

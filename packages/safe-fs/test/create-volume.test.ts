@@ -1,4 +1,14 @@
-import { lstat, mkdir, readdir, readFile, rename, stat, symlink, writeFile } from 'node:fs/promises';
+import {
+  lstat,
+  mkdir,
+  readdir,
+  readFile,
+  readlink,
+  rename,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -45,7 +55,7 @@ describe('createVolume', () => {
       ...owner,
       createdAt: '2025-01-02T03:04:05.000Z',
     });
-    const record = JSON.parse(await readFile(join(base, 'ns1/team/.data.kube-provisioner.json'), 'utf8'));
+    const record = JSON.parse(await readlink(join(base, 'ns1/team/.data.kube-provisioner.json'), 'utf8'));
     expect(record.claimUid).toBe('u1');
   });
 
@@ -178,10 +188,19 @@ describe('createVolume', () => {
     });
 
     it.each([
-      ['is not valid JSON', (record: string) => writeFile(record, '{')],
-      ['lacks the string field "claimUid"', (record: string) => writeFile(record, '{"namespace":"ns1"}')],
-      ['is a symbolic link', (record: string) => symlink('/etc/hostname', record)],
-    ])('refuses a volume whose record %s', async (reason, plant) => {
+      ['is not valid JSON', 'is not valid JSON', (record: string) => writeFile(record, '{')],
+      [
+        'lacks the string field "claimUid"',
+        'lacks the string field "claimUid"',
+        (record: string) => writeFile(record, '{"namespace":"ns1"}'),
+      ],
+      // A symbolic link's text is the record: a path planted there is never followed, and is no record.
+      [
+        'is a symbolic link to a file',
+        'is not valid JSON',
+        (record: string) => symlink('/etc/hostname', record),
+      ],
+    ])('refuses a volume whose record %s', async (_case, reason, plant) => {
       const base = await tempDir();
       await plant(join(base, '.data.kube-provisioner.json'));
 

@@ -5,7 +5,7 @@
  * (`nfs-subdir.kernel-nfs.e2e.test.ts`); here `access` is made to refuse one directory.
  */
 import { readlinkSync } from 'node:fs';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, readlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type FsOps, isSafeFsError, nodeFsOps, parseRelativeVolumePath, VolumeRoot } from '../src/index.ts';
@@ -43,7 +43,7 @@ describe('deleteVolume when a directory of the volume may not be emptied', () =>
   it('refuses before removing anything, naming the directory', async () => {
     const base = await tempDir();
     const volume = await volumeWithWorkloadData(base);
-    const record = await readFile(join(base, 'ns1/.data.kube-provisioner.json'), 'utf8');
+    const record = await readlink(join(base, 'ns1/.data.kube-provisioner.json'));
     const root = new VolumeRoot(base, { fs: refusing(join(volume, 'sub/deeper')) });
 
     const error = await root
@@ -59,7 +59,7 @@ describe('deleteVolume when a directory of the volume may not be emptied', () =>
     expect(await readFile(join(volume, 'sub/deeper/g'), 'utf8')).toBe('g');
     expect(await readFile(join(volume, 'sub/f'), 'utf8')).toBe('f');
     // Not even the record is stamped: nothing of the removal has begun.
-    expect(await readFile(join(base, 'ns1/.data.kube-provisioner.json'), 'utf8')).toBe(record);
+    expect(await readlink(join(base, 'ns1/.data.kube-provisioner.json'))).toBe(record);
   });
 
   it('refuses a volume whose own directory may not be emptied', async () => {

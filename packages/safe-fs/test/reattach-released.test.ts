@@ -116,7 +116,7 @@ describe('adopting a released volume', () => {
     const fs: FsOps = {
       ...nodeFsOps,
       // Just before this claim publishes its lock, the rival completes its whole adoption.
-      link: async (existing, target) => {
+      symlink: async (text, target) => {
         if (!raced && String(target).endsWith('/.ns1-data.kube-provisioner.lock')) {
           raced = true;
           await new VolumeRoot(base).createVolume(path('ns1-data'), {
@@ -125,7 +125,7 @@ describe('adopting a released volume', () => {
             adopt: true,
           });
         }
-        return nodeFsOps.link(existing, target);
+        return nodeFsOps.symlink(text, target);
       },
     };
 

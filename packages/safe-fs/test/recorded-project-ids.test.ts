@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { readlink, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseRelativeVolumePath as path, VolumeRoot } from '../src/index.ts';
@@ -17,9 +17,7 @@ describe('project IDs in ownership records', () => {
     await root.createVolume(path('plain'), { owner: ownerOf('ns1', 'plain', 'u2'), mode: 0o777 });
 
     expect((await root.readRecord(path('ns1/team/data')))?.projectId).toBe(7);
-    expect(
-      JSON.parse(await readFile(join(base, 'ns1/team/.data.kube-provisioner.json'), 'utf8')),
-    ).toMatchObject({
+    expect(JSON.parse(await readlink(join(base, 'ns1/team/.data.kube-provisioner.json')))).toMatchObject({
       projectId: 7,
     });
     const found = await root.recordedVolumes((record) => record.projectId !== undefined);
@@ -39,7 +37,9 @@ describe('project IDs in ownership records', () => {
       const root = new VolumeRoot(base);
       await root.createVolume(path('data'), { owner: ownerOf('ns1', 'data', 'u1'), mode: 0o777 });
       const file = join(base, '.data.kube-provisioner.json');
-      const record = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+      const record = JSON.parse(await readlink(file)) as Record<string, unknown>;
+      // Rewritten as a regular file, the older format, which is read the same way.
+      await rm(file);
       await writeFile(file, `${JSON.stringify(record).slice(0, -1)},"projectId":${value}}`);
 
       await expect(root.readRecord(path('data'))).rejects.toThrow(

@@ -5,7 +5,7 @@
 // names. Walks are measured as in `wide-directory-memory.test.ts` (live heap after a full
 // collection, sampled from inside their own calls); guards that make few calls by the largest
 // listing any single call hands them.
-import { copyFileSync, existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -223,8 +223,8 @@ describe('a parent of more volumes than one batch holds, their records in other 
     for (let index = 0; index < volumes; index++) {
       if (index === 7) continue;
       writeFileSync(join(base, `team/v${index}`, leftover), '{}');
-      copyFileSync(
-        join(base, 'team/.v5.kube-provisioner.json'),
+      symlinkSync(
+        readlinkSync(join(base, 'team/.v5.kube-provisioner.json')),
         join(base, `team/v${index}/.v5.kube-provisioner.json`),
       );
     }

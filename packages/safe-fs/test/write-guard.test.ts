@@ -11,7 +11,6 @@ import { ownerOf, useTempDirs } from './fixtures.ts';
 const tempDir = useTempDirs();
 const owner = ownerOf('ns1', 'data', 'u1');
 const volume = parseRelativeVolumePath('ns1-data');
-const isTemporary = (path: unknown) => String(path).includes('.kube-provisioner.tmp.');
 
 class TermEnded extends Error {}
 
@@ -25,8 +24,9 @@ function gate(): { wait: Promise<void>; open: () => void } {
 }
 
 /**
- * System calls that freeze while a temporary record is being written (at its `open`), until
- * `resume` opens; `frozen` opens once they froze. Writing is the step between the guard's checks.
+ * System calls that freeze once the first record text is written (its `symlink`: a temporary record
+ * that replaces another, or a new record itself), until `resume` opens; `frozen` opens once they
+ * froze. That write passed the guard; the next one is checked again.
  */
 function freezingWhileWritingRecord(): { fs: FsOps; frozen: Promise<void>; resume: () => void } {
   const frozen = gate();
@@ -35,14 +35,13 @@ function freezingWhileWritingRecord(): { fs: FsOps; frozen: Promise<void>; resum
   return {
     fs: {
       ...nodeFsOps,
-      open: async (path, flags, mode) => {
-        const handle = await nodeFsOps.open(path, flags, mode);
-        if (!froze && isTemporary(path)) {
+      symlink: async (text, path) => {
+        await nodeFsOps.symlink(text, path);
+        if (!froze) {
           froze = true;
           frozen.open();
           await resumed.wait;
         }
-        return handle;
       },
     },
     frozen: frozen.wait,
@@ -131,8 +130,11 @@ describe('a guarded create whose term ended', () => {
     end();
     resume();
     await expect(creating).rejects.toBeInstanceOf(TermEnded);
-    // The parent made before the freeze stays, marked as this package's; the record was never published.
-    expect(await readdir(join(base, 'ns1'))).toEqual(['.kube-provisioner-parent.json']);
+    // The parent and the record made before the freeze stay; the volume's mkdir was refused.
+    expect((await readdir(join(base, 'ns1'))).sort()).toEqual([
+      '.data.kube-provisioner.json',
+      '.kube-provisioner-parent.json',
+    ]);
     await expect(
       new VolumeRoot(base).createVolume(parseRelativeVolumePath('ns1/data'), { owner, mode: 0o777 }),
     ).resolves.toBe('created');
