@@ -229,7 +229,14 @@ export class SnapshotTaker {
       const outcome = await this.#options.root.deleteVolume(path, fence);
       context.logger.info({ namespace, name, path, outcome }, 'snapshot data removed');
     } else {
-      context.logger.info({ namespace, name, path }, 'snapshot data retained');
+      // Released in its record: the audit lists it as kept, not as an orphan.
+      context.assertLeader();
+      const beforeEachWrite = () => context.assertLeader();
+      const outcome = await this.#options.root.releaseVolume(path, {
+        pvName: snapshotRecordName(uid),
+        beforeEachWrite,
+      });
+      context.logger.info({ namespace, name, path, outcome }, 'snapshot data retained');
     }
     context.assertLeader();
     const patch = {

@@ -154,7 +154,7 @@ describe('SnapshotTaker', () => {
     }
   });
 
-  it('removes a deleted snapshot’s data, then its finalizer; keeps the data with Retain', async () => {
+  it('removes a deleted snapshot’s data, then its finalizer; keeps the data with Retain, recorded as released', async () => {
     for (const policy of [undefined, 'Retain'] as const) {
       await using root = await temporaryRoot();
       const { store, taker, dataDir } = await setUp(root.path);
@@ -164,8 +164,11 @@ describe('SnapshotTaker', () => {
       await reconcileEach(taker, store, context);
 
       expect(store.objects.has('snap')).toBe(false);
-      if (policy === 'Retain') expect(await readFile(join(dataDir, 'a.txt'), 'utf8')).toBe('alpha');
-      else await expect(stat(dataDir)).rejects.toMatchObject({ code: 'ENOENT' });
+      if (policy === 'Retain') {
+        expect(await readFile(join(dataDir, 'a.txt'), 'utf8')).toBe('alpha');
+        const record = await new VolumeRoot(root.path).readRecord(snapshotPath('team-a', 'snap-uid'));
+        expect(record?.releasedAt).toEqual(expect.any(String));
+      } else await expect(stat(dataDir)).rejects.toMatchObject({ code: 'ENOENT' });
     }
   });
 
