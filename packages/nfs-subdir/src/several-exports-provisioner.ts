@@ -43,7 +43,10 @@ import { takeBackSource } from './take-back-request.ts';
 import { volumePathFor } from './volume-path.ts';
 import { ownedNfsVolume } from './volume-usage.ts';
 
-/** Options of {@link SeveralExportsProvisioner}: those of every export's provisioner, and the exports. */
+/**
+ * Options of {@link SeveralExportsProvisioner}: those of every export's provisioner, and the exports.
+ * `clones.registry` is not used yet: each export's clone jobs would register the same metric names.
+ */
 export interface SeveralExportsProvisionerOptions
   extends Omit<NfsProvisionerOptions, 'server' | 'exportPath' | 'mountRoot' | 'usage'> {
   /** The exports, as `NFS_EXPORTS` lists them; at least one. */

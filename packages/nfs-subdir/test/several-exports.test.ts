@@ -7,10 +7,12 @@ import {
   claim,
   context,
   failed,
+  nfsProvisioner,
   provisioned,
   provisionOptions,
   released,
   storageClass,
+  temporaryRoot,
   tree,
 } from './fixtures.ts';
 import { gi, twoExports } from './several-exports-fixtures.ts';
@@ -88,6 +90,19 @@ describe('placement on several exports', () => {
 
     expect(first.spec?.nfs?.path.startsWith('/srv/a/')).toBe(true);
     expect(again.spec?.nfs).toEqual(first.spec?.nfs);
+  });
+});
+
+describe('the exports class parameter with one export', () => {
+  it('is an unknown parameter without NFS_EXPORTS, as upstream', async () => {
+    await using root = await temporaryRoot();
+    const sc = storageClass({ exports: 'a' });
+    const result = await nfsProvisioner('nfs-subdir', root.path).provision(
+      provisionOptions(claim(), sc),
+      context,
+    );
+    expect(failed(result, true).message).toContain('unknown parameter "exports"');
+    expect(await tree(root.path)).toEqual([]);
   });
 });
 
