@@ -24,12 +24,23 @@ export interface ArchiveSweepCounts {
   readonly bytes?: { readonly kept: number; readonly removed: number } | undefined;
 }
 
-/** The archive-retention metrics of one registry. */
-export class ArchiveMetrics {
+/** Where an export's retention sweeps report: {@link ArchiveMetrics}, or its share for one export. */
+export interface ArchiveSweepSink {
+  /** Records one sweep. */
+  swept(counts: ArchiveSweepCounts): void;
+}
+
+/**
+ * The archive-retention metrics of one registry. With several exports each reports through its
+ * {@link ArchiveMetrics.forExport} share, and the gauges show the sum of every export's last sweep.
+ */
+export class ArchiveMetrics implements ArchiveSweepSink {
   readonly #kept: Gauge;
   readonly #removals: Counter<'result'>;
   readonly #registry: Registry;
   #bytes: { readonly kept: Gauge; readonly removed: Counter } | undefined;
+  /** The last sweep of each share (`''`: the one export of a single-export installation). */
+  readonly #last = new Map<string, ArchiveSweepCounts>();
 
   constructor(registry: Registry) {
     this.#registry = registry;
@@ -51,12 +62,25 @@ export class ArchiveMetrics {
 
   /** Records one sweep. */
   swept(counts: ArchiveSweepCounts): void {
-    this.#kept.set(counts.kept);
+    this.#sweptShare('', counts);
+  }
+
+  /** The share of export `name`: its sweeps count towards the same series as the other exports'. */
+  forExport(name: string): ArchiveSweepSink {
+    return { swept: (counts) => this.#sweptShare(name, counts) };
+  }
+
+  #sweptShare(share: string, counts: ArchiveSweepCounts): void {
+    // A sweep that did not size its archives leaves that share's last known bytes.
+    const previous = this.#last.get(share)?.bytes;
+    this.#last.set(share, { ...counts, bytes: counts.bytes ?? previous });
+    const last = [...this.#last.values()];
+    this.#kept.set(last.reduce((sum, each) => sum + each.kept, 0));
     this.#removals.inc({ result: 'removed' }, counts.removed);
     this.#removals.inc({ result: 'failed' }, counts.failed);
     if (counts.bytes === undefined) return;
     const bytes = this.#bytesMetrics();
-    bytes.kept.set(counts.bytes.kept);
+    bytes.kept.set(last.reduce((sum, each) => sum + (each.bytes?.kept ?? 0), 0));
     bytes.removed.inc(counts.bytes.removed);
   }
 

@@ -4,7 +4,7 @@
  */
 import type { OperationContext } from '@kube-provisioner/controller';
 import type { VolumeRoot } from '@kube-provisioner/safe-fs';
-import type { ArchiveMetrics } from './archive-metrics.ts';
+import type { ArchiveSweepSink } from './archive-metrics.ts';
 import type { ArchiveSizes } from './archive-sizes.ts';
 
 /**
@@ -13,7 +13,7 @@ import type { ArchiveSizes } from './archive-sizes.ts';
  */
 export async function sweepExpiredArchives(
   root: VolumeRoot,
-  metrics: ArchiveMetrics | undefined,
+  metrics: ArchiveSweepSink | undefined,
   context: OperationContext,
   sizes?: ArchiveSizes,
 ): Promise<void> {

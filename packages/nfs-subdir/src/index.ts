@@ -12,7 +12,7 @@
  * @packageDocumentation
  */
 export type { CloneSourceAccess } from '@kube-provisioner/controller/clone';
-export type { ArchiveSweepCounts } from './archive-metrics.ts';
+export type { ArchiveSweepCounts, ArchiveSweepSink } from './archive-metrics.ts';
 export { ArchiveMetrics, archiveMetricNames } from './archive-metrics.ts';
 export type { ClassParameters, LegacyDeletePolicy, NfsDialect } from './class-parameters.ts';
 export { legacyDeletePolicy, parseClassParameters } from './class-parameters.ts';

@@ -35,7 +35,7 @@ import {
   VolumeRoot,
 } from '@kube-provisioner/safe-fs';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
-import type { ArchiveMetrics } from './archive-metrics.ts';
+import type { ArchiveSweepSink } from './archive-metrics.ts';
 import { ArchiveSizes } from './archive-sizes.ts';
 import { sweepExpiredArchives } from './archive-sweep.ts';
 import { type ClassParameters, type NfsDialect, parseClassParameters } from './class-parameters.ts';
@@ -91,7 +91,7 @@ export interface NfsProvisionerOptions {
    * Counts what archive retention keeps and removes; none without it. With {@link usage} too, the
    * sweeps size the archives (each once, within the usage monitor's I/O budget) for the byte metrics.
    */
-  readonly archiveMetrics?: ArchiveMetrics | undefined;
+  readonly archiveMetrics?: ArchiveSweepSink | undefined;
   /**
    * Usage reporting: each `maintain` call measures the volumes of this provisioner (read with
    * `volumes`) through `monitor`. Absent: no usage is measured.
@@ -127,7 +127,7 @@ export class NfsProvisioner implements Provisioner {
   readonly #clones:
     | CloneJobs<RelativeVolumePath, Omit<CloneVolumeOptions, keyof CloneCopyOptions>>
     | undefined;
-  readonly #archiveMetrics: ArchiveMetrics | undefined;
+  readonly #archiveMetrics: ArchiveSweepSink | undefined;
   /** With usage reporting and archive metrics: the archives are sized within the usage budget. */
   readonly #archiveSizes: ArchiveSizes | undefined;
   readonly #usage: NfsProvisionerOptions['usage'];

@@ -27,6 +27,7 @@ import {
   VolumeRoot,
 } from '@kube-provisioner/safe-fs';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
+import type { ArchiveMetrics } from './archive-metrics.ts';
 import { parseClassParameters } from './class-parameters.ts';
 import type { NfsExportConfig } from './export-list.ts';
 import {
@@ -48,9 +49,14 @@ import { ownedNfsVolume } from './volume-usage.ts';
  * `clones.registry` is not used yet: each export's clone jobs would register the same metric names.
  */
 export interface SeveralExportsProvisionerOptions
-  extends Omit<NfsProvisionerOptions, 'server' | 'exportPath' | 'mountRoot' | 'usage'> {
+  extends Omit<NfsProvisionerOptions, 'server' | 'exportPath' | 'mountRoot' | 'usage' | 'archiveMetrics'> {
   /** The exports, as `NFS_EXPORTS` lists them; at least one. */
   readonly exports: readonly NfsExportConfig[];
+  /**
+   * Counts what every export's archive retention keeps and removes, in one set of series; none
+   * without it. The archives are not sized (no byte metrics) with several exports yet.
+   */
+  readonly archiveMetrics?: ArchiveMetrics | undefined;
   /**
    * Usage reporting: each `maintain` call measures the volumes of every export through one monitor
    * (its `measure` typically {@link exportVolumeScanner}). Absent: no usage is measured.
@@ -82,7 +88,7 @@ export class SeveralExportsProvisioner implements Provisioner {
   /** @throws Error when no export is given, or as {@link NfsProvisioner} for one of them. */
   constructor(options: SeveralExportsProvisionerOptions) {
     if (options.exports.length === 0) throw new Error('at least one export is needed');
-    const { exports, statfs, usage: _usage, ...shared } = options;
+    const { exports, statfs, usage: _usage, archiveMetrics, ...shared } = options;
     // One allocator for all exports: a GID is unique among the class's PVs, whatever their export.
     const gids =
       shared.gids ??
@@ -100,6 +106,7 @@ export class SeveralExportsProvisioner implements Provisioner {
         server: config.server,
         exportPath: config.path,
         mountRoot: config.mountRoot,
+        archiveMetrics: archiveMetrics?.forExport(config.name),
       }),
     }));
     this.#statfs = statfs ?? nodeStatfs;

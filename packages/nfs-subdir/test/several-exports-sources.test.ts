@@ -7,6 +7,7 @@ import { annDynamicallyProvisioned } from '@kube-provisioner/controller/wire-nam
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
+import { ArchiveMetrics, archiveMetricNames } from '../src/archive-metrics.ts';
 import { exportVolumeScanner } from '../src/several-exports-usage.ts';
 import { annTakeBackFrom } from '../src/take-back-request.ts';
 import {
@@ -161,5 +162,26 @@ describe('usage on several exports', () => {
       expect(used).toBeGreaterThanOrEqual(bytes);
       expect(used).toBeLessThan(bytes + 10_000);
     }
+  });
+});
+
+describe('archive metrics on several exports', () => {
+  it('counts the archives of every export in one series', async () => {
+    const registry = new Registry();
+    const { dir, provisioner } = await twoExports(
+      { a: 1 * gi, b: 5 * gi },
+      { archiveMetrics: new ArchiveMetrics(registry) },
+    );
+    await using _ = dir;
+    for (const name of ['a', 'b']) {
+      const sc = storageClass({ exports: name, onDelete: 'archive' });
+      const pv = provisioned(await provisioner.provision(provisionOptions(claim({ name }), sc), context));
+      await provisioner.delete(released(pv, sc), context);
+    }
+
+    await provisioner.maintain(context);
+
+    const kept = (await registry.getSingleMetric(archiveMetricNames.kept)?.get())?.values ?? [];
+    expect(kept.map((value) => value.value)).toEqual([2]);
   });
 });
