@@ -4,13 +4,14 @@
  */
 import type { KubeApi } from '@kube-provisioner/controller';
 import { readClusterState } from './cluster-state.ts';
-import { type ArchiveListing, type AuditSummary, type Finding, judge } from './findings.ts';
+import { type ArchiveListing, type AuditSummary, type Finding, findingKinds, judge } from './findings.ts';
+import { listSnapshots, type SnapshotListing } from './snapshot-listing.ts';
 import { locateVolume, type VolumeLayout } from './volume-layout.ts';
 import { scanVolumeRoot } from './volume-scan.ts';
 
 /** Options of {@link auditVolumes}. */
 export interface AuditOptions {
-  /** Read access to PVs and PVCs (`list`). */
+  /** Read access to PVs and PVCs (`list`), and to `DirectorySnapshot`s when the root has snapshots. */
   readonly api: KubeApi;
   /** `StorageClass.provisioner` of the audited provisioner. */
   readonly provisionerName: string;
@@ -39,14 +40,17 @@ export interface AuditReport {
   readonly findings: readonly Finding[];
   /** Every archive under the root with its age and expiry, oldest first. */
   readonly archives: readonly ArchiveListing[];
+  /** Every snapshot of the provisioner under the root with its source and age, oldest first. */
+  readonly snapshots: readonly SnapshotListing[];
 }
 
 /** The default grace for deletions, `Released` phases and temporary files in progress. */
 export const defaultGraceMs: number = 5 * 60_000;
 
 /**
- * Audits `root` against the PVs of `provisionerName`. Reads only: PVs and PVCs are listed, the root
- * is walked without entering volumes.
+ * Audits `root` against the PVs of `provisionerName`, and its snapshots against their
+ * `DirectorySnapshot`s. Reads only: PVs and PVCs (and, when the root has snapshots, DirectorySnapshots)
+ * are listed, the root is walked without entering volumes.
  */
 export async function auditVolumes(options: AuditOptions): Promise<AuditReport> {
   const now = options.now ?? Date.now;
@@ -62,7 +66,7 @@ export async function auditVolumes(options: AuditOptions): Promise<AuditReport> 
     ...(options.maxDepth === undefined ? {} : { maxDepth: options.maxDepth }),
   });
   const nowMs = now();
-  const { findings, summary, archives } = judge({
+  const judged = judge({
     layout: options.layout,
     cluster,
     scan,
@@ -70,13 +74,24 @@ export async function auditVolumes(options: AuditOptions): Promise<AuditReport> 
     graceMs: options.graceMs ?? defaultGraceMs,
     projectIds: options.projectIds,
   });
+  const snapshots = await listSnapshots(
+    options.api,
+    options.root,
+    options.provisionerName,
+    nowMs,
+    options.signal,
+  );
+  const findings = [...judged.findings, ...snapshots.findings].sort(
+    (a, b) => findingKinds.indexOf(a.kind) - findingKinds.indexOf(b.kind),
+  );
   return {
     provisioner: options.provisionerName,
     root: options.root,
     layout: options.layout,
     auditedAt: new Date(nowMs).toISOString(),
-    summary,
+    summary: { ...judged.summary, findings: findings.length },
     findings,
-    archives,
+    archives: judged.archives,
+    snapshots: snapshots.snapshots,
   };
 }

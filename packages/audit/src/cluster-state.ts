@@ -17,7 +17,8 @@ export interface ClusterState {
 
 const pageSize = 500;
 
-async function listAll<T extends { metadata?: { name?: string } }>(
+/** Every object of `client`, page by page. */
+export async function listAll<T extends { metadata?: { name?: string } }>(
   client: ResourceClient<T>,
   signal: AbortSignal | undefined,
 ): Promise<T[]> {

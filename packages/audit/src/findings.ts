@@ -24,6 +24,9 @@ import { isArchivedPath, type ScannedVolume, type VolumeScan } from './volume-sc
  * - `stray-record`: an ownership record or adoption lock whose directory is gone;
  * - `project-without-volume`: a quota project on the root's file system that no volume's record holds
  *   (a limit left behind by an interrupted create or delete of an enforced volume);
+ * - `snapshot-without-object`: a snapshot directory in the root's snapshot area whose
+ *   `DirectorySnapshot` is gone and which was not retained (`deletionPolicy: Retain`): nothing restores
+ *   or deletes it;
  * - `unreadable`: something the audit could not read (a malformed record, a denied directory).
  */
 export type FindingKind =
@@ -37,6 +40,7 @@ export type FindingKind =
   | 'temporary-file'
   | 'stray-record'
   | 'project-without-volume'
+  | 'snapshot-without-object'
   | 'unreadable';
 
 /** Every {@link FindingKind}, in report order. */
@@ -51,6 +55,7 @@ export const findingKinds: readonly FindingKind[] = [
   'temporary-file',
   'stray-record',
   'project-without-volume',
+  'snapshot-without-object',
   'unreadable',
 ];
 

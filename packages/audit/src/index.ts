@@ -30,6 +30,8 @@ export type { OutputFormat } from './report-format.ts';
 export { formatJson, formatTable } from './report-format.ts';
 export type { AuditCliHost } from './run-cli.ts';
 export { exitClean, exitError, exitFindings, runAuditCli } from './run-cli.ts';
+export type { SnapshotAudit, SnapshotListing, SnapshotState } from './snapshot-listing.ts';
+export { listSnapshots } from './snapshot-listing.ts';
 /** Version of this package, read from its manifest. */
 export { version } from './version.ts';
 export type {

@@ -11,7 +11,8 @@ export function formatJson(report: AuditReport): string {
 
 /**
  * The report as a summary line; then, when there are findings, an aligned table of kind, PV, claim,
- * path and message; then, when there are archives, one of their PV, claim, age and expiry.
+ * path and message; then, when there are archives, one of their PV, claim, age and expiry; then, when
+ * there are snapshots, one of their name, source claim, readiness, age and state.
  */
 export function formatTable(report: AuditReport): string {
   const { summary } = report;
@@ -48,6 +49,20 @@ export function formatTable(report: AuditReport): string {
             : archive.expiresInSeconds === 0
               ? 'expired'
               : `in ${duration(archive.expiresInSeconds)}`,
+        ]),
+      ]),
+    );
+  }
+  if (report.snapshots.length > 0) {
+    tables.push(
+      aligned([
+        ['SNAPSHOT', 'SOURCE', 'READY', 'AGE', 'STATE'],
+        ...report.snapshots.map((snapshot) => [
+          `${snapshot.namespace}/${snapshot.name}`,
+          snapshot.source === undefined ? '-' : `${snapshot.namespace}/${snapshot.source}`,
+          snapshot.readyToUse === undefined ? '-' : String(snapshot.readyToUse),
+          duration(snapshot.ageSeconds),
+          snapshot.state,
         ]),
       ]),
     );

@@ -67,6 +67,7 @@ describe('auditVolumes', () => {
         { path: 'archived-b', pvName: 'pvc-2', ageSeconds: 5400, expiresInSeconds: 27 * 86_400 },
         { path: 'archived-upstream' },
       ],
+      snapshots: [],
     };
     expect(formatTable(report).split('\n').slice(2, 6)).toEqual([
       'ARCHIVE            PV     CLAIM  AGE  EXPIRES',
