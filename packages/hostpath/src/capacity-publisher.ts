@@ -15,6 +15,7 @@ import {
 import type { V1CSIStorageCapacity, V1OwnerReference, V1StorageClass } from '@kubernetes/client-node';
 import { type ClassParameters, parseClassParameters } from './class-parameters.ts';
 import { type RootCapacity, roomFor } from './root-capacity.ts';
+import { rootWanted } from './root-placement.ts';
 import { quantityBytes } from './storage-quantity.ts';
 
 /** The `storage.k8s.io/v1` resource, for the controller's clients. */
@@ -40,6 +41,8 @@ export interface CapacitySource {
 export interface NamedCapacitySource extends CapacitySource {
   /** The root's name, as class parameter `roots` names it. */
   readonly name: string;
+  /** Its labels, which class parameter `roots` may name instead. */
+  readonly labels?: readonly string[] | undefined;
 }
 
 /** Options of {@link CapacityPublisher}. */
@@ -179,10 +182,8 @@ export class CapacityPublisher {
   /** Each root's capacity now; the one root of a bare `--root` has no name. */
   async #readRoots(context: Pick<OperationContext, 'signal'>): Promise<readonly RootReading[]> {
     const { capacity } = this.#options;
-    if (!('roots' in capacity)) return [{ name: undefined, capacity: await capacity.read(context) }];
-    return Promise.all(
-      capacity.roots.map(async (root) => ({ name: root.name, capacity: await root.read(context) })),
-    );
+    if (!('roots' in capacity)) return [{ root: undefined, capacity: await capacity.read(context) }];
+    return Promise.all(capacity.roots.map(async (root) => ({ root, capacity: await root.read(context) })));
   }
 
   #desired(name: string, className: string, room: ClassRoom): V1CSIStorageCapacity {
@@ -240,7 +241,8 @@ async function deleteIfPresent(
 }
 
 interface RootReading {
-  readonly name: string | undefined;
+  /** The named root, `undefined` for a bare `--root`. */
+  readonly root: Pick<NamedCapacitySource, 'name' | 'labels'> | undefined;
   readonly capacity: RootCapacity;
 }
 
@@ -258,9 +260,9 @@ function classRoom(roots: readonly RootReading[], parameters: ClassParameters): 
   const names = parameters.roots === undefined ? undefined : new Set(parameters.roots);
   let totalBytes = 0;
   let largestBytes = 0;
-  for (const root of roots) {
-    if (names !== undefined && (root.name === undefined || !names.has(root.name))) continue;
-    const bytes = roomFor(root.capacity, parameters.enforceSize);
+  for (const reading of roots) {
+    if (names !== undefined && (reading.root === undefined || !rootWanted(reading.root, names))) continue;
+    const bytes = roomFor(reading.capacity, parameters.enforceSize);
     totalBytes += bytes;
     largestBytes = Math.max(largestBytes, bytes);
   }

@@ -82,7 +82,7 @@ const flags = {
     env: 'HOSTPATH_ROOT',
     default: defaultRoot,
     description:
-      'directory that holds the volumes, or per node several named ones: name=/path,name=/path (a new volume goes to the one with the most room)',
+      'directory that holds the volumes, or per node several named ones: name=/path,name:label=/path (a new volume goes to the one with the most room)',
   },
   'node-name': {
     env: 'NODE_NAME',
@@ -208,7 +208,7 @@ function capacityPublishing(
 }
 
 /**
- * The named roots of `--root name=/path,name=/path`, or `undefined` for a bare path (read as
+ * The named roots of `--root name=/path,name:label:label=/path`, or `undefined` for a bare path (read as
  * before). Named roots are per node only: a shared root is one directory every replica sees.
  */
 function parseNamedRoots(value: string | undefined, mode: ProvisionerMode): readonly NamedRoot[] | undefined {
@@ -221,7 +221,8 @@ function parseNamedRoots(value: string | undefined, mode: ProvisionerMode): read
         `--root must be name=/path pairs separated by commas, each path absolute and not /, got ${JSON.stringify(entry)}`,
       );
     }
-    return { name: name.trim(), path: resolve(path) };
+    const [rootName = '', ...labels] = name.trim().split(':');
+    return { name: rootName, ...(labels.length === 0 ? {} : { labels }), path: resolve(path) };
   });
   try {
     checkRoots(roots);

@@ -122,7 +122,11 @@ function capacityOf(
       options.namedRoots === undefined
         ? reader
         : {
-            roots: roots.map((root) => ({ name: root.name, read: (context) => root.capacity.read(context) })),
+            roots: roots.map((root) => ({
+              name: root.name,
+              labels: root.labels,
+              read: (context) => root.capacity.read(context),
+            })),
           },
     provisionerName: options.provisionerName,
     nodeName,

@@ -5,10 +5,12 @@
  */
 import { InfeasibleError } from '@kube-provisioner/controller';
 
-/** A named root of a per-node instance: `--root name=/path`. */
+/** A named root of a per-node instance: `--root name=/path`, or `name:label:label=/path`. */
 export interface NamedRoot {
   /** The name classes restrict their roots by (parameter `roots`). */
   readonly name: string;
+  /** Names the root shares with others (a kind of disk, say), which classes may use as well. */
+  readonly labels?: readonly string[] | undefined;
   /** Absolute directory holding the root's volumes. */
   readonly path: string;
 }
@@ -22,25 +24,33 @@ export interface RootRoom {
 /** The names a root may have: a DNS label, so it reads well in a class parameter and an event. */
 export const rootNamePattern: RegExp = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/u;
 
+/** Whether a class whose `roots` parameter holds `wanted` may use `root`: by its name or a label. */
+export function rootWanted(root: Pick<NamedRoot, 'name' | 'labels'>, wanted: ReadonlySet<string>): boolean {
+  return wanted.has(root.name) || (root.labels ?? []).some((label) => wanted.has(label));
+}
+
 /**
- * The roots of `configured` a class may use: all of them, or those its `roots` parameter names.
+ * The roots of `configured` a class may use: all of them, or those its `roots` parameter names by
+ * name or label.
  *
- * @throws InfeasibleError naming the roots this node does not have, and those it has.
+ * @throws InfeasibleError naming the names and labels no root of this node has, and its roots.
  */
-export function rootsOfClass<Root extends Pick<NamedRoot, 'name'>>(
+export function rootsOfClass<Root extends Pick<NamedRoot, 'name' | 'labels'>>(
   configured: readonly Root[],
   classRoots: readonly string[] | undefined,
 ): readonly Root[] {
   if (classRoots === undefined) return configured;
-  const names = new Set(configured.map((root) => root.name));
-  const unknown = classRoots.filter((name) => !names.has(name));
+  const unknown = classRoots.filter((name) => !configured.some((root) => rootWanted(root, new Set([name]))));
   if (unknown.length > 0) {
+    const roots = configured.map((root) =>
+      root.labels?.length ? `${root.name} (labels ${root.labels.join(', ')})` : root.name,
+    );
     throw new InfeasibleError(
-      `parameter "roots" names ${unknown.map((name) => `"${name}"`).join(', ')}, not a root of this node: its roots are ${[...names].join(', ')}`,
+      `parameter "roots" names ${unknown.map((name) => `"${name}"`).join(', ')}, not a root or label of this node: its roots are ${roots.join(', ')}`,
     );
   }
   const wanted = new Set(classRoots);
-  return configured.filter((root) => wanted.has(root.name));
+  return configured.filter((root) => rootWanted(root, wanted));
 }
 
 /** The root a new volume of `requestBytes` goes to, or `undefined` when none has room. */
@@ -79,14 +89,24 @@ export function isUnder(base: string, path: string): boolean {
   return path === base || path.startsWith(base === '/' ? '/' : `${base}/`);
 }
 
-/** @throws Error for no roots, a malformed or repeated name, or a root inside another. */
+/**
+ * @throws Error for no roots, a malformed or repeated name, a malformed label, a label that is
+ * another root's name, or a root inside another.
+ */
 export function checkRoots(roots: readonly NamedRoot[]): void {
   if (roots.length === 0) throw new Error('no root given');
   const names = new Set<string>();
   for (const root of roots) {
-    if (!rootNamePattern.test(root.name)) {
-      throw new Error(`root name ${JSON.stringify(root.name)} must be lower-case letters, digits and -`);
+    for (const name of [root.name, ...(root.labels ?? [])]) {
+      if (!rootNamePattern.test(name)) {
+        throw new Error(
+          `root name or label ${JSON.stringify(name)} must be lower-case letters, digits and -`,
+        );
+      }
     }
+    const clash = roots.find((other) => other.labels?.includes(root.name));
+    // A class naming it would then mean two things.
+    if (clash !== undefined) throw new Error(`root name ${root.name} is also a label of root ${clash.name}`);
     if (names.has(root.name)) throw new Error(`root name ${root.name} is given twice`);
     names.add(root.name);
     for (const other of roots) {

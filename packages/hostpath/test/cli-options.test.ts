@@ -163,6 +163,13 @@ describe('named roots', () => {
     ]);
   });
 
+  it('reads labels after the name, separated by colons', () => {
+    expect(parseCliOptions(['--root', 'nvme0:fast:local=/mnt/a,hdd0=/mnt/b'], node).namedRoots).toEqual([
+      { name: 'nvme0', labels: ['fast', 'local'], path: '/mnt/a' },
+      { name: 'hdd0', path: '/mnt/b' },
+    ]);
+  });
+
   it('keeps a bare path a single unnamed root, even one with = in it', () => {
     expect(parseCliOptions(['--root', '/srv/a=b'], node)).toMatchObject({ root: '/srv/a=b' });
     expect(parseCliOptions(['--root', '/srv/a=b'], node).namedRoots).toBeUndefined();
@@ -173,7 +180,9 @@ describe('named roots', () => {
     [['--root', 'fast=/'], /each path absolute and not \//],
     [['--root', 'fast=/a,fast=/b'], /--root: root name fast is given twice/],
     [['--root', 'a=/srv,b=/srv/b'], /--root: root b \(\/srv\/b\) is inside root a \(\/srv\)/],
-    [['--root', 'Fast=/srv'], /--root: root name "Fast" must be lower-case/],
+    [['--root', 'Fast=/srv'], /--root: root name or label "Fast" must be lower-case/],
+    [['--root', 'a:Quick=/srv'], /--root: root name or label "Quick" must be lower-case/],
+    [['--root', 'a:b=/srv/a,b=/srv/b'], /--root: root name b is also a label of root a/],
     [['--root', 'a=/srv', '--mode', 'shared'], /named roots \(--root name=\/path\) need per-node mode/],
   ])('rejects %j', (argv, message) => {
     expect(() => parseCliOptions(argv, node)).toThrow(message);

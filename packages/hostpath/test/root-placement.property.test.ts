@@ -41,13 +41,25 @@ describe('root placement', () => {
     );
   });
 
-  it('places only on the roots the class names', () => {
+  it('places only on the roots the class names, by name or label', () => {
+    const label = fc.constantFrom('fast', 'bulk', 'local');
+    const labelled = rooms.chain((all) =>
+      fc.tuple(
+        ...all.map((room) => fc.uniqueArray(label, { maxLength: 2 }).map((labels) => ({ ...room, labels }))),
+      ),
+    );
     fc.assert(
-      fc.property(rooms, request, fc.infiniteStream(fc.boolean()), (all, bytes, picks) => {
+      fc.property(labelled, request, fc.infiniteStream(fc.boolean()), (all, bytes, picks) => {
         const next = picks[Symbol.iterator]();
-        const named = all.filter(() => next.next().value === true).map((room) => room.name);
-        const chosen = chooseRoot(rootsOfClass(all, named), bytes);
-        if (chosen !== undefined) expect(named).toContain(chosen.name);
+        const candidates = [...new Set(all.flatMap((room) => [room.name, ...room.labels]))];
+        const named = candidates.filter(() => next.next().value === true);
+        const allowed = rootsOfClass(all, named);
+        const chosen = chooseRoot(allowed, bytes);
+        for (const room of all) {
+          const wanted = named.includes(room.name) || room.labels.some((l) => named.includes(l));
+          expect(allowed.includes(room)).toBe(wanted);
+        }
+        if (chosen !== undefined) expect(allowed).toContain(chosen);
       }),
     );
   });
@@ -58,8 +70,21 @@ describe('root placement', () => {
       { name: 'fast', roomBytes: 2 },
     ];
     expect(() => rootsOfClass(roots, ['fast', 'ssd'])).toThrow(
-      'parameter "roots" names "ssd", not a root of this node: its roots are bulk, fast',
+      'parameter "roots" names "ssd", not a root or label of this node: its roots are bulk, fast',
     );
     expect(rootsOfClass(roots, undefined)).toBe(roots);
+  });
+
+  it('lets a class name roots by label, and lists the labels when it names none there', () => {
+    const roots = [
+      { name: 'nvme0', labels: ['fast'], roomBytes: 1 },
+      { name: 'nvme1', labels: ['fast', 'local'], roomBytes: 2 },
+      { name: 'hdd0', roomBytes: 3 },
+    ];
+    expect(rootsOfClass(roots, ['fast']).map((root) => root.name)).toEqual(['nvme0', 'nvme1']);
+    expect(rootsOfClass(roots, ['local', 'hdd0']).map((root) => root.name)).toEqual(['nvme1', 'hdd0']);
+    expect(() => rootsOfClass(roots, ['bulk'])).toThrow(
+      'parameter "roots" names "bulk", not a root or label of this node: its roots are nvme0 (labels fast), nvme1 (labels fast, local), hdd0',
+    );
   });
 });

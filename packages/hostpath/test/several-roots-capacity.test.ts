@@ -68,6 +68,27 @@ describe('capacity of several roots', () => {
     });
   });
 
+  it('counts a root a class names by label', async () => {
+    const capacity = (free: number) => ({
+      capacityBytes: 10 * gi,
+      freeBytes: free,
+      reservedBytes: 0,
+      volumes: 0,
+    });
+    const disk = (name: string, free: number, labels?: string[]) => ({
+      name,
+      labels,
+      read: async () => capacity(free),
+    });
+
+    const published = await publishedFor({
+      roots: [disk('hdd0', 2 * gi, ['bulk']), disk('hdd1', 5 * gi, ['bulk']), disk('nvme0', 9 * gi)],
+    });
+
+    expect(published['bulk-only']).toEqual([7, 5]);
+    expect(published.any).toEqual([16, 9]);
+  });
+
   it('publishes nothing but a bare root for classes without roots, and no room for those naming some', async () => {
     const only = {
       read: async () => ({ capacityBytes: 10 * gi, freeBytes: 4 * gi, reservedBytes: 0, volumes: 0 }),

@@ -100,7 +100,7 @@ describe('several roots on one node', () => {
     const unknown = storageClass({ roots: 'fast,ssd' });
     const error = failed(await roots.provisioner.provision(provisionOptions(pvc, unknown), context), true);
     expect(error.message).toBe(
-      'parameter "roots" names "ssd", not a root of this node: its roots are fast, bulk',
+      'parameter "roots" names "ssd", not a root or label of this node: its roots are fast, bulk',
     );
   });
 
@@ -216,7 +216,7 @@ describe('several roots on one node', () => {
         { name: 'b', path: '/srv/a/b' },
       ]),
     ).toThrow('root b (/srv/a/b) is inside root a (/srv/a)');
-    expect(() => make([{ name: 'Fast', path: '/srv/a' }])).toThrow('root name "Fast" must be');
+    expect(() => make([{ name: 'Fast', path: '/srv/a' }])).toThrow('root name or label "Fast" must be');
   });
 
   it('is refused by a single-root provisioner, which has no named roots', async () => {
