@@ -207,6 +207,21 @@ function inParent<T>(
   return withParents(guardedContext(context, options.beforeEachWrite), path, where, fn);
 }
 
+/**
+ * Opens volume directory `leaf` of `dir` (no `lstat` first: the open refuses a link or a non-directory
+ * itself, and over NFS a lookup of its own is one more round trip); `undefined` when absent. With
+ * `leaveUnrecorded` (a cleanup's delete of a directory without a record) whatever is there is left
+ * as found, unopened: `unrecorded`.
+ */
+async function openVolume(
+  dir: DirectoryHandle,
+  leaf: string,
+  leaveUnrecorded: boolean,
+): Promise<DirectoryHandle | 'unrecorded' | undefined> {
+  if (leaveUnrecorded) return (await dir.lstat(leaf)) === undefined ? undefined : 'unrecorded';
+  return dir.openDirectory(leaf);
+}
+
 /** Deletes volume `path`; see {@link VolumeRoot.deleteVolume}. */
 export function deleteVolume(
   context: VolumeContext,
@@ -220,17 +235,15 @@ export function deleteVolume(
     { ifMissing: 'missing', refuseNested: true },
     async ({ chain, parents, dir, leaf }) => {
       const record = await recordNaming(dir, leaf, options.pvName);
-      const stats = await dir.lstat(leaf);
-      if (stats === undefined) {
+      const volume = await openVolume(dir, leaf, record === undefined && options.recordedOnly === true);
+      if (volume === undefined) {
         await forgetMissing(dir, leaf, record);
         await removeEmptyParents(chain, parents);
         return 'missing';
       }
-      if (record === undefined && options.recordedOnly === true) return 'unrecorded';
-      if (!stats.isDirectory()) throw nonDirectoryError(dir.pathOf(leaf), stats);
-      const volume = await dir.openDirectory(leaf);
-      if (volume === undefined) throw vanished(dir, leaf);
+      if (volume === 'unrecorded') return 'unrecorded';
       try {
+        const stats = await volume.stat();
         const names = await topLevelOf(volume);
         if (record === undefined && (await isMadeParent(volume, stats, names))) return 'missing';
         await refuseHostingVolumes(volume, record !== undefined, names);
@@ -239,9 +252,9 @@ export function deleteVolume(
         await assertEmptiable(volume, names);
         if (record !== undefined) await markRemoving(context, dir, leaf, record);
         await emptyDirectory(volume, names);
-        // What was emptied must be what is about to be removed by name.
+        // What was emptied (the descriptor's identity never changes) is what is removed by name.
         const listed = await dir.lstat(leaf);
-        if (listed === undefined || !sameIdentity(listed, await volume.stat())) throw vanished(dir, leaf);
+        if (listed === undefined || !sameIdentity(listed, stats)) throw vanished(dir, leaf);
       } finally {
         await volume.close();
       }
