@@ -89,13 +89,24 @@ export class SnapshotTaker {
    * Brings one snapshot forward: claims it when its source is this provisioner's, copies it, or
    * removes its data once the object is being deleted. `retry` when it could not: its source claim
    * is missing or not Bound yet, or a step failed (then written to its status, once per message).
+   * Before acting it reads the snapshot again: the watch's copy may predate this provisioner's own
+   * last write (a snapshot just marked ready would be copied twice).
    *
    * @throws only a lapsed term's error.
    */
-  async reconcile(snapshot: Readonly<DirectorySnapshot>, context: OperationContext): Promise<SnapshotSync> {
+  async reconcile(cached: Readonly<DirectorySnapshot>, context: OperationContext): Promise<SnapshotSync> {
+    if (this.#settled(cached)) return 'settled';
+    let snapshot: Readonly<DirectorySnapshot>;
+    try {
+      const { name = '', namespace = '' } = cached.metadata ?? {};
+      snapshot = await this.#options.snapshots.get(name, { namespace, signal: context.signal });
+    } catch (err) {
+      if (isLeadershipLapsedError(err) || context.signal.aborted) throw err;
+      return isNotFound(err) ? 'settled' : 'retry';
+    }
+    if (this.#settled(snapshot)) return 'settled';
     const ours = this.#options.scope.provisionerName;
     const owner = snapshot.metadata?.annotations?.[annSnapshotProvisioner];
-    if (owner !== undefined && owner !== ours) return 'settled';
     // Whether this provisioner reports on the snapshot: its own, also from the moment this pass claims it.
     let mine = owner === ours;
     try {
@@ -103,7 +114,6 @@ export class SnapshotTaker {
         if (owner === ours) await this.#remove(snapshot, context);
         return 'settled';
       }
-      if (snapshot.status?.readyToUse === true) return 'settled';
       const source = await this.#source(snapshot, context.signal);
       if (source === undefined) return 'settled';
       const claimed = mine ? snapshot : await this.#claim(snapshot, context);
@@ -117,6 +127,13 @@ export class SnapshotTaker {
       // An infeasible snapshot waits for its object to change.
       return err instanceof InfeasibleError ? 'settled' : 'retry';
     }
+  }
+
+  /** Whether nothing is left to do for `snapshot`: another provisioner's, or ready and not being deleted. */
+  #settled(snapshot: Readonly<DirectorySnapshot>): boolean {
+    const owner = snapshot.metadata?.annotations?.[annSnapshotProvisioner];
+    if (owner !== undefined && owner !== this.#options.scope.provisionerName) return true;
+    return snapshot.status?.readyToUse === true && snapshot.metadata?.deletionTimestamp === undefined;
   }
 
   /**

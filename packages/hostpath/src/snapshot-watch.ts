@@ -27,6 +27,22 @@ export interface SnapshotWatchTimings {
   readonly retryBaseMs?: number | undefined;
 }
 
+/** What a change must touch to be acted on: a status write (this provisioner's own, mostly) is not. */
+function watched(snapshot: Readonly<DirectorySnapshot>): string {
+  const { generation, deletionTimestamp, finalizers, annotations } = snapshot.metadata ?? {};
+  return JSON.stringify([snapshot.spec, generation, deletionTimestamp, finalizers, annotations]);
+}
+
+/**
+ * Whether an update from `before` to `after` is acted on: a resync (the same version again), or a
+ * change beyond the status. Acting on status writes would retry a failed copy at once, its back-off
+ * skipped, each time the failure's message changed.
+ */
+export function needsSync(before: Readonly<DirectorySnapshot>, after: Readonly<DirectorySnapshot>): boolean {
+  if (before.metadata?.resourceVersion === after.metadata?.resourceVersion) return true;
+  return watched(before) !== watched(after);
+}
+
 const defaultResyncIntervalMs = 5 * 60_000;
 const defaultRetryBaseMs = 1000;
 const retryMaxMs = 60_000;
@@ -61,7 +77,12 @@ export async function watchSnapshots(
   });
   const enqueue = (snapshot: DirectorySnapshot): void => queue.add(metaNamespaceKey(snapshot));
   // A snapshot gone for good has nothing left to do: its data went before its finalizer did.
-  informer.addEventHandler({ onAdd: enqueue, onUpdate: (_old, snapshot) => enqueue(snapshot) });
+  informer.addEventHandler({
+    onAdd: enqueue,
+    onUpdate: (before, snapshot) => {
+      if (needsSync(before, snapshot)) enqueue(snapshot);
+    },
+  });
   const sync = async (key: string): Promise<void> => {
     const snapshot = informer.store.getByKey(key);
     if (snapshot === undefined) {

@@ -70,6 +70,21 @@ describe('snapshot events and metrics', () => {
     expect(sum?.value).toBe(3);
   });
 
+  it('takes a snapshot once when the watch hands it over again as it was before it was marked ready', async () => {
+    await using root = await temporaryRoot();
+    const { store, taker, events, metric } = await setUp(root.path);
+    await reconcileEach(taker, store, context);
+    const ready = store.objects.get('snap');
+    if (ready === undefined) throw new Error('no snapshot');
+    // The watch's copy of the claimed snapshot, from before the status write.
+    const { status: _status, ...stale } = structuredClone(ready);
+
+    expect(await taker.reconcile(stale, context)).toBe('settled');
+
+    expect(events.map((event) => event.reason)).toEqual([reasonSnapshotReady]);
+    expect(await metric(snapshotMetricNames.taken)).toBe(1);
+  });
+
   it('tells a failed copy in a Warning event once per message, and counts every failed attempt', async () => {
     await using root = await temporaryRoot();
     const renamed = (pv: V1PersistentVolume) => ({ ...pv, metadata: { ...pv.metadata, name: 'pvc-other' } });

@@ -5,10 +5,10 @@ import { ApiError } from '@kube-provisioner/controller/client';
 import { eventually, FakeKubeApi } from '@kube-provisioner/controller/testing';
 import { snapshotPath, VolumeRoot } from '@kube-provisioner/safe-fs';
 import { describe, expect, it } from 'vitest';
-import { directorySnapshots } from '../src/directory-snapshot.ts';
+import { type DirectorySnapshot, directorySnapshots } from '../src/directory-snapshot.ts';
 import { defaultProvisionerName } from '../src/hostpath-provisioner.ts';
 import { SnapshotTaker } from '../src/snapshot-taker.ts';
-import { watchSnapshots } from '../src/snapshot-watch.ts';
+import { needsSync, watchSnapshots } from '../src/snapshot-watch.ts';
 import { boundSource } from './clone-fixtures.ts';
 import { context, temporaryRoot } from './fixtures.ts';
 
@@ -112,5 +112,28 @@ describe('watching DirectorySnapshots', () => {
 
     await watching;
     expect(api.activeWatches()).toBe(0);
+  });
+});
+
+describe('which updates of a DirectorySnapshot are acted on', () => {
+  const before: DirectorySnapshot = {
+    metadata: { name: 'snap', namespace: 'team-a', resourceVersion: '5', generation: 1, finalizers: ['a'] },
+    spec: { source: { persistentVolumeClaimName: 'src' } },
+  };
+  const at = (resourceVersion: string, change: Partial<DirectorySnapshot> = {}): DirectorySnapshot => ({
+    ...before,
+    ...change,
+    metadata: { ...before.metadata, ...change.metadata, resourceVersion },
+  });
+
+  it('a resync, a change of spec, finalizers, annotations or deletion, but not a status write', () => {
+    expect(needsSync(before, at('5'))).toBe(true);
+    expect(needsSync(before, at('6', { spec: { deletionPolicy: 'Retain' } }))).toBe(true);
+    expect(needsSync(before, at('6', { metadata: { finalizers: [] } }))).toBe(true);
+    expect(needsSync(before, at('6', { metadata: { annotations: { a: 'b' } } }))).toBe(true);
+    expect(needsSync(before, at('6', { metadata: { deletionTimestamp: new Date(0) } }))).toBe(true);
+    expect(
+      needsSync(before, at('6', { status: { readyToUse: false, error: { message: 'boom', time: '' } } })),
+    ).toBe(false);
   });
 });
