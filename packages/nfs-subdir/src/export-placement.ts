@@ -9,11 +9,11 @@ import { InfeasibleError } from '@kube-provisioner/controller';
 export const exportsParameter = 'exports';
 
 /** The part of `statfs` placement needs; `fs.promises.statfs` fits. */
-export type StatFs = (path: string) => Promise<{ bsize: number; bavail: number }>;
+export type StatFs = (path: string) => Promise<{ bsize: number; blocks: number; bavail: number }>;
 
 /** An export as placement sees it: its name and how many bytes it can still take, or why not known. */
 export type ExportSpace =
-  | { readonly name: string; readonly freeBytes: number }
+  | { readonly name: string; readonly freeBytes: number; readonly capacityBytes: number }
   | { readonly name: string; readonly error: string };
 
 /**
@@ -37,7 +37,7 @@ export function exportsOfClass(value: string | undefined, names: readonly string
 export async function exportSpace(name: string, mountRoot: string, statfs: StatFs): Promise<ExportSpace> {
   try {
     const stats = await statfs(mountRoot);
-    return { name, freeBytes: stats.bavail * stats.bsize };
+    return { name, freeBytes: stats.bavail * stats.bsize, capacityBytes: stats.blocks * stats.bsize };
   } catch (err) {
     return { name, error: (err as Error).message };
   }

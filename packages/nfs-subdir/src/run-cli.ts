@@ -14,6 +14,7 @@ import { Registry } from 'prom-client';
 import { ArchiveMetrics } from './archive-metrics.ts';
 import type { NfsDialect } from './class-parameters.ts';
 import { type NfsCliOptions, parseCliOptions, usage } from './cli-options.ts';
+import { ExportMetrics } from './export-metrics.ts';
 import { NfsProvisioner, type NfsProvisionerOptions } from './nfs-provisioner.ts';
 import { SeveralExportsProvisioner } from './several-exports-provisioner.ts';
 import { type ExportVolume, exportVolumeScanner } from './several-exports-usage.ts';
@@ -93,6 +94,10 @@ export function runNfsProvisionerCli(cli: NfsCli): Promise<void> {
           : new SeveralExportsProvisioner({
               ...shared,
               exports: options.exports,
+              metrics: new ExportMetrics(
+                registry,
+                options.exports.map((e) => e.name),
+              ),
               usage: measured
                 ? { monitor: monitor<ExportVolume>(exportVolumeScanner(options.exports)), volumes }
                 : undefined,

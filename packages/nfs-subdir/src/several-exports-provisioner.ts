@@ -30,7 +30,9 @@ import type { V1PersistentVolume } from '@kubernetes/client-node';
 import type { ArchiveMetrics } from './archive-metrics.ts';
 import { parseClassParameters } from './class-parameters.ts';
 import type { NfsExportConfig } from './export-list.ts';
+import type { ExportMetrics } from './export-metrics.ts';
 import {
+  type ExportSpace,
   exportSpace,
   exportsOfClass,
   exportsParameter,
@@ -62,6 +64,8 @@ export interface SeveralExportsProvisionerOptions
    * (its `measure` typically {@link exportVolumeScanner}). Absent: no usage is measured.
    */
   readonly usage?: SeveralExportsUsage | undefined;
+  /** Publishes each export's size, free space, health and placements; none without it. */
+  readonly metrics?: ExportMetrics | undefined;
   /** Reads an export's free space from its mount root; tests inject one. Default: the real statfs. */
   readonly statfs?: StatFs | undefined;
 }
@@ -88,7 +92,7 @@ export class SeveralExportsProvisioner implements Provisioner {
   /** @throws Error when no export is given, or as {@link NfsProvisioner} for one of them. */
   constructor(options: SeveralExportsProvisionerOptions) {
     if (options.exports.length === 0) throw new Error('at least one export is needed');
-    const { exports, statfs, usage: _usage, archiveMetrics, ...shared } = options;
+    const { exports, statfs, usage: _usage, archiveMetrics, metrics: _metrics, ...shared } = options;
     // One allocator for all exports: a GID is unique among the class's PVs, whatever their export.
     const gids =
       shared.gids ??
@@ -161,13 +165,21 @@ export class SeveralExportsProvisioner implements Provisioner {
         ? await this.#holdingClaim(options, candidates)
         : await this.#holdingDataOf(from, candidates);
     if (found !== undefined) return found;
-    const spaces = await Promise.all(
-      candidates.map((s) => exportSpace(s.config.name, s.config.mountRoot, this.#statfs)),
-    );
+    const spaces = await this.#spaces(candidates);
     const name = placeVolume(spaces, storageBytes(pvc.spec?.resources?.requests?.storage));
+    this.#options.metrics?.placed(name);
     const chosen = candidates.find((s) => s.config.name === name);
     if (chosen === undefined) throw new Error(`placement chose ${name}, which is not a candidate`);
     return chosen;
+  }
+
+  /** The free space of each of `exports`, published when metrics are on. */
+  async #spaces(exports: readonly Served[]): Promise<ExportSpace[]> {
+    const spaces = await Promise.all(
+      exports.map((s) => exportSpace(s.config.name, s.config.mountRoot, this.#statfs)),
+    );
+    this.#options.metrics?.measured(spaces);
+    return spaces;
   }
 
   /**
@@ -218,6 +230,7 @@ export class SeveralExportsProvisioner implements Provisioner {
    */
   async maintain(context: OperationContext): Promise<void> {
     const failures: string[] = [];
+    if (this.#options.metrics !== undefined) await this.#spaces(this.#served);
     for (const served of this.#served) {
       context.signal.throwIfAborted();
       await served.provisioner.maintain(context).catch((err: unknown) => {

@@ -44,7 +44,7 @@ export async function twoExports(
     if (found === undefined) throw new Error(`statfs of unexpected ${path}`);
     const bytes = free[found.name];
     if (bytes === undefined) throw new Error(`EIO: i/o error, statfs '${path}'`);
-    return { bsize: 4096, bavail: bytes / 4096 };
+    return { bsize: 4096, blocks: (2 * bytes) / 4096, bavail: bytes / 4096 };
   };
   const provisioner = new SeveralExportsProvisioner({
     dialect: 'nfs-subdir',
