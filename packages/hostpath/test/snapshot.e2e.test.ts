@@ -1,7 +1,8 @@
 /**
  * End-to-end: the `kube-hostpath-provisioner` binary (shared mode, shipped RBAC and CRD) snapshots a
- * claim, restores the snapshot into a new claim with the content it had when taken, makes a claim
- * naming a snapshot that is not ready wait with an event, and removes a deleted snapshot's data.
+ * claim (with a `SnapshotReady` event), restores the snapshot into a new claim with the content it had
+ * when taken, makes a claim naming a snapshot that is not ready wait with an event, and removes a
+ * deleted snapshot's data.
  */
 import { chmod, link, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -105,6 +106,18 @@ it('snapshots a claim, restores it with the content it had, waits for a snapshot
   expect(ready.metadata?.finalizers).toContain(snapshotFinalizer);
   const dataDir = join(root, snapshotPath(namespace, ready.metadata?.uid ?? ''));
   expect(await treeSnapshot(dataDir)).toEqual(taken);
+  const told = await waitFor(
+    async () =>
+      (
+        await core.listNamespacedEvent({
+          namespace,
+          fieldSelector: 'involvedObject.name=snap,reason=SnapshotReady',
+        })
+      ).items[0],
+    { timeoutMs, description: 'the SnapshotReady event on the snapshot' },
+  );
+  expect(told.involvedObject.kind).toBe('DirectorySnapshot');
+  expect(told.message).toContain(`snapshot of claim ${namespace}/src taken`);
   // Written after the snapshot: the restore must not see it.
   await writeFile(join(sourceDir, 'sub/a.txt'), 'changed after the snapshot');
 
