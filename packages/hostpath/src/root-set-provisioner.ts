@@ -17,7 +17,7 @@ import {
 import { cloneSource } from '@kube-provisioner/controller/clone';
 import type { DataSourceKind } from '@kube-provisioner/controller/provisioner';
 import type { UsageMonitor, VolumeLister } from '@kube-provisioner/controller/usage';
-import { type FsOps, isPersistentRefusal, VolumeRoot } from '@kube-provisioner/safe-fs';
+import { type FsOps, isPersistentRefusal, normalizeBasePath, VolumeRoot } from '@kube-provisioner/safe-fs';
 import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import { type ClassParameters, parseClassParameters } from './class-parameters.ts';
 import {
@@ -86,7 +86,9 @@ export class RootSetProvisioner implements Provisioner {
 
   /** @throws Error for no roots, a malformed or repeated name, or a root inside another. */
   constructor(options: RootSetProvisionerOptions) {
-    checkRoots(options.roots);
+    // Normalised as the PVs' paths are written, so a path is matched to its root by prefix.
+    const roots = options.roots.map((root) => ({ ...root, path: normalizeBasePath(root.path) }));
+    checkRoots(roots);
     this.#options = options;
     this.#placement = new NodePlacement(
       'per-node',
@@ -95,7 +97,7 @@ export class RootSetProvisioner implements Provisioner {
       options.nodes,
     );
     // Each root's clone jobs count on the same clone metrics of the registry.
-    this.#members = options.roots.map((root) => {
+    this.#members = roots.map((root) => {
       const fs = root.fs ?? options.fs;
       const provisioner = new HostPathProvisioner({
         ...options,

@@ -216,6 +216,13 @@ describe('several roots on one node', () => {
         { name: 'b', path: '/srv/a/b' },
       ]),
     ).toThrow('root b (/srv/a/b) is inside root a (/srv/a)');
+    expect(() =>
+      make([
+        { name: 'a', path: '/srv/a/' },
+        { name: 'b', path: '/srv//a/b' },
+      ]),
+    ).toThrow('root b (/srv/a/b) is inside root a (/srv/a)');
+    expect(() => make([{ name: 'a', path: 'srv/a' }])).toThrow('it is not absolute');
     expect(() => make([{ name: 'Fast', path: '/srv/a' }])).toThrow('root name or label "Fast" must be');
   });
 
