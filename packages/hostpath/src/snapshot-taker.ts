@@ -82,7 +82,9 @@ export class SnapshotTaker {
     this.#running = context.signal;
     const reconcile = (snapshot: Readonly<DirectorySnapshot>, term: OperationContext) =>
       this.reconcile(snapshot, term);
-    void watchSnapshots(this.#options.snapshots, reconcile, context, this.#options);
+    watchSnapshots(this.#options.snapshots, reconcile, context, this.#options).catch((err: unknown) => {
+      context.logger.error({ err }, 'watching DirectorySnapshots stopped; the next term starts again');
+    });
   }
 
   /**

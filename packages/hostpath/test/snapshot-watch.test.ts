@@ -2,7 +2,8 @@ import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { OperationContext } from '@kube-provisioner/controller';
 import { ApiError } from '@kube-provisioner/controller/client';
-import { eventually, FakeKubeApi } from '@kube-provisioner/controller/testing';
+import { createLogger } from '@kube-provisioner/controller/logging';
+import { eventually, FakeKubeApi, statusError } from '@kube-provisioner/controller/testing';
 import { snapshotPath, VolumeRoot } from '@kube-provisioner/safe-fs';
 import { describe, expect, it } from 'vitest';
 import { type DirectorySnapshot, directorySnapshots } from '../src/directory-snapshot.ts';
@@ -95,6 +96,23 @@ describe('watching DirectorySnapshots', () => {
 
     await eventually(async () => expect((await read()).status?.readyToUse).toBe(true));
     expect(attempts).toBe(4);
+    term.abort();
+  });
+
+  it('says once that a cluster has no DirectorySnapshot CRD, and takes snapshots once it has', async () => {
+    await using root = await temporaryRoot();
+    const { api, taker, term, termContext, create, read } = await setUp(root.path);
+    const lines: string[] = [];
+    const logger = createLogger({ write: (line) => lines.push(line) });
+    const notServed = statusError('NotFound', 'the server could not find the requested resource');
+    api.failNext({ verb: 'list', resource: 'directorysnapshots', error: notServed, times: 2 });
+    taker.start({ ...termContext, logger });
+    await eventually(() => expect(api.activeWatches()).toBe(1), { timeoutMs: 10_000 });
+
+    await create();
+
+    await eventually(async () => expect((await read()).status?.readyToUse).toBe(true));
+    expect(lines.filter((line) => line.includes('CRD not installed'))).toHaveLength(1);
     term.abort();
   });
 
