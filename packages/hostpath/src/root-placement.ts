@@ -81,7 +81,7 @@ export function noRootReason(
 ): string {
   const what = enforced ? 'unreserved by enforced volumes' : 'free';
   const each = rooms.map((room) => `${room.name} ${room.roomBytes}`).join(', ');
-  return `node ${node} has no root with ${requestBytes} bytes ${what} for the claim (bytes ${what} per root: ${each || 'no root the class may use'}): rescheduling the claim`;
+  return `node ${node} has no root with ${requestBytes} bytes ${what} for the claim (bytes ${what} per root: ${each}): rescheduling the claim`;
 }
 
 /** Whether `path` is `base` or below it; its own root then refuses anything but a volume below it. */
