@@ -202,6 +202,8 @@ export class RootSetProvisioner implements Provisioner {
       }
       const provisionerName = this.#options.provisionerName ?? defaultProvisionerName;
       const { pv } = await cloneSource(clones, dataSource, options.pvc, provisionerName, context.signal);
+      // A source on another node is refused by a root's provisioner, naming that node.
+      if (volumeNode(pv) !== this.#options.nodeName) return members[0] as Member;
       const source = this.#memberOf(pv);
       if (!members.includes(source)) {
         throw new InfeasibleError(

@@ -88,6 +88,22 @@ describe('several roots: volumes made from data already on the node', () => {
     expect(fake.patches).toEqual([]);
     expect(await readdir(bulk.path)).toEqual([]);
   });
+
+  it('refuses a clone whose source is on another node, naming it', async () => {
+    await using elsewhere = await temporaryRoot();
+    await using fast = await temporaryRoot();
+    await using bulk = await temporaryRoot();
+    const { bound, pv } = await boundSource(elsewhere.path, 'node-b');
+    const fake = api(bound, pv);
+    const provisioner = rootSet(fast.path, bulk.path, fake.access);
+
+    const result = await provisioner.provision(cloneOptions(storageClass(), 'node-a'), context);
+
+    expect(failed(result, true).message).toContain(
+      `the source volume ${pv.metadata?.name} is on node node-b, not node-a`,
+    );
+    expect(fake.patches).toEqual([]);
+  });
 });
 
 describe('several roots: usage', () => {
