@@ -52,6 +52,7 @@ export type { RootOfSet, RootSetProvisionerOptions, RootSetVolume } from './root
 export { RootSetProvisioner } from './root-set-provisioner.ts';
 export type { ProjectQuotaAccess } from './size-enforcement.ts';
 export type { SnapshotAccess } from './snapshot-taker.ts';
+export { reasonSnapshotFailed, reasonSnapshotReady } from './snapshot-taker.ts';
 export { annTakeBackFrom } from './take-back.ts';
 export { version } from './version.ts';
 export type { ProjectLimits, ProjectQuotas, ProjectUsage, RunXfsQuota } from './xfs-quota.ts';
