@@ -206,7 +206,8 @@ async function makeDirectory(
 ): Promise<DirectoryHandle> {
   await dir.mkdir(name, isParent ? mode : 0o700);
   undo.push(() => dir.rmdir(name));
-  const child = await dir.openDirectory(name);
+  // A volume is only checked and given its attributes through this handle: path-only will do.
+  const child = await dir.openDirectory(name, !isParent);
   if (child === undefined) {
     throw new SafeFsError({
       kind: 'io',

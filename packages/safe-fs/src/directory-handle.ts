@@ -17,6 +17,8 @@ import type { FsFile, FsOps, FsPath } from './fs-ops.ts';
 export { type EntryName, nameText } from './entry-name.ts';
 
 const directoryFlags = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+// Linux's O_PATH (the same on every architecture Node runs on there), which `fs.constants` lacks.
+const pathOnlyFlag = 0o10000000;
 
 /** Device and inode: what a directory is, whatever it is called. */
 export interface Identity {
@@ -71,10 +73,18 @@ export class DirectoryHandle {
     }
   }
 
-  /** Opens the subdirectory `name`, refusing a symlink or non-directory; `undefined` when absent. */
-  async openDirectory(name: EntryName): Promise<DirectoryHandle | undefined> {
+  /**
+   * Opens the subdirectory `name`, refusing a symlink or non-directory; `undefined` when absent.
+   * `pathOnly` opens it `O_PATH`: lookups, `fstat`, listings (which open it again through
+   * `/proc/self/fd`) and attribute changes work, and over NFS the open costs no GETATTR of its own,
+   * where a directory that is listed right away would be revalidated twice.
+   */
+  async openDirectory(name: EntryName, pathOnly = false): Promise<DirectoryHandle | undefined> {
     try {
-      const handle = await this.#fs.open(this.#at(name), directoryFlags);
+      const handle = await this.#fs.open(
+        this.#at(name),
+        pathOnly ? directoryFlags | pathOnlyFlag : directoryFlags,
+      );
       return new DirectoryHandle(this.#fs, handle, this.pathOf(name));
     } catch (err) {
       const code = errnoCode(err);

@@ -56,9 +56,13 @@ export interface FsOps {
   open(path: FsPath, flags: number, mode?: number): Promise<FsFile>;
   /** Stats the open file (`fstat(2)`). */
   fstat(handle: FsFile): Promise<Stats>;
-  /** Sets the open file's permission bits (`fchmod(2)`). */
+  /**
+   * Sets the open file's permission bits (`fchmod(2)`). `handle` may be a directory opened path-only
+   * (`O_PATH`), which `fchmod(2)` refuses with `EBADF`: then through `/proc/self/fd/<fd>`, which names
+   * that very file (as glibc's `fchmodat` does).
+   */
   fchmod(handle: FsFile, mode: number): Promise<void>;
-  /** Sets the open file's owner and group (`fchown(2)`). */
+  /** Sets the open file's owner and group (`fchown(2)`); a path-only `handle` as for {@link fchmod}. */
   fchown(handle: FsFile, uid: number, gid: number): Promise<void>;
   /** Creates one directory with `mode`; not recursive, and fails if the entry exists. */
   mkdir(path: FsPath, mode: number): Promise<void>;
@@ -95,8 +99,12 @@ export interface FsOps {
 export const nodeFsOps: FsOps = {
   open: (path, flags, mode) => fs.open(path, flags, mode),
   fstat: (handle) => handle.stat(),
-  fchmod: (handle, mode) => handle.chmod(mode),
-  fchown: (handle, uid, gid) => handle.chown(uid, gid),
+  fchmod: (handle, mode) =>
+    handle.chmod(mode).catch((err: unknown) => throughProc(err, handle, (path) => fs.chmod(path, mode))),
+  fchown: (handle, uid, gid) =>
+    handle
+      .chown(uid, gid)
+      .catch((err: unknown) => throughProc(err, handle, (path) => fs.chown(path, uid, gid))),
   mkdir: async (path, mode) => {
     await fs.mkdir(path, { mode });
   },
@@ -143,6 +151,19 @@ export const localFsOps: FsOps = {
 };
 
 const fdatasync = promisify(fsSync.fdatasync);
+
+/**
+ * `call` on `/proc/self/fd/<fd>` of `handle` when `err` is the `EBADF` of an `f*` call on a path-only
+ * (`O_PATH`) descriptor: that link resolves to the descriptor's own file, never by name. Else `err`.
+ */
+async function throughProc(
+  err: unknown,
+  handle: FsFile,
+  call: (path: string) => Promise<void>,
+): Promise<void> {
+  if ((err as NodeJS.ErrnoException | undefined)?.code !== 'EBADF' || handle.fd === -1) throw err;
+  await call(`/proc/self/fd/${handle.fd}`);
+}
 
 /**
  * `opendir` options: names as bytes (the types know only text encodings, but `Dir` passes any
@@ -210,11 +231,19 @@ class LocalFile implements FsFile {
   }
 
   async chmod(mode: number): Promise<void> {
-    fsSync.fchmodSync(this.fd, mode);
+    try {
+      fsSync.fchmodSync(this.fd, mode);
+    } catch (err) {
+      await throughProc(err, this, async (path) => fsSync.chmodSync(path, mode));
+    }
   }
 
   async chown(uid: number, gid: number): Promise<void> {
-    fsSync.fchownSync(this.fd, uid, gid);
+    try {
+      fsSync.fchownSync(this.fd, uid, gid);
+    } catch (err) {
+      await throughProc(err, this, async (path) => fsSync.chownSync(path, uid, gid));
+    }
   }
 
   async readFile(encoding: 'utf8'): Promise<string> {
