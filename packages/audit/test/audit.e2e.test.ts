@@ -1,15 +1,16 @@
 /**
  * End-to-end: `kube-provisioner-audit` as a child process against the real control plane, under a
- * ServiceAccount that may only get and list PVs and PVCs, with its root mounted read-only. A real
- * kube-hostpath-provisioner's volumes audit clean; then every kind of finding is planted beside
- * another provisioner name and each is reported, exactly once, and nothing else.
+ * ServiceAccount that may only get and list PVs and PVCs (and list DirectorySnapshots), with its root
+ * mounted read-only. A real kube-hostpath-provisioner's volumes audit clean; then every kind of finding
+ * is planted beside another provisioner name and each is reported, exactly once, and nothing else.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { annDynamicallyProvisioned, finalizerPV } from '@kube-provisioner/controller/wire-names';
-import { parseRelativeVolumePath, VolumeRoot } from '@kube-provisioner/safe-fs';
+import { type DirectorySnapshot, snapshotGroup } from '@kube-provisioner/hostpath';
+import { parseRelativeVolumePath, snapshotPath, VolumeRoot } from '@kube-provisioner/safe-fs';
 import {
   applyManifests,
   bindClaim,
@@ -22,6 +23,7 @@ import {
 import { uniqueName, useTestEnv } from '@kube-provisioner/testenv/testing';
 import {
   CoreV1Api,
+  CustomObjectsApi,
   type KubernetesObject,
   loadAllYaml,
   PatchStrategy,
@@ -38,6 +40,8 @@ import { runAuditReadOnly, snapshotTree } from './read-only-run.ts';
 const env = useTestEnv();
 const core = env.kubeConfig.makeApiClient(CoreV1Api);
 const storage = env.kubeConfig.makeApiClient(StorageV1Api);
+const custom = env.kubeConfig.makeApiClient(CustomObjectsApi);
+const snapshotResource = { group: snapshotGroup, version: 'v1alpha1', plural: 'directorysnapshots' };
 const packageDir = join(import.meta.dirname, '..');
 const hostpathDir = join(packageDir, '..', 'hostpath');
 const roots: string[] = [];
@@ -237,6 +241,41 @@ describe('kube-provisioner-audit', () => {
         claimRef: { kind: 'PersistentVolumeClaim', namespace, name: 'gone', uid: randomUUID() },
       }),
     });
+    // snapshot-without-object, beside a snapshot whose object exists (listed, not reported)
+    const crd = await readFile(join(hostpathDir, 'deploy', 'snapshot-crd.yaml'), 'utf8');
+    await applyManifests(env.kubeConfig, loadAllYaml(crd) as KubernetesObject[]);
+    const live = (await waitFor(
+      () =>
+        custom
+          .createNamespacedCustomObject({
+            ...snapshotResource,
+            namespace,
+            body: {
+              apiVersion: `${snapshotGroup}/v1alpha1`,
+              kind: 'DirectorySnapshot',
+              metadata: { name: 'live' },
+              spec: { source: { persistentVolumeClaimName: 'twice' } },
+            },
+          })
+          .catch(() => undefined),
+      { timeoutMs: 30_000, description: 'the DirectorySnapshot CRD to be served' },
+    )) as DirectorySnapshot;
+    const lostUid = randomUUID();
+    for (const [name, uid] of [
+      ['live', live.metadata?.uid ?? ''],
+      ['lost', lostUid],
+    ] as const) {
+      await volumeRoot.createVolume(snapshotPath(namespace, uid), {
+        owner: {
+          claimUid: uid,
+          namespace,
+          claimName: name,
+          pvName: `snapshot-${uid}`,
+          provisioner: provisionerName,
+        },
+        mode: 0o700,
+      });
+    }
     // temporary-file and stray-record
     await writeFile(join(root, 'team', `.kube-provisioner.tmp.${randomUUID()}`), '{}\n');
     await directory('stray', names.strayRecord);
@@ -281,14 +320,27 @@ describe('kube-provisioner-audit', () => {
       { kind: 'released-delete', pvs: [names.released], path: undefined },
       { kind: 'temporary-file', pvs: [], path: 'team/.kube-provisioner.tmp.*' },
       { kind: 'stray-record', pvs: [], path: `.stray.kube-provisioner.json` },
+      {
+        kind: 'snapshot-without-object',
+        pvs: [],
+        path: `.kube-provisioner-snapshots/${namespace}/${lostUid}`,
+      },
+    ]);
+    expect(
+      report.snapshots
+        .map(({ name, source, state }) => ({ name, source, state }))
+        .sort((a, b) => a.name.localeCompare(b.name)),
+    ).toEqual([
+      { name: 'live', source: 'twice', state: 'live' },
+      { name: 'lost', source: undefined, state: 'orphaned' },
     ]);
     expect(report.findings.find((finding) => finding.kind === 'claim-provisioned-twice')?.message).toMatch(
       new RegExp(`the claim is bound to ${names.dupA}$`, 'u'),
     );
     expect(table.status).toBe(exitFindings);
     const lines = table.stdout.split('\n');
-    expect(lines[0]).toMatch(/: 6 PVs, 5 volume directories \(0 archived, 0 retained\), 9 findings$/u);
-    expect(lines.slice(3, 12).map((line) => line.split(/\s+/u)[0])).toEqual(
+    expect(lines[0]).toMatch(/: 6 PVs, 5 volume directories \(0 archived, 0 retained\), 10 findings$/u);
+    expect(lines.slice(3, 13).map((line) => line.split(/\s+/u)[0])).toEqual(
       report.findings.map((finding) => finding.kind),
     );
     expect(await snapshotTree(root)).toEqual(before);
