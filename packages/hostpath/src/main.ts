@@ -18,6 +18,7 @@ import { checkWritableDirectory, fsOpsForRoot, VolumeRoot } from '@kube-provisio
 import { Registry } from 'prom-client';
 import { CapacityPublisher, csiStorageCapacities } from './capacity-publisher.ts';
 import { type CliOptions, parseCliOptions, program, usage } from './cli-options.ts';
+import { coalescedVolumeList } from './coalesced-volume-list.ts';
 import { directorySnapshots } from './directory-snapshot.ts';
 import { HostPathProvisioner } from './hostpath-provisioner.ts';
 import { quotaMeasure } from './quota-usage.ts';
@@ -101,7 +102,8 @@ function capacityOf(
   logger: Logger,
 ) {
   const nodeName = options.nodeName ?? '';
-  const volumes = api.resource(resources.persistentVolumes);
+  // Several roots read at once (a publication, an enforced placement) share one PV list.
+  const volumes = coalescedVolumeList(api.resource(resources.persistentVolumes));
   const readerOf = (root: string, fs: ReturnType<typeof fsOpsForRoot>) => {
     const scope = { mode: options.mode, provisionerName: options.provisionerName, root, nodeName };
     const reader = new RootCapacityReader(new VolumeRoot(root, { fs: fs.ops }), volumes, scope);
