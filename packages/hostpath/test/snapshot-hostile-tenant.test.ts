@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import type { OperationContext } from '@kube-provisioner/controller';
 import { type FsOps, type FsPath, nodeFsOps, snapshotPath, VolumeRoot } from '@kube-provisioner/safe-fs';
 import { treeSnapshot } from '@kube-provisioner/safe-fs/testing';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { snapshotKind } from '../src/directory-snapshot.ts';
 import { defaultProvisionerName, HostPathProvisioner } from '../src/hostpath-provisioner.ts';
 import { SnapshotTaker } from '../src/snapshot-taker.ts';
@@ -173,6 +173,10 @@ async function tenantProcess(dir: string, outside: string) {
       stdio: ['pipe', 'pipe', 'inherit'],
     },
   );
+  // A test failing before `stop` still ends its tenant.
+  onTestFinished(() => {
+    child.kill();
+  });
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   expect((await lines.next()).value).toBe('ready');
   return {
