@@ -33,13 +33,39 @@ export function exportsOfClass(value: string | undefined, names: readonly string
   return wanted;
 }
 
-/** The free space of the export mounted at `mountRoot`, or why it could not be read. */
-export async function exportSpace(name: string, mountRoot: string, statfs: StatFs): Promise<ExportSpace> {
+/**
+ * The free space of the export mounted at `mountRoot`, or why it could not be read: an error, or no
+ * answer within `timeoutMs` (see {@link answerWithin}).
+ */
+export async function exportSpace(
+  name: string,
+  mountRoot: string,
+  statfs: StatFs,
+  timeoutMs: number,
+): Promise<ExportSpace> {
   try {
-    const stats = await statfs(mountRoot);
+    const stats = await answerWithin(statfs(mountRoot), timeoutMs, 'statfs');
     return { name, freeBytes: stats.bavail * stats.bsize, capacityBytes: stats.blocks * stats.bsize };
   } catch (err) {
     return { name, error: (err as Error).message };
+  }
+}
+
+/**
+ * `call`'s answer, or a rejection naming `what` after `timeoutMs`: a server that stopped answering
+ * must not hold up the other exports. The call itself cannot be cancelled; it ends when the mount
+ * answers.
+ */
+export async function answerWithin<T>(call: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} gave no answer within ${timeoutMs} ms`)), timeoutMs);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([call, timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

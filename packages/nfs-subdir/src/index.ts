@@ -37,7 +37,7 @@ export { clusterRules, namespaceRules } from './rbac-rules.ts';
 export type { NfsCli } from './run-cli.ts';
 export { runNfsProvisionerCli } from './run-cli.ts';
 export type { SeveralExportsProvisionerOptions } from './several-exports-provisioner.ts';
-export { SeveralExportsProvisioner } from './several-exports-provisioner.ts';
+export { defaultStatfsTimeoutMs, SeveralExportsProvisioner } from './several-exports-provisioner.ts';
 export type { ExportVolume, SeveralExportsUsage } from './several-exports-usage.ts';
 export { exportVolumeScanner } from './several-exports-usage.ts';
 export type { OwnerLookup } from './stale-record.ts';

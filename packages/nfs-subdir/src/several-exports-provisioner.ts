@@ -32,6 +32,7 @@ import { parseClassParameters } from './class-parameters.ts';
 import type { NfsExportConfig } from './export-list.ts';
 import type { ExportMetrics } from './export-metrics.ts';
 import {
+  answerWithin,
   type ExportSpace,
   exportSpace,
   exportsOfClass,
@@ -68,6 +69,11 @@ export interface SeveralExportsProvisionerOptions
   readonly metrics?: ExportMetrics | undefined;
   /** Reads an export's free space from its mount root; tests inject one. Default: the real statfs. */
   readonly statfs?: StatFs | undefined;
+  /**
+   * How long a placement waits for an export's statfs (and record lookup) before leaving that export
+   * out, in ms. Default {@link defaultStatfsTimeoutMs}.
+   */
+  readonly statfsTimeoutMs?: number | undefined;
 }
 
 interface Served {
@@ -77,6 +83,9 @@ interface Served {
   readonly root: VolumeRoot;
   readonly provisioner: NfsProvisioner;
 }
+
+/** How long a placement waits for an export's statfs by default: 10 s. */
+export const defaultStatfsTimeoutMs = 10_000;
 
 // The depth safe-fs's take-back searches for the records of a PV.
 const takeBackSearchDepth = 4;
@@ -92,7 +101,15 @@ export class SeveralExportsProvisioner implements Provisioner {
   /** @throws Error when no export is given, or as {@link NfsProvisioner} for one of them. */
   constructor(options: SeveralExportsProvisionerOptions) {
     if (options.exports.length === 0) throw new Error('at least one export is needed');
-    const { exports, statfs, usage: _usage, archiveMetrics, metrics: _metrics, ...shared } = options;
+    const {
+      exports,
+      statfs,
+      statfsTimeoutMs: _timeout,
+      usage: _usage,
+      archiveMetrics,
+      metrics: _metrics,
+      ...shared
+    } = options;
     // One allocator for all exports: a GID is unique among the class's PVs, whatever their export.
     const gids =
       shared.gids ??
@@ -175,8 +192,9 @@ export class SeveralExportsProvisioner implements Provisioner {
 
   /** The free space of each of `exports`, published when metrics are on. */
   async #spaces(exports: readonly Served[]): Promise<ExportSpace[]> {
+    const timeoutMs = this.#options.statfsTimeoutMs ?? defaultStatfsTimeoutMs;
     const spaces = await Promise.all(
-      exports.map((s) => exportSpace(s.config.name, s.config.mountRoot, this.#statfs)),
+      exports.map((s) => exportSpace(s.config.name, s.config.mountRoot, this.#statfs, timeoutMs)),
     );
     this.#options.metrics?.measured(spaces);
     return spaces;
@@ -198,8 +216,13 @@ export class SeveralExportsProvisioner implements Provisioner {
     } catch {
       return undefined;
     }
+    const timeoutMs = this.#options.statfsTimeoutMs ?? defaultStatfsTimeoutMs;
     for (const served of candidates) {
-      const record = await served.root.readRecord(path);
+      // An export that does not answer cannot take the volume either: it is left out, as placement
+      // leaves it out (a directory of an earlier attempt there stays, for the audit to find).
+      const record = await answerWithin(served.root.readRecord(path), timeoutMs, 'the record lookup').catch(
+        () => undefined,
+      );
       if (record !== undefined && record.claimUid === pvc.metadata?.uid) return served;
       if (adopt && (await exists(joinBasePath(served.root.base, path)))) return served;
     }

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { nodeFsOps } from '@kube-provisioner/safe-fs';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import {
@@ -42,6 +43,41 @@ describe('placement on several exports', () => {
 
   it('leaves out an export whose free space cannot be read', async () => {
     const { dir, provisioner } = await twoExports({ a: 1 * gi });
+    await using _ = dir;
+    const pv = provisioned(await provisioner.provision(provisionOptions(claim()), context));
+    expect(pv.spec?.nfs?.path.startsWith('/srv/a/')).toBe(true);
+  });
+
+  it('leaves out an export whose statfs does not answer in time, without waiting for it', async () => {
+    const { dir, provisioner } = await twoExports({}, (exports) => ({
+      // a answers; b's server is gone and its mount hangs.
+      statfs: (path) =>
+        path === exports[0]?.mountRoot
+          ? Promise.resolve({ bsize: 4096, blocks: 1024, bavail: 512 })
+          : new Promise(() => {}),
+      statfsTimeoutMs: 50,
+    }));
+    await using _ = dir;
+    const pv = provisioned(await provisioner.provision(provisionOptions(claim({ storage: '1Mi' })), context));
+    expect(pv.spec?.nfs?.path.startsWith('/srv/a/')).toBe(true);
+  });
+
+  it('leaves out an export whose record lookup does not answer in time', async () => {
+    const { dir, provisioner } = await twoExports({ a: 1 * gi }, (exports) => {
+      const hung = `${exports[1]?.mountRoot}`;
+      // Every call on b's mount hangs, as on a mount whose server is gone (its statfs fails).
+      const fs = new Proxy(nodeFsOps, {
+        get: (target, key, receiver) => {
+          const value: unknown = Reflect.get(target, key, receiver);
+          if (typeof value !== 'function') return value;
+          return (...args: unknown[]) =>
+            typeof args[0] === 'string' && args[0].startsWith(hung)
+              ? new Promise(() => {})
+              : value.apply(target, args);
+        },
+      });
+      return { fs, statfsTimeoutMs: 50 };
+    });
     await using _ = dir;
     const pv = provisioned(await provisioner.provision(provisionOptions(claim()), context));
     expect(pv.spec?.nfs?.path.startsWith('/srv/a/')).toBe(true);
