@@ -374,8 +374,13 @@ async function copySymlink(
 ): Promise<void> {
   // readlink reads the link itself, symlink writes the text as it is: neither resolves it.
   const text = await readlink(source.procPath(name), { encoding: 'buffer' }).catch((err: unknown) => {
-    throw systemError(err, 'readlink', source.pathOf(name));
+    // Removed since its lstat: left out, as a vanished file is. No link any more: changed, as a file.
+    if (isMissing(err)) return undefined;
+    const path = source.pathOf(name);
+    if (errnoCode(err) !== 'EINVAL') throw systemError(err, 'readlink', path);
+    throw new SafeFsError({ kind: 'io', path, operation: 'copy', detail: 'changed while being copied' });
   });
+  if (text === undefined) return;
   guard?.();
   await symlink(text, target.procPath(name)).catch((err: unknown) => {
     throw systemError(err, 'symlink', target.pathOf(name));

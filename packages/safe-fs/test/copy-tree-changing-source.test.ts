@@ -109,6 +109,37 @@ describe('copyTree of a source changing under it', () => {
     expect(await listing(join(base, 'target'))).not.toContain('dir/secret');
   });
 
+  it('leaves out a link removed after its lstat, and refuses one swapped for a directory as changed', async () => {
+    for (const swap of [false, true]) {
+      const base = await tree(async (source) => {
+        symlinkSync(join(source, '..', 'outside'), join(source, 'link'));
+        await writeFile(join(source, 'kept'), 'kept');
+      });
+      const fs: FsOps = {
+        ...nodeFsOps,
+        lstat: async (path) => {
+          const stats = await nodeFsOps.lstat(path);
+          if (path.toString().endsWith('/link') && stats?.isSymbolicLink()) {
+            rmSync(join(base, 'source/link'));
+            if (swap) mkdirSync(join(base, 'source/link'));
+          }
+          return stats;
+        },
+      };
+
+      if (swap) {
+        const error = await rejection(copy(base, fs));
+        expect(error).toMatchObject({
+          kind: 'io',
+          message: expect.stringContaining('changed while being copied'),
+        });
+      } else {
+        await copy(base, fs);
+        expect(await listing(join(base, 'target'))).toEqual(['kept']);
+      }
+    }
+  });
+
   it('refuses to climb out of a subtree moved away while its level was closed for depth', async () => {
     const depth = maxOpenLevels + 8;
     const chain = Array.from({ length: depth }, () => 'd');
