@@ -95,6 +95,8 @@ export class SeveralExportsProvisioner implements Provisioner {
   readonly #served: readonly Served[];
   readonly #statfs: StatFs;
   readonly #options: SeveralExportsProvisionerOptions;
+  /** The exports whose last statfs failed, to log each change once. */
+  readonly #down = new Set<string>();
   /** PersistentVolumeClaim (a clone) when clones are configured, else none. */
   readonly dataSources: readonly DataSourceKind[];
 
@@ -182,7 +184,7 @@ export class SeveralExportsProvisioner implements Provisioner {
         ? await this.#holdingClaim(options, candidates)
         : await this.#holdingDataOf(from, candidates);
     if (found !== undefined) return found;
-    const spaces = await this.#spaces(candidates);
+    const spaces = await this.#spaces(candidates, context);
     const name = placeVolume(spaces, storageBytes(pvc.spec?.resources?.requests?.storage));
     this.#options.metrics?.placed(name);
     const chosen = candidates.find((s) => s.config.name === name);
@@ -191,12 +193,24 @@ export class SeveralExportsProvisioner implements Provisioner {
   }
 
   /** The free space of each of `exports`, published when metrics are on. */
-  async #spaces(exports: readonly Served[]): Promise<ExportSpace[]> {
+  async #spaces(exports: readonly Served[], context: OperationContext): Promise<ExportSpace[]> {
     const timeoutMs = this.#options.statfsTimeoutMs ?? defaultStatfsTimeoutMs;
     const spaces = await Promise.all(
       exports.map((s) => exportSpace(s.config.name, s.config.mountRoot, this.#statfs, timeoutMs)),
     );
     this.#options.metrics?.measured(spaces);
+    // Said once per change, not per claim: only the log remembers it; placement asks each time.
+    for (const space of spaces) {
+      const down = 'error' in space;
+      if (down === this.#down.has(space.name)) continue;
+      if (down) {
+        this.#down.add(space.name);
+        context.logger.warn({ export: space.name, err: space.error }, 'export left out of placement');
+      } else {
+        this.#down.delete(space.name);
+        context.logger.info({ export: space.name }, 'export answers again: back in placement');
+      }
+    }
     return spaces;
   }
 
@@ -253,7 +267,7 @@ export class SeveralExportsProvisioner implements Provisioner {
    */
   async maintain(context: OperationContext): Promise<void> {
     const failures: string[] = [];
-    if (this.#options.metrics !== undefined) await this.#spaces(this.#served);
+    if (this.#options.metrics !== undefined) await this.#spaces(this.#served, context);
     for (const served of this.#served) {
       context.signal.throwIfAborted();
       await served.provisioner.maintain(context).catch((err: unknown) => {
