@@ -230,15 +230,10 @@ export class SeveralExportsProvisioner implements Provisioner {
     } catch {
       return undefined;
     }
-    const timeoutMs = this.#options.statfsTimeoutMs ?? defaultStatfsTimeoutMs;
     for (const served of candidates) {
-      // An export that does not answer cannot take the volume either: it is left out, as placement
-      // leaves it out (a directory of an earlier attempt there stays, for the audit to find).
-      const record = await answerWithin(served.root.readRecord(path), timeoutMs, 'the record lookup').catch(
-        () => undefined,
-      );
+      const record = await this.#answer(served.root.readRecord(path));
       if (record !== undefined && record.claimUid === pvc.metadata?.uid) return served;
-      if (adopt && (await exists(joinBasePath(served.root.base, path)))) return served;
+      if (adopt && (await this.#answer(exists(joinBasePath(served.root.base, path))))) return served;
     }
     return undefined;
   }
@@ -248,9 +243,20 @@ export class SeveralExportsProvisioner implements Provisioner {
     for (const served of candidates) {
       const wanted = (record: OwnershipRecord): boolean =>
         record.pvName === from || record.takenFrom === from;
-      if ((await served.root.recordedVolumes(wanted, takeBackSearchDepth)).length > 0) return served;
+      const found = await this.#answer(served.root.recordedVolumes(wanted, takeBackSearchDepth));
+      if (found !== undefined && found.length > 0) return served;
     }
     return undefined;
+  }
+
+  /**
+   * What a look at an export's files found, or `undefined` when it failed or gave no answer in time:
+   * an export that does not answer cannot take the volume either, so it is left out, as placement
+   * leaves it out (a directory of an earlier attempt there stays, for the audit to find).
+   */
+  async #answer<T>(call: Promise<T>): Promise<T | undefined> {
+    const timeoutMs = this.#options.statfsTimeoutMs ?? defaultStatfsTimeoutMs;
+    return answerWithin(call, timeoutMs, 'the export').catch(() => undefined);
   }
 
   async delete(pv: Readonly<V1PersistentVolume>, context: OperationContext): Promise<void> {
