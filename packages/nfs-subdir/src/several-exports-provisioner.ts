@@ -97,6 +97,8 @@ export class SeveralExportsProvisioner implements Provisioner {
   readonly #options: SeveralExportsProvisionerOptions;
   /** The exports whose last statfs failed, to log each change once. */
   readonly #down = new Set<string>();
+  /** The statfs calls still running, by mount root. */
+  readonly #statfsCalls = new Map<string, ReturnType<StatFs>>();
   /** PersistentVolumeClaim (a clone) when clones are configured, else none. */
   readonly dataSources: readonly DataSourceKind[];
 
@@ -158,8 +160,9 @@ export class SeveralExportsProvisioner implements Provisioner {
   }
 
   /**
-   * The export of a new volume: a clone's is its source's, a take-back's the one holding the data,
-   * a retried claim's the one already holding its directory; otherwise the most free space.
+   * The export of a new volume: a clone's is its source's, a take-back's the answering export
+   * holding the data, a retried claim's the answering export already holding its directory;
+   * otherwise the most free space.
    */
   async #exportFor(
     options: ProvisionOptions,
@@ -179,12 +182,16 @@ export class SeveralExportsProvisioner implements Provisioner {
       return served;
     }
     const from = takeBackSource(pvc, pvName);
+    const spaces = await this.#spaces(candidates, context);
+    // Only exports that answer are looked into: a look into a hung mount would hold a thread.
+    const answering = candidates.filter((s) =>
+      spaces.some((space) => space.name === s.config.name && !('error' in space)),
+    );
     const found =
       from === undefined
-        ? await this.#holdingClaim(options, candidates)
-        : await this.#holdingDataOf(from, candidates);
+        ? await this.#holdingClaim(options, answering)
+        : await this.#holdingDataOf(from, answering);
     if (found !== undefined) return found;
-    const spaces = await this.#spaces(candidates, context);
     const name = placeVolume(spaces, storageBytes(pvc.spec?.resources?.requests?.storage));
     this.#options.metrics?.placed(name);
     const chosen = candidates.find((s) => s.config.name === name);
@@ -196,7 +203,9 @@ export class SeveralExportsProvisioner implements Provisioner {
   async #spaces(exports: readonly Served[], context: OperationContext): Promise<ExportSpace[]> {
     const timeoutMs = this.#options.statfsTimeoutMs ?? defaultStatfsTimeoutMs;
     const spaces = await Promise.all(
-      exports.map((s) => exportSpace(s.config.name, s.config.mountRoot, this.#statfs, timeoutMs)),
+      exports.map((s) =>
+        exportSpace(s.config.name, s.config.mountRoot, (path) => this.#statfsOf(path), timeoutMs),
+      ),
     );
     this.#options.metrics?.measured(spaces);
     // Said once per change, not per claim: only the log remembers it; placement asks each time.
@@ -212,6 +221,18 @@ export class SeveralExportsProvisioner implements Provisioner {
       }
     }
     return spaces;
+  }
+
+  /**
+   * The statfs of `mountRoot`: the one still running, if any. A hung mount holds a thread of the
+   * pool until it answers, so it is asked once, not once per claim.
+   */
+  #statfsOf(mountRoot: string): ReturnType<StatFs> {
+    const running = this.#statfsCalls.get(mountRoot);
+    if (running !== undefined) return running;
+    const call = this.#statfs(mountRoot).finally(() => this.#statfsCalls.delete(mountRoot));
+    this.#statfsCalls.set(mountRoot, call);
+    return call;
   }
 
   /**
