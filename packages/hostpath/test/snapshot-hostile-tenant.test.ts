@@ -71,6 +71,14 @@ function confinedFs(base: string, outside: string[]): FsOps {
       check(from, to);
       return nodeFsOps.link(from, to);
     },
+    symlink: (target, path) => {
+      check(path);
+      return nodeFsOps.symlink(target, path);
+    },
+    readlink: (path) => {
+      check(path);
+      return nodeFsOps.readlink(path);
+    },
   };
 }
 
