@@ -92,5 +92,46 @@ describe.skipIf(!provisioners.available())(
       expect(await provisioners.entries(big)).not.toContain(firstDir);
       expect(await provisioners.entries(small)).toEqual(smallBefore);
     });
+
+    it("places claims on the other export while one export's server is stopped, and finishes that export's delete once it is back", async () => {
+      const roomy = await provisioners.deploy({ exportSizeMiB: 256 });
+      const other = await provisioners.deploy({ exportSizeMiB: 64 });
+      const both = await provisioners.deploy({
+        env: {
+          NFS_SERVER: '',
+          NFS_PATH: '',
+          NFS_EXPORTS: JSON.stringify([exportOf('roomy', roomy), exportOf('other', other)]),
+        },
+      });
+      const className = await provisioners.storageClass(both, { onDelete: 'delete' });
+      const namespace = await env.namespace('stopped');
+      const claim = (name: string) =>
+        bindClaim(env.kubeConfig, { namespace, name, storageClassName: className, storage: '16Mi' });
+      const before = await claim('before');
+      expect(before.spec?.nfs?.server).toBe(roomy.endpoint.address);
+      const beforeDir = await provisioners.reachVolume(roomy, before);
+
+      await roomy.stopServer();
+      // Its delete waits for the server; claims meanwhile go to the export that answers.
+      await core.deleteNamespacedPersistentVolumeClaim({ namespace, name: 'before' });
+      const during = await claim('during');
+      expect(during.spec?.nfs?.server).toBe(other.endpoint.address);
+      expect(await provisioners.entries(roomy)).toContain(beforeDir);
+
+      await roomy.startServer();
+      await waitFor(
+        async () =>
+          !(await core.listPersistentVolume()).items.some(
+            (pv) => pv.metadata?.name === before.metadata?.name,
+          ),
+        {
+          timeoutMs: 120_000,
+          description: `PV ${before.metadata?.name} to be deleted once its export is back`,
+        },
+      );
+      expect(await provisioners.entries(roomy)).not.toContain(beforeDir);
+      const after = await claim('after');
+      expect(after.spec?.nfs?.server).toBe(roomy.endpoint.address);
+    });
   },
 );
