@@ -9,7 +9,7 @@ import { closeSync, openSync, writeSync } from 'node:fs';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { bindClaim, createClaims, deleteClaimAndVolume, waitFor } from '@kube-provisioner/testenv';
-import { type GuestNfsDeployment, useTestEnv } from '@kube-provisioner/testenv/testing';
+import { useTestEnv } from '@kube-provisioner/testenv/testing';
 import { CoreV1Api, type CoreV1Event, type V1PersistentVolume } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { useGuestExampleDeployment } from './example-deployment.ts';
@@ -55,8 +55,18 @@ async function tree(dir: string): Promise<Record<string, string>> {
   return Object.fromEntries(Object.entries(result).sort(([a], [b]) => a.localeCompare(b)));
 }
 
-/** Writes, as the workload's user, files at two levels and a subdirectory only that user may change. */
-async function writeWorkloadData(deployment: GuestNfsDeployment, pv: V1PersistentVolume): Promise<void> {
+/**
+ * A claim bound on a root_squash export writable by all, whose class does `onDelete`, holding files
+ * the workload's user wrote at two levels and a subdirectory only that user may change.
+ */
+async function squashedVolumeWithWorkloadData(onDelete: string) {
+  const deployment = await provisioners.deploy({ server: { squash: 'root' }, exportMode: 0o777 });
+  const namespace = await env.namespace('squash');
+  const pv = await bindClaim(env.kubeConfig, {
+    namespace,
+    name: 'data',
+    storageClassName: await storageClass(deployment, { onDelete }),
+  });
   const mount = await mountVolume(deployment, pv);
   try {
     await (await guest()).sh(
@@ -66,6 +76,7 @@ async function writeWorkloadData(deployment: GuestNfsDeployment, pv: V1Persisten
   } finally {
     await mount.unmount();
   }
+  return { deployment, namespace, pv };
 }
 
 describe.skipIf(!provisioners.available())('nfs-subdir-provisioner on kernel NFS semantics', () => {
@@ -87,14 +98,7 @@ describe.skipIf(!provisioners.available())('nfs-subdir-provisioner on kernel NFS
     });
 
     it('deletes nothing of a volume it cannot empty, says why, and finishes once the files are removable', async () => {
-      const deployment = await provisioners.deploy({ server: { squash: 'root' }, exportMode: 0o777 });
-      const namespace = await env.namespace('squash');
-      const pv = await bindClaim(env.kubeConfig, {
-        namespace,
-        name: 'data',
-        storageClassName: await storageClass(deployment, { onDelete: 'delete' }),
-      });
-      await writeWorkloadData(deployment, pv);
+      const { deployment, namespace, pv } = await squashedVolumeWithWorkloadData('delete');
       const before = await tree(deployment.exportDir);
       await core.deleteNamespacedPersistentVolumeClaim({ namespace, name: 'data' });
 
@@ -116,14 +120,7 @@ describe.skipIf(!provisioners.available())('nfs-subdir-provisioner on kernel NFS
     });
 
     it("archives a volume holding another user's files: the rename needs no permission inside it", async () => {
-      const deployment = await provisioners.deploy({ server: { squash: 'root' }, exportMode: 0o777 });
-      const namespace = await env.namespace('squash');
-      const pv = await bindClaim(env.kubeConfig, {
-        namespace,
-        name: 'data',
-        storageClassName: await storageClass(deployment, { onDelete: 'archive' }),
-      });
-      await writeWorkloadData(deployment, pv);
+      const { deployment, namespace, pv } = await squashedVolumeWithWorkloadData('archive');
       const relative = `${namespace}-data-${pv.metadata?.name}`;
       await deleteClaimAndVolume(env.kubeConfig, pv, timeoutMs);
       const archived = await tree(join(deployment.exportDir, `archived-${relative}`));
