@@ -280,8 +280,14 @@ export class SeveralExportsProvisioner implements Provisioner {
     return answerWithin(call, timeoutMs, 'the export').catch(() => undefined);
   }
 
+  /**
+   * @throws Error (retried with back-off) naming the export when its last health check failed and
+   * it still does not answer: a delete there would hold a volume worker until its server is back.
+   */
   async delete(pv: Readonly<V1PersistentVolume>, context: OperationContext): Promise<void> {
-    await this.#exportOf(pv).provisioner.delete(pv, context);
+    const served = this.#exportOf(pv);
+    await this.#refuseUnavailable(served, context, 'the delete');
+    await served.provisioner.delete(pv, context);
   }
 
   async expand(options: ExpandOptions): Promise<ExpandResult> {
@@ -290,13 +296,17 @@ export class SeveralExportsProvisioner implements Provisioner {
 
   /**
    * Every export's maintenance, one after the other (one export's failure does not skip the
-   * others), then the usage of every export's volumes.
+   * others), then the usage of every export's volumes; an export whose statfs fails or gives no
+   * answer is skipped, its volumes not measured.
    */
   async maintain(context: OperationContext): Promise<void> {
     const failures: string[] = [];
-    if (this.#options.metrics !== undefined) await this.#spaces(this.#served, context);
+    // Also the health check: a down export's maintenance and usage scans would hold the run.
+    await this.#spaces(this.#served, context);
     for (const served of this.#served) {
       context.signal.throwIfAborted();
+      // Logged once when it went down; its expired archives wait for the next run.
+      if (this.#down.has(served.config.name)) continue;
       await served.provisioner.maintain(context).catch((err: unknown) => {
         failures.push(`${served.config.name}: ${(err as Error).message}`);
       });
@@ -305,6 +315,7 @@ export class SeveralExportsProvisioner implements Provisioner {
     if (usage !== undefined) {
       const volumeOf = (pv: Readonly<V1PersistentVolume>): ExportVolume | undefined => {
         const served = this.#find(pv);
+        if (served !== undefined && this.#down.has(served.config.name)) return undefined;
         const volume = served && ownedNfsVolume(pv, { provisionerName, exportPath: served.config.path });
         return volume && served && { ...volume, exportName: served.config.name };
       };
@@ -312,6 +323,27 @@ export class SeveralExportsProvisioner implements Provisioner {
       await usage.monitor.refresh(volumes, context.signal, context.logger);
     }
     if (failures.length > 0) throw new Error(`maintenance failed on exports ${failures.join('; ')}`);
+  }
+
+  /**
+   * Fails fast when `served`'s last health check failed: while its statfs still runs the mount still
+   * hangs, so it is not asked again; otherwise it is asked once more (within the statfs timeout) and
+   * an answer puts it back. An export never seen down is not asked: a healthy delete costs nothing.
+   *
+   * @throws Error naming the export, what failed and that `what` is retried.
+   */
+  async #refuseUnavailable(served: Served, context: OperationContext, what: string): Promise<void> {
+    const { name, mountRoot } = served.config;
+    if (!this.#down.has(name)) return;
+    let reason = `its statfs from an earlier check has not answered yet`;
+    if (!this.#statfsCalls.has(mountRoot)) {
+      const [space] = await this.#spaces([served], context);
+      if (space === undefined || !('error' in space)) return;
+      reason = space.error;
+    }
+    throw new Error(
+      `export ${name} (${served.nfsExport.server}:${served.nfsExport.path}) is unavailable: ${reason}; ${what} is retried once it answers`,
+    );
   }
 
   /** The export `pv` is on: its server, and a path equal to or below the export's. */
