@@ -25,6 +25,7 @@ export type {
 export { parseCliOptions, UsageError, usage } from './cli-options.ts';
 export type { DeletePolicy } from './delete-policy.ts';
 export { annOnDelete } from './delete-policy.ts';
+export { ownPod, reasonExportAvailable, reasonExportUnavailable } from './export-health-events.ts';
 export type { NfsExportConfig } from './export-list.ts';
 export { parseExportList } from './export-list.ts';
 export { ExportMetrics, exportMetricNames } from './export-metrics.ts';

@@ -14,6 +14,7 @@ import { Registry } from 'prom-client';
 import { ArchiveMetrics } from './archive-metrics.ts';
 import type { NfsDialect } from './class-parameters.ts';
 import { type NfsCliOptions, parseCliOptions, usage } from './cli-options.ts';
+import { ownPod } from './export-health-events.ts';
 import { ExportMetrics } from './export-metrics.ts';
 import { NfsProvisioner, type NfsProvisionerOptions } from './nfs-provisioner.ts';
 import { SeveralExportsProvisioner } from './several-exports-provisioner.ts';
@@ -94,6 +95,7 @@ export function runNfsProvisionerCli(cli: NfsCli): Promise<void> {
           : new SeveralExportsProvisioner({
               ...shared,
               exports: options.exports,
+              pod: ownPod(process.env),
               metrics: new ExportMetrics(
                 registry,
                 options.exports.map((e) => e.name),

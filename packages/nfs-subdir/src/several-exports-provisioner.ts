@@ -15,8 +15,10 @@ import {
   type ProvisionResult,
   provisionFailure,
 } from '@kube-provisioner/controller';
+import type { KubeObject } from '@kube-provisioner/controller/client';
 import { storageBytes } from '@kube-provisioner/controller/client';
 import { cloneSource } from '@kube-provisioner/controller/clone';
+import type { EventType } from '@kube-provisioner/controller/events';
 import { GidAllocator } from '@kube-provisioner/controller/gid-allocator';
 import type { DataSourceKind } from '@kube-provisioner/controller/provisioner';
 import { listMeasuredVolumes } from '@kube-provisioner/controller/usage';
@@ -29,6 +31,7 @@ import {
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import type { ArchiveMetrics } from './archive-metrics.ts';
 import { parseClassParameters } from './class-parameters.ts';
+import { reasonExportAvailable, reasonExportUnavailable } from './export-health-events.ts';
 import type { NfsExportConfig } from './export-list.ts';
 import type { ExportMetrics } from './export-metrics.ts';
 import {
@@ -67,6 +70,12 @@ export interface SeveralExportsProvisionerOptions
   readonly usage?: SeveralExportsUsage | undefined;
   /** Publishes each export's size, free space, health and placements; none without it. */
   readonly metrics?: ExportMetrics | undefined;
+  /**
+   * The provisioner's own Pod (see {@link ownPod}): with `events`, an export going down and coming
+   * back is recorded on it ({@link reasonExportUnavailable}, {@link reasonExportAvailable}). None
+   * without it: only logged.
+   */
+  readonly pod?: KubeObject | undefined;
   /** Reads an export's free space from its mount root; tests inject one. Default: the real statfs. */
   readonly statfs?: StatFs | undefined;
   /**
@@ -112,6 +121,7 @@ export class SeveralExportsProvisioner implements Provisioner {
       usage: _usage,
       archiveMetrics,
       metrics: _metrics,
+      pod: _pod,
       ...shared
     } = options;
     // One allocator for all exports: a GID is unique among the class's PVs, whatever their export.
@@ -208,19 +218,36 @@ export class SeveralExportsProvisioner implements Provisioner {
       ),
     );
     this.#options.metrics?.measured(spaces);
-    // Said once per change, not per claim: only the log remembers it; placement asks each time.
+    // Said once per change, not per claim; placement asks each time.
     for (const space of spaces) {
       const down = 'error' in space;
       if (down === this.#down.has(space.name)) continue;
+      const served = exports.find((s) => s.config.name === space.name);
+      const where = served && `${served.nfsExport.server}:${served.nfsExport.path}`;
       if (down) {
         this.#down.add(space.name);
         context.logger.warn({ export: space.name, err: space.error }, 'export left out of placement');
+        this.#healthEvent(
+          'Warning',
+          reasonExportUnavailable,
+          `export ${space.name} (${where}) is left out of placement, its deletes retried until it answers: ${space.error}`,
+        );
       } else {
         this.#down.delete(space.name);
         context.logger.info({ export: space.name }, 'export answers again: back in placement');
+        this.#healthEvent(
+          'Normal',
+          reasonExportAvailable,
+          `export ${space.name} (${where}) answers again: back in placement`,
+        );
       }
     }
     return spaces;
+  }
+
+  #healthEvent(type: EventType, reason: string, message: string): void {
+    const { events, pod } = this.#options;
+    if (events !== undefined && pod !== undefined) events.event(pod, type, reason, message);
   }
 
   /**
