@@ -1,7 +1,7 @@
 /**
  * The exports of an installation serving several, as Prometheus metrics: each export's size and free
  * space as its last statfs read them (at each placement and each maintenance run of the leader),
- * whether that statfs answered, and the new volumes placed on it.
+ * whether that check (statfs, then whether the mount is writable) passed, and the new volumes placed on it.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { ExportSpace } from './export-placement.ts';
@@ -32,7 +32,7 @@ export class ExportMetrics {
     );
     this.#up = gauge(
       exportMetricNames.up,
-      'Whether the last statfs of the export answered (1) or failed (0).',
+      'Whether the last check of the export (statfs, then a write-access probe) passed (1) or failed or gave no answer (0).',
     );
     this.#placements = new Counter({
       name: exportMetricNames.placements,

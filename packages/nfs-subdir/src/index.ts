@@ -37,7 +37,7 @@ export type { PolicyRule } from './rbac-rules.ts';
 export { clusterRules, namespaceRules } from './rbac-rules.ts';
 export type { NfsCli } from './run-cli.ts';
 export { runNfsProvisionerCli } from './run-cli.ts';
-export type { SeveralExportsProvisionerOptions } from './several-exports-provisioner.ts';
+export type { SeveralExportsProvisionerOptions, WriteProbe } from './several-exports-provisioner.ts';
 export { defaultStatfsTimeoutMs, SeveralExportsProvisioner } from './several-exports-provisioner.ts';
 export type { ExportVolume, SeveralExportsUsage } from './several-exports-usage.ts';
 export { exportVolumeScanner } from './several-exports-usage.ts';

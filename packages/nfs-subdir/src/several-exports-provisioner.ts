@@ -4,7 +4,7 @@
  * and everything else routed by the PV's `nfs.server` and `nfs.path`, so no state outside the PVs
  * and the exports decides which export a volume is on.
  */
-import { lstat, statfs as nodeStatfs } from 'node:fs/promises';
+import { access, lstat, statfs as nodeStatfs } from 'node:fs/promises';
 import {
   type ExpandOptions,
   type ExpandResult,
@@ -23,6 +23,7 @@ import { GidAllocator } from '@kube-provisioner/controller/gid-allocator';
 import type { DataSourceKind } from '@kube-provisioner/controller/provisioner';
 import { listMeasuredVolumes } from '@kube-provisioner/controller/usage';
 import {
+  checkWritableDirectory,
   joinBasePath,
   type OwnershipRecord,
   type RelativeVolumePath,
@@ -79,11 +80,19 @@ export interface SeveralExportsProvisionerOptions
   /** Reads an export's free space from its mount root; tests inject one. Default: the real statfs. */
   readonly statfs?: StatFs | undefined;
   /**
+   * Asks whether an export's mount root is writable (`access(path, W_OK | X_OK)`: `EROFS` on a
+   * read-only mount); tests inject one. Default: the real `access`.
+   */
+  readonly writeProbe?: WriteProbe | undefined;
+  /**
    * How long a placement waits for an export's statfs (and record lookup) before leaving that export
    * out, in ms. Default {@link defaultStatfsTimeoutMs}.
    */
   readonly statfsTimeoutMs?: number | undefined;
 }
+
+/** The part of `fs.promises.access` the write probe of an export needs. */
+export type WriteProbe = (path: string, mode: number) => Promise<void>;
 
 interface Served {
   readonly config: NfsExportConfig;
@@ -103,6 +112,7 @@ const takeBackSearchDepth = 4;
 export class SeveralExportsProvisioner implements Provisioner {
   readonly #served: readonly Served[];
   readonly #statfs: StatFs;
+  readonly #writeProbe: WriteProbe;
   readonly #options: SeveralExportsProvisionerOptions;
   /** The exports whose last statfs failed, to log each change once. */
   readonly #down = new Set<string>();
@@ -117,6 +127,7 @@ export class SeveralExportsProvisioner implements Provisioner {
     const {
       exports,
       statfs,
+      writeProbe,
       statfsTimeoutMs: _timeout,
       usage: _usage,
       archiveMetrics,
@@ -145,6 +156,7 @@ export class SeveralExportsProvisioner implements Provisioner {
       }),
     }));
     this.#statfs = statfs ?? nodeStatfs;
+    this.#writeProbe = writeProbe ?? access;
     this.#options = options;
     this.dataSources = this.#served[0]?.provisioner.dataSources ?? [];
   }
@@ -230,15 +242,15 @@ export class SeveralExportsProvisioner implements Provisioner {
         this.#healthEvent(
           'Warning',
           reasonExportUnavailable,
-          `export ${space.name} (${where}) is left out of placement, its deletes retried until it answers: ${space.error}`,
+          `export ${space.name} (${where}) is left out of placement, its deletes retried until it is available: ${space.error}`,
         );
       } else {
         this.#down.delete(space.name);
-        context.logger.info({ export: space.name }, 'export answers again: back in placement');
+        context.logger.info({ export: space.name }, 'export available again: back in placement');
         this.#healthEvent(
           'Normal',
           reasonExportAvailable,
-          `export ${space.name} (${where}) answers again: back in placement`,
+          `export ${space.name} (${where}) is available again: back in placement`,
         );
       }
     }
@@ -251,13 +263,19 @@ export class SeveralExportsProvisioner implements Provisioner {
   }
 
   /**
-   * The statfs of `mountRoot`: the one still running, if any. A hung mount holds a thread of the
-   * pool until it answers, so it is asked once, not once per claim.
+   * The statfs of `mountRoot` and then whether it is writable (a read-only mount or export cannot take
+   * new volumes): the check still running, if any. A hung mount holds a thread of the pool until it
+   * answers, so it is asked once, not once per claim.
    */
   #statfsOf(mountRoot: string): ReturnType<StatFs> {
     const running = this.#statfsCalls.get(mountRoot);
     if (running !== undefined) return running;
-    const call = this.#statfs(mountRoot).finally(() => this.#statfsCalls.delete(mountRoot));
+    const call = this.#statfs(mountRoot)
+      .then(async (stats) => {
+        await checkWritableDirectory(mountRoot, this.#writeProbe);
+        return stats;
+      })
+      .finally(() => this.#statfsCalls.delete(mountRoot));
     this.#statfsCalls.set(mountRoot, call);
     return call;
   }
@@ -369,7 +387,7 @@ export class SeveralExportsProvisioner implements Provisioner {
       reason = space.error;
     }
     throw new Error(
-      `export ${name} (${served.nfsExport.server}:${served.nfsExport.path}) is unavailable: ${reason}; ${what} is retried once it answers`,
+      `export ${name} (${served.nfsExport.server}:${served.nfsExport.path}) is unavailable: ${reason}; ${what} is retried until it is available`,
     );
   }
 

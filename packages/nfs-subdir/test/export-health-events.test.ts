@@ -32,9 +32,11 @@ describe('events when an export goes down and comes back', () => {
       [pod, 'Normal', reasonExportAvailable],
     ]);
     expect(recorded[0]?.message).toMatch(
-      /^export b \(nfs\.example\.com:\/srv\/b\) is left out of placement, its deletes retried until it answers: EIO: i\/o error, statfs /,
+      /^export b \(nfs\.example\.com:\/srv\/b\) is left out of placement, its deletes retried until it is available: EIO: i\/o error, statfs /,
     );
-    expect(recorded[1]?.message).toBe('export b (nfs.example.com:/srv/b) answers again: back in placement');
+    expect(recorded[1]?.message).toBe(
+      'export b (nfs.example.com:/srv/b) is available again: back in placement',
+    );
   });
 
   it('records nothing without the Pod', async () => {
