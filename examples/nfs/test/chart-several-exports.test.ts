@@ -27,7 +27,7 @@ beforeAll(async () => {
 }, 900_000);
 
 describe('the chart with nfs.exports', () => {
-  it('renders NFS_EXPORTS and one nfs volume per export, mounted at /persistentvolumes/<name>', async () => {
+  it('renders NFS_EXPORTS, POD_NAME and one nfs volume per export, mounted at /persistentvolumes/<name>', async () => {
     const objects = await renderChart(helm, chartDir, byId('default'), {
       overrides: { nfs: { server: '', exports } },
     });
@@ -41,6 +41,10 @@ describe('the chart with nfs.exports', () => {
       { ...exports[0], mountRoot: '/persistentvolumes/fast' },
       { ...exports[1], mountRoot: '/persistentvolumes/big' },
     ]);
+    // The export health Events go on the Pod.
+    expect(env.find((e) => e.name === 'POD_NAME')?.valueFrom).toEqual({
+      fieldRef: { fieldPath: 'metadata.name' },
+    });
     expect(container?.volumeMounts).toEqual([
       { name: 'export-fast', mountPath: '/persistentvolumes/fast' },
       { name: 'export-big', mountPath: '/persistentvolumes/big' },
