@@ -5,7 +5,7 @@
  * hostpath provisioner names them the same way, through the same directory layer).
  */
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, readlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative } from 'node:path';
 import { forEachLimited } from './claim-fleet.ts';
 
@@ -64,7 +64,10 @@ export function digestDifferences(source: Map<string, string>, copy: Map<string,
 /** The ownership record kept beside volume directory `dir`, or `undefined` when there is none. */
 export async function readRecord(dir: string): Promise<RecordTimes | undefined> {
   const path = join(dirname(dir), `.${basename(dir)}${reservedToken}.json`);
-  const text = await readFile(path, 'utf8').catch(() => undefined);
+  // A record is a symbolic link whose target is the JSON; records of older versions are files.
+  const text = await readlink(path).catch((err: NodeJS.ErrnoException) =>
+    err.code === 'EINVAL' ? readFile(path, 'utf8') : undefined,
+  );
   return text === undefined ? undefined : (JSON.parse(text) as RecordTimes);
 }
 

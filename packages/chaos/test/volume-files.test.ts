@@ -1,4 +1,4 @@
-import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -36,20 +36,22 @@ describe('volume files', () => {
     ]);
   });
 
-  it('reads the ownership record beside a volume directory, and nothing where there is none', async () => {
+  it('reads the ownership record beside a volume directory, a link or an older file, and nothing where there is none', async () => {
     const root = await tempDir();
-    await writeFile(
-      join(root, '.archived-a.kube-provisioner.json'),
+    const record = (pvName: string) =>
       JSON.stringify({
-        pvName: 'pv-a',
+        pvName,
         archivedAt: '2026-01-01T00:00:00.000Z',
         expiresAt: '2026-01-01T00:00:15.000Z',
-      }),
-    );
+      });
+    // What the provisioners write: a symbolic link whose target is the record.
+    await symlink(record('pv-a'), join(root, '.archived-a.kube-provisioner.json'));
+    await writeFile(join(root, '.archived-c.kube-provisioner.json'), record('pv-c'));
     expect(await readRecord(join(root, 'archived-a'))).toMatchObject({
       pvName: 'pv-a',
       expiresAt: '2026-01-01T00:00:15.000Z',
     });
+    expect(await readRecord(join(root, 'archived-c'))).toMatchObject({ pvName: 'pv-c' });
     expect(await readRecord(join(root, 'archived-b'))).toBeUndefined();
   });
 });

@@ -6,7 +6,7 @@
  * any other; and a claim with another claim as its `dataSource` gets an identical copy.
  */
 import { existsSync } from 'node:fs';
-import { link, mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, readFile, readlink, stat, symlink, writeFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { eventually } from '@kube-provisioner/controller/testing';
 import { annTakeBackFrom } from '@kube-provisioner/nfs-subdir';
@@ -38,7 +38,8 @@ function volumeDir(deployment: NfsProvisionerUnderTest, pv: V1PersistentVolume):
 
 /** The ownership record the provisioner keeps beside directory `leaf` of the export root. */
 async function ownershipRecord(deployment: NfsProvisionerUnderTest, leaf: string): Promise<OwnershipRecord> {
-  const text = await readFile(join(deployment.server.exportDir, recordName(leaf)), 'utf8');
+  // Records are symbolic links whose target is the JSON.
+  const text = await readlink(join(deployment.server.exportDir, recordName(leaf)));
   return JSON.parse(text) as OwnershipRecord;
 }
 
