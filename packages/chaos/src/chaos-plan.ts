@@ -25,6 +25,10 @@ export interface ChaosPlan extends ScenarioPlan {
   readonly cloneFiles: number;
   /** Clones of the hostile tenant's changing sources per target, two per source. */
   readonly hostileClones: number;
+  /** Snapshots per target that takes them, one per source, each restored once. */
+  readonly snapshots: number;
+  /** Files in each of their sources, so that a snapshot copy and a restore take long enough to be cut short. */
+  readonly snapshotFiles: number;
   /** How large the hostile tenant's trees start and how far they grow. */
   readonly hostileTrees: TenantTreeLimits;
 }
@@ -38,7 +42,8 @@ export const ciClaims = 150;
  * is 15 s); one nested-render pair per ten claims, at least 20; one resized claim per fifteen,
  * at least 10; one expiring archive and one take-back per twenty-five claims, at least 6 each; and
  * one clone per forty claims, at least 4, of sources of 3000 files; as many clones of a hostile
- * tenant's changing sources.
+ * tenant's changing sources; one snapshot (restored once) per seventy-five claims, at least 2, of
+ * sources of 3000 files.
  */
 export function chaosPlan(claims: number, seed: number): ChaosPlan {
   return {
@@ -56,6 +61,8 @@ export function chaosPlan(claims: number, seed: number): ChaosPlan {
     cloneClaims: Math.max(4, Math.ceil(claims / 40)),
     cloneFiles: 3000,
     hostileClones: Math.max(4, Math.ceil(claims / 40)),
+    snapshots: Math.max(2, Math.ceil(claims / 75)),
+    snapshotFiles: 3000,
     // Wide and deep enough that a walk keeping whole levels or rescanning them would show.
     hostileTrees: { bigFileBytes: 8 << 20, maxWideFiles: 20_000, maxDepth: 300 },
   };

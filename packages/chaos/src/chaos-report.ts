@@ -10,14 +10,19 @@ import type { ClusterFault } from './cluster-faults.ts';
 import type { HostileTenantResult } from './hostile-tenant.ts';
 import type { NestedRendersResult } from './nested-renders.ts';
 import type { ResizeResult } from './resize-under-kill.ts';
+import type { SnapshotResult } from './snapshot-under-kill.ts';
 import type { TakeBackResult } from './take-back-under-kill.ts';
 
-/** The results of the data-lifecycle phases on one target; archive expiry only where it sweeps archives. */
+/**
+ * The results of the data-lifecycle phases on one target; archive expiry only where it sweeps
+ * archives, snapshots only where it takes them.
+ */
 export interface LifecycleResults {
   readonly target: string;
   readonly expiry: ArchiveExpiryResult | undefined;
   readonly takeBack: TakeBackResult;
   readonly clone: CloneResult;
+  readonly snapshot: SnapshotResult | undefined;
   readonly hostile: HostileTenantResult;
 }
 
@@ -112,6 +117,30 @@ function expiryLines(expiry: ArchiveExpiryResult | undefined): string[] {
   ];
 }
 
+const aimedAt = (kill: SnapshotResult['snapshotKill'], what: string): string =>
+  `${kill?.aimed === true ? `mid-${what}` : `with no ${what} seen`} (leading again after ${seconds(kill?.fault.recoveryMs)})`;
+
+function snapshotLines(snapshot: SnapshotResult | undefined): string[] {
+  if (snapshot === undefined) return [];
+  return [
+    `${snapshot.target} snapshots: ${snapshot.snapshots} snapshots of ${snapshot.filesPerSource} files, each restored, not bound ${snapshot.notBound.length}, not ready ${snapshot.notReady.length}, cut copies ${snapshot.cutCopies.length} (not finished after the kill ${snapshot.notFinishedAfterKill.length}), not identical ${snapshot.notIdentical.length}, left in the snapshot area ${snapshot.leftInArea.length}, restore copies left ${snapshot.copiesLeft.length}, still protected ${snapshot.stillProtected.length}, not listed ${snapshot.notListed.length}, data left ${snapshot.dataLeft.length}, lost deletes ${snapshot.lostDeletes.length}, audit ${findings(snapshot.auditReady)} findings while ready and ${findings(snapshot.audit)} after, snapshot kill ${aimedAt(snapshot.snapshotKill, 'copy')}, restore kill ${aimedAt(snapshot.restoreKill, 'copy')}`,
+    ...[
+      ...snapshot.notBound,
+      ...snapshot.notReady,
+      ...snapshot.notFinishedAfterKill,
+      ...snapshot.notIdentical,
+      ...snapshot.leftInArea,
+      ...snapshot.copiesLeft,
+      ...snapshot.stillProtected,
+      ...snapshot.notListed,
+      ...snapshot.dataLeft,
+    ]
+      .slice(0, 20)
+      .map((line) => `    ${line}`),
+    ...auditLines(snapshot.auditReady, snapshot.audit),
+  ];
+}
+
 function hostileLines(hostile: HostileTenantResult): string[] {
   return [
     `${hostile.target} hostile tenant: ${hostile.clones} clones of changing sources (${hostile.mutations.steps} changes, ${hostile.mutations.failures} refused), others' data changed ${hostile.othersChanged.length}, clones into unrecorded data provisioned ${hostile.refusedBound.length}, not bound ${hostile.notBound.length}, copies left ${hostile.copiesLeft.length}, peak RSS ${hostile.peakRssMiB} MiB, lost deletes ${hostile.lostDeletes.length}, audit ${findings(hostile.audit)} findings, kill ${hostile.kill?.aimed === true ? 'mid-copy' : 'with no copy seen'} (leading again after ${seconds(hostile.kill?.fault.recoveryMs)})`,
@@ -122,7 +151,7 @@ function hostileLines(hostile: HostileTenantResult): string[] {
   ];
 }
 
-function lifecycleLines({ takeBack, clone, hostile }: LifecycleResults): string[] {
+function lifecycleLines({ takeBack, clone, snapshot, hostile }: LifecycleResults): string[] {
   return [
     `${takeBack.target} take-back: ${takeBack.claims} claims, not bound ${takeBack.notBound.length}, data missing ${takeBack.dataMissing.length}, not in one place ${takeBack.notInOnePlace.length}, rivals bound ${takeBack.rivalsBound} of 2, lost deletes ${takeBack.lostDeletes.length}, audit ${findings(takeBack.auditBound)} findings while bound and ${findings(takeBack.audit)} after, kill (leading again after ${seconds(takeBack.fault?.recoveryMs)})`,
     ...[...takeBack.notBound, ...takeBack.dataMissing, ...takeBack.notInOnePlace]
@@ -133,6 +162,7 @@ function lifecycleLines({ takeBack, clone, hostile }: LifecycleResults): string[
       .slice(0, 20)
       .map((line) => `    ${line}`),
     ...auditLines(takeBack.auditBound, takeBack.audit, clone.audit),
+    ...snapshotLines(snapshot),
     ...hostileLines(hostile),
   ];
 }

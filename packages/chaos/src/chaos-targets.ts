@@ -24,6 +24,7 @@ import {
   StorageV1Api,
   type V1PersistentVolume,
 } from '@kubernetes/client-node';
+import { installSnapshotCrd } from './directory-snapshots.ts';
 import { type ReplicaSet, startReplicaSet } from './replica-set.ts';
 
 /** What happens to a class's data when its claim is deleted. */
@@ -70,6 +71,11 @@ export interface ChaosTarget {
   /** Whether a retained volume keeps its PV (reclaim policy Retain) rather than only its data. */
   readonly retainKeepsPv: boolean;
   readonly takeBack: TakeBackSupport;
+  /**
+   * Whether the target takes `DirectorySnapshot`s and restores them (see `snapshot-under-kill.ts`);
+   * its cluster has the CRD.
+   */
+  readonly snapshots: boolean;
   /** The volume directory of `pv` on disk. */
   volumeDir(pv: V1PersistentVolume): string;
   /** Where an archived volume's data is, given its directory before archiving. */
@@ -133,6 +139,8 @@ export async function startHostPathTarget(context: TargetContext): Promise<Chaos
   const packageDir = join(repositoryRoot, 'packages', 'hostpath');
   const rbac = await readFile(join(packageDir, 'deploy', 'rbac.yaml'), 'utf8');
   await applyManifests(env.kubeConfig, loadAllYaml(rbac) as KubernetesObject[]);
+  // As users install it: the CRD applied before the provisioner starts (the RBAC above covers it).
+  await installSnapshotCrd(env.kubeConfig, join(packageDir, 'deploy', 'snapshot-crd.yaml'));
   const leaseNamespace = 'kube-provisioner-hostpath';
   const account = await env.serviceAccountKubeconfig({
     namespace: leaseNamespace,
@@ -182,6 +190,7 @@ export async function startHostPathTarget(context: TargetContext): Promise<Chaos
       annotation: hostPathTakeBackFrom,
       from: [{ storageClassName: keep, fate: 'retain' }],
     },
+    snapshots: true,
     volumeDir: (pv) => pv.spec?.hostPath?.path ?? '',
     archivedDir: () => {
       throw new Error('hostpath has no archive');
@@ -255,6 +264,7 @@ export async function startNfsSubdirTarget(context: TargetContext): Promise<Chao
         { storageClassName: classes.retain, fate: 'retain' },
       ],
     },
+    snapshots: false,
     volumeDir: (pv) => join(server.exportDir, posix.relative(server.exportPath, pv.spec?.nfs?.path ?? '')),
     // The default directory name contains the PV name, so the archive is `archived-<dir>` beside it.
     archivedDir: (dir) => join(dir, '..', `archived-${posix.basename(dir)}`),

@@ -12,6 +12,7 @@ import {
   type V1PersistentVolumeClaim,
 } from '@kubernetes/client-node';
 import type { DataFate } from './chaos-targets.ts';
+import { snapshotApiGroup } from './directory-snapshots.ts';
 
 /** One claim of the fleet. */
 export interface FleetClaim {
@@ -22,6 +23,8 @@ export interface FleetClaim {
   readonly annotations?: Readonly<Record<string, string>>;
   /** A claim of the same namespace to clone (`dataSource` of kind PersistentVolumeClaim). */
   readonly cloneOf?: string;
+  /** A `DirectorySnapshot` of the same namespace to restore (`dataSourceRef`). */
+  readonly restoreFrom?: string;
   uid: string | undefined;
   /** The PV it was first seen bound to. */
   volumeName: string | undefined;
@@ -33,7 +36,7 @@ export interface FleetClaim {
 export function newClaim(
   name: string,
   storageClassName: string,
-  options: Pick<FleetClaim, 'annotations' | 'cloneOf'> & { readonly fate?: DataFate } = {},
+  options: Pick<FleetClaim, 'annotations' | 'cloneOf' | 'restoreFrom'> & { readonly fate?: DataFate } = {},
 ): FleetClaim {
   const { fate = 'delete', ...rest } = options;
   return {
@@ -122,6 +125,15 @@ export class ClaimFleet {
                 ...(claim.cloneOf === undefined
                   ? {}
                   : { dataSource: { kind: 'PersistentVolumeClaim', name: claim.cloneOf } }),
+                ...(claim.restoreFrom === undefined
+                  ? {}
+                  : {
+                      dataSourceRef: {
+                        apiGroup: snapshotApiGroup,
+                        kind: 'DirectorySnapshot',
+                        name: claim.restoreFrom,
+                      },
+                    }),
               },
             },
           }),

@@ -25,6 +25,12 @@ export { ClaimFleet, type FleetClaim, forEachLimited, newClaim } from './claim-f
 export { type CloneOptions, type CloneResult, runCloneUnderKill } from './clone-under-kill.ts';
 export { type ClusterFault, runClusterFaults } from './cluster-faults.ts';
 export {
+  DirectorySnapshots,
+  installSnapshotCrd,
+  type SnapshotObject,
+  snapshotApiGroup,
+} from './directory-snapshots.ts';
+export {
   type AimedFault,
   currentLeader,
   killLeader,
@@ -45,6 +51,13 @@ export {
 } from './replica-set.ts';
 export { type ResizeOptions, type ResizeResult, runResizeUnderKill } from './resize-under-kill.ts';
 export { freshSeed, type SeededRandom, seededRandom } from './seeded-random.ts';
+export {
+  snapshotCopiesInProgress,
+  snapshotDataDir,
+  snapshotLeftovers,
+  unexpectedSnapshotEntries,
+} from './snapshot-area.ts';
+export { runSnapshotUnderKill, type SnapshotOptions, type SnapshotResult } from './snapshot-under-kill.ts';
 export { runTakeBackUnderKill, type TakeBackOptions, type TakeBackResult } from './take-back-under-kill.ts';
 export {
   clonesInProgress,

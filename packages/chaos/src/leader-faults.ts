@@ -14,7 +14,8 @@ export interface LeaderFault {
   /**
    * `nested`: the nested-render phase (see `nested-renders.ts`); `resize`: see `resize-under-kill.ts`;
    * `sweep`, `take-back`, `clone`, `hostile-tenant`: see `archive-expiry-under-kill.ts`,
-   * `take-back-under-kill.ts`, `clone-under-kill.ts`, `hostile-tenant.ts`.
+   * `take-back-under-kill.ts`, `clone-under-kill.ts`, `hostile-tenant.ts`; `snapshot`, `restore`:
+   * see `snapshot-under-kill.ts`.
    */
   readonly phase:
     | 'create'
@@ -24,7 +25,9 @@ export interface LeaderFault {
     | 'sweep'
     | 'take-back'
     | 'clone'
-    | 'hostile-tenant';
+    | 'hostile-tenant'
+    | 'snapshot'
+    | 'restore';
   /** ms since the epoch. */
   readonly atMs: number;
   readonly victim: string;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { chaosPlan, chaosPlanFromEnv } from '../src/chaos-plan.ts';
 
 describe('chaos plan', () => {
-  it('has at least 5 creation waves, 3 deletion waves, a pause longer than the lease, 20 nested pairs, 10 resizes, 6 expiring archives, 6 take-backs, 4 clones and 4 hostile clones', () => {
+  it('has at least 5 creation waves, 3 deletion waves, a pause longer than the lease, 20 nested pairs, 10 resizes, 6 expiring archives, 6 take-backs, 4 clones, 4 hostile clones and 2 snapshots', () => {
     expect(chaosPlan(150, 7)).toEqual({
       seed: 7,
       claims: 150,
@@ -18,6 +18,8 @@ describe('chaos plan', () => {
       cloneClaims: 4,
       cloneFiles: 3000,
       hostileClones: 4,
+      snapshots: 2,
+      snapshotFiles: 3000,
       hostileTrees: { bigFileBytes: 8 << 20, maxWideFiles: 20_000, maxDepth: 300 },
     });
     expect(chaosPlan(2000, 7)).toMatchObject({
@@ -29,6 +31,7 @@ describe('chaos plan', () => {
       takeBackClaims: 80,
       cloneClaims: 50,
       hostileClones: 50,
+      snapshots: 27,
     });
   });
 

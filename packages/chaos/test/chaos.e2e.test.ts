@@ -31,6 +31,7 @@ import { type LeaseTracker, trackLease } from '../src/lease-tracker.ts';
 import { type NestedRendersResult, runNestedRenders } from '../src/nested-renders.ts';
 import { type ResizeResult, runResizeUnderKill } from '../src/resize-under-kill.ts';
 import { seededRandom } from '../src/seeded-random.ts';
+import { runSnapshotUnderKill, type SnapshotResult } from '../src/snapshot-under-kill.ts';
 import { runTakeBackUnderKill, type TakeBackResult } from '../src/take-back-under-kill.ts';
 
 const env = useTestEnv();
@@ -170,6 +171,31 @@ function expectCloned(result: CloneResult): void {
   expect.soft(result.audit?.findings, `${target} audit after the clones`).toEqual([]);
 }
 
+function expectSnapshotted(result: SnapshotResult): void {
+  const { target } = result;
+  expect.soft(result.notBound, `${target} snapshot-phase claims not bound`).toEqual([]);
+  expect.soft(result.notReady, `${target} snapshots never ready`).toEqual([]);
+  expect.soft(result.snapshotKill?.aimed, `${target} snapshot kill landed mid-copy`).toBe(true);
+  expect.soft(result.cutCopies.length, `${target} snapshot copies the kill cut short`).toBeGreaterThan(0);
+  expect
+    .soft(result.notFinishedAfterKill, `${target} cut snapshots not finished by a later leader`)
+    .toEqual([]);
+  expect.soft(result.restoreKill?.aimed, `${target} restore kill landed mid-copy`).toBe(true);
+  expect.soft(result.notIdentical, `${target} snapshots and restores unlike their source`).toEqual([]);
+  expect.soft(result.leftInArea, `${target} leftovers in the snapshot area`).toEqual([]);
+  expect.soft(result.copiesLeft, `${target} restore copy directories left`).toEqual([]);
+  expect.soft(result.stillProtected, `${target} snapshots still protected`).toEqual([]);
+  expect.soft(result.notListed, `${target} snapshots the audit lists wrongly`).toEqual([]);
+  expect.soft(result.dataLeft, `${target} deleted snapshots' data left`).toEqual([]);
+  expect.soft(result.lostDeletes, `${target} snapshot-phase PVs left`).toEqual([]);
+  expect
+    .soft(result.snapshotKill?.fault.recoveryMs, `${target} snapshot kill without recovery`)
+    .toBeDefined();
+  expect.soft(result.restoreKill?.fault.recoveryMs, `${target} restore kill without recovery`).toBeDefined();
+  expect.soft(result.auditReady?.findings, `${target} audit with the snapshots ready`).toEqual([]);
+  expect.soft(result.audit?.findings, `${target} audit after the snapshots`).toEqual([]);
+}
+
 /** The chart's memory limit for the provisioner (Deployment and DaemonSet). */
 const memoryLimitMiB = 256;
 
@@ -193,7 +219,8 @@ function expectWithstood(result: HostileTenantResult): void {
 
 /**
  * The data-lifecycle phases on one target, one after another: each kills the leader its own way.
- * Archive expiry runs where the target removes expired archives (nfs-subdir).
+ * Archive expiry runs where the target removes expired archives (nfs-subdir); snapshots where it
+ * takes them (hostpath).
  */
 async function runLifecycle(
   target: ChaosTarget,
@@ -224,6 +251,14 @@ async function runLifecycle(
     clones: plan.cloneClaims,
     filesPerSource: plan.cloneFiles,
   });
+  const snapshot = target.snapshots
+    ? await runSnapshotUnderKill({
+        ...common,
+        namespace: await env.namespace(`snapshot-${target.name}`),
+        snapshots: plan.snapshots,
+        filesPerSource: plan.snapshotFiles,
+      })
+    : undefined;
   const hostile = await runHostileTenant({
     ...common,
     namespace: await env.namespace(`hostile-${target.name}`),
@@ -232,7 +267,7 @@ async function runLifecycle(
     clones: plan.hostileClones,
     limits: plan.hostileTrees,
   });
-  return { target: target.name, expiry, takeBack, clone, hostile };
+  return { target: target.name, expiry, takeBack, clone, snapshot, hostile };
 }
 
 describe.skipIf(!nfsToolsAvailable())('chaos', () => {
@@ -332,10 +367,14 @@ describe.skipIf(!nfsToolsAvailable())('chaos', () => {
       expect(lifecycles.filter((lifecycle) => lifecycle.expiry !== undefined).map((l) => l.target)).toEqual([
         'nfs-subdir',
       ]);
+      expect(lifecycles.filter((lifecycle) => lifecycle.snapshot !== undefined).map((l) => l.target)).toEqual(
+        ['hostpath'],
+      );
       for (const lifecycle of lifecycles) {
         if (lifecycle.expiry !== undefined) expectExpiredOnce(lifecycle.expiry);
         expectTakenBack(lifecycle.takeBack);
         expectCloned(lifecycle.clone);
+        if (lifecycle.snapshot !== undefined) expectSnapshotted(lifecycle.snapshot);
         expectWithstood(lifecycle.hostile);
       }
       // Every phase since the scenario's own count: removals of expired archives, take-backs and clones.
