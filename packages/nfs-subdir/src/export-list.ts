@@ -5,9 +5,13 @@
  */
 import { posix } from 'node:path';
 import { normalizeBasePath } from '@kube-provisioner/safe-fs';
+import { labelKeyProblem, labelValueProblem } from './label-selector.ts';
 import { defaultMountRoot } from './nfs-provisioner.ts';
 
-/** One export of several: its name, server and exported path, and where it is mounted here. */
+/**
+ * One export of several: its name, server and exported path, where it is mounted here, and what a
+ * class's placement and `exportSelector` read of it.
+ */
 export interface NfsExportConfig {
   /** What a StorageClass's `exports` parameter names; a DNS label. */
   readonly name: string;
@@ -17,15 +21,21 @@ export interface NfsExportConfig {
   readonly path: string;
   /** Where it is mounted in this container; default `/persistentvolumes/<name>`. */
   readonly mountRoot: string;
+  /** Its share under a class's `placement: weighted`: a positive integer; absent, 1. */
+  readonly weight?: number;
+  /** What a class's `exportSelector` matches; Kubernetes label syntax. Absent, none. */
+  readonly labels?: Readonly<Record<string, string>>;
 }
 
 const exportName = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/u;
-const keys = new Set(['name', 'server', 'path', 'mountRoot']);
+const keys = new Set(['name', 'server', 'path', 'mountRoot', 'weight', 'labels']);
 
 /**
- * Parses `NFS_EXPORTS`: a non-empty JSON array of `{"name", "server", "path", "mountRoot"?}`.
+ * Parses `NFS_EXPORTS`: a non-empty JSON array of `{"name", "server", "path", "mountRoot"?, "weight"?,
+ * "labels"?}`. `weight` and `labels` are in the result only where the entry has them.
  *
- * @throws Error naming every problem: malformed JSON, unknown keys, a bad name or path, two exports
+ * @throws Error naming every problem: malformed JSON, unknown keys, a bad name, path, weight (not a
+ * positive integer) or label (not Kubernetes label syntax, or not a string), two exports
  * with one name or mount point, or an export equal to or inside another of the same server (a PV's
  * path would then belong to both).
  */
@@ -37,7 +47,9 @@ export function parseExportList(text: string): NfsExportConfig[] {
     throw new Error(`NFS_EXPORTS is not JSON: ${(err as Error).message}`);
   }
   if (!Array.isArray(raw) || raw.length === 0) {
-    throw new Error('NFS_EXPORTS must be a non-empty JSON array of {"name", "server", "path", "mountRoot"?}');
+    throw new Error(
+      'NFS_EXPORTS must be a non-empty JSON array of {"name", "server", "path", "mountRoot"?, "weight"?, "labels"?}',
+    );
   }
   const problems: string[] = [];
   const exports = raw.flatMap((entry: unknown, index) => {
@@ -60,7 +72,7 @@ function parseEntry(entry: unknown, where: string, problems: string[]): NfsExpor
     if (!keys.has(key))
       problems.push(`${where}: unknown key ${JSON.stringify(key)} (accepted: ${[...keys].join(', ')})`);
   }
-  const { name, server, path, mountRoot } = fields;
+  const { name, server, path, mountRoot, weight, labels } = fields;
   if (typeof name !== 'string' || !exportName.test(name)) {
     problems.push(
       `${where}: "name" must be a DNS label (lower-case letters, digits and -), got ${JSON.stringify(name)}`,
@@ -74,13 +86,41 @@ function parseEntry(entry: unknown, where: string, problems: string[]): NfsExpor
       ? posix.join(defaultMountRoot, String(name))
       : absolute(mountRoot, `${where}: "mountRoot"`, problems);
   if (mount === '/') problems.push(`${where}: "mountRoot" must not be /`);
+  if (weight !== undefined && !(Number.isSafeInteger(weight) && (weight as number) > 0)) {
+    problems.push(`${where}: "weight" must be a positive integer, got ${JSON.stringify(weight)}`);
+  }
+  const labelMap = labels === undefined ? undefined : labelsOf(labels, `${where}: "labels"`, problems);
   if (problems.length > before) return undefined;
   return {
     name: name as string,
     server: server as string,
     path: exportPath as string,
     mountRoot: mount as string,
+    ...(weight === undefined ? {} : { weight: weight as number }),
+    ...(labelMap === undefined ? {} : { labels: labelMap }),
   };
+}
+
+/** `value` as a label map when it is an object of label keys to label values; else the problems are added. */
+function labelsOf(value: unknown, what: string, problems: string[]): Record<string, string> | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    problems.push(`${what} must be an object of label keys to string values`);
+    return undefined;
+  }
+  const before = problems.length;
+  for (const [key, text] of Object.entries(value)) {
+    const keyProblem = labelKeyProblem(key);
+    if (keyProblem !== undefined) problems.push(`${what}: ${keyProblem}`);
+    if (typeof text !== 'string') {
+      problems.push(
+        `${what}: the value of ${JSON.stringify(key)} must be a string, got ${JSON.stringify(text)}`,
+      );
+      continue;
+    }
+    const valueProblem = labelValueProblem(text);
+    if (valueProblem !== undefined) problems.push(`${what}: ${valueProblem}`);
+  }
+  return problems.length > before ? undefined : { ...(value as Record<string, string>) };
 }
 
 function absolute(value: unknown, what: string, problems: string[]): string | undefined {

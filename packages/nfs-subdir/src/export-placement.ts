@@ -1,7 +1,8 @@
 /**
- * Where a new volume goes when an installation serves several exports: among the exports its class
- * names (`exports: a,b`; absent, all), the one with the most free bytes that can hold the claim's
- * request, ties to the first name. Free space is one statfs of each mount at placement time.
+ * Where a new volume goes when an installation serves several exports, by default: among the exports
+ * its class names (`exports: a,b`; absent, all), the one with the most free bytes that can hold the
+ * claim's request, ties to the first name. Free space is one statfs of each mount at placement time.
+ * The class's other policies are in placement-policy.ts.
  */
 import { InfeasibleError } from '@kube-provisioner/controller';
 
@@ -69,20 +70,25 @@ export async function answerWithin<T>(call: Promise<T>, timeoutMs: number, what:
   }
 }
 
+/** The exports of `spaces` whose free space is known and can hold `requestBytes`, in name order. */
+export function exportsThatFit(
+  spaces: readonly ExportSpace[],
+  requestBytes: bigint | undefined,
+): { readonly name: string; readonly freeBytes: number }[] {
+  return spaces
+    .flatMap((space) =>
+      'freeBytes' in space && BigInt(Math.floor(space.freeBytes)) >= (requestBytes ?? 0n)
+        ? [{ name: space.name, freeBytes: space.freeBytes }]
+        : [],
+    )
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
 /**
- * The name of the export with the most free bytes that can hold `requestBytes` (ties: the first
- * name in sort order). Exports whose space is unknown are left out.
- *
- * @throws Error (retried: space may be freed) naming every export and its free space when none can
- * hold the request.
+ * The error (retried: space may be freed) of a placement no export of `spaces` can take, naming
+ * every export and its free space.
  */
-export function placeVolume(spaces: readonly ExportSpace[], requestBytes: bigint | undefined): string {
-  const fitting = spaces
-    .filter((space) => 'freeBytes' in space && BigInt(Math.floor(space.freeBytes)) >= (requestBytes ?? 0n))
-    .map((space) => ({ name: space.name, freeBytes: 'freeBytes' in space ? space.freeBytes : 0 }))
-    .sort((a, b) => b.freeBytes - a.freeBytes || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const chosen = fitting[0];
-  if (chosen !== undefined) return chosen.name;
+export function nothingFits(spaces: readonly ExportSpace[], requestBytes: bigint | undefined): Error {
   const each = [...spaces]
     .sort((a, b) => (a.name < b.name ? -1 : 1))
     .map((space) =>
@@ -90,7 +96,20 @@ export function placeVolume(spaces: readonly ExportSpace[], requestBytes: bigint
         ? `${space.name} has ${space.freeBytes} bytes free`
         : `${space.name}'s free space is unknown (${space.error})`,
     );
-  throw new Error(
+  return new Error(
     `no export of this class can hold the requested ${requestBytes ?? 0n} bytes: ${each.join(', ')}; no directory was created`,
   );
+}
+
+/**
+ * The name of the export with the most free bytes that can hold `requestBytes` (ties: the first
+ * name in sort order). Exports whose space is unknown are left out.
+ *
+ * @throws Error from {@link nothingFits} when none can hold the request.
+ */
+export function placeVolume(spaces: readonly ExportSpace[], requestBytes: bigint | undefined): string {
+  // A stable sort keeps name order among equals.
+  const chosen = exportsThatFit(spaces, requestBytes).sort((a, b) => b.freeBytes - a.freeBytes)[0];
+  if (chosen === undefined) throw nothingFits(spaces, requestBytes);
+  return chosen.name;
 }

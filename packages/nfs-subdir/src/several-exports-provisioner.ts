@@ -1,6 +1,6 @@
 /**
  * The NFS {@link Provisioner} of an installation that serves several exports: one
- * {@link NfsProvisioner} per export, a new volume placed by free space among its class's exports,
+ * {@link NfsProvisioner} per export, a new volume placed among its class's exports by its policy,
  * and everything else routed by the PV's `nfs.server` and `nfs.path`, so no state outside the PVs
  * and the exports decides which export a volume is on.
  */
@@ -31,21 +31,15 @@ import {
 } from '@kube-provisioner/safe-fs';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import type { ArchiveMetrics } from './archive-metrics.ts';
+import { classExportsOf } from './class-exports.ts';
 import { parseClassParameters } from './class-parameters.ts';
 import { reasonExportAvailable, reasonExportUnavailable } from './export-health-events.ts';
 import type { NfsExportConfig } from './export-list.ts';
 import type { ExportMetrics } from './export-metrics.ts';
-import {
-  answerWithin,
-  type ExportSpace,
-  exportSpace,
-  exportsOfClass,
-  exportsParameter,
-  placeVolume,
-  type StatFs,
-} from './export-placement.ts';
+import { answerWithin, type ExportSpace, exportSpace, type StatFs } from './export-placement.ts';
 import { NfsExport } from './nfs-export.ts';
 import { NfsProvisioner, type NfsProvisionerOptions } from './nfs-provisioner.ts';
+import { type PlacementPolicy, PlacementTurns } from './placement-policy.ts';
 import type { ExportVolume, SeveralExportsUsage } from './several-exports-usage.ts';
 import { takeBackSource } from './take-back-request.ts';
 import { volumePathFor } from './volume-path.ts';
@@ -118,6 +112,8 @@ export class SeveralExportsProvisioner implements Provisioner {
   readonly #down = new Set<string>();
   /** The statfs calls still running, by mount root. */
   readonly #statfsCalls = new Map<string, ReturnType<StatFs>>();
+  /** Each class's turn under `placement: round-robin` or `weighted`. */
+  readonly #turns = new PlacementTurns();
   /** PersistentVolumeClaim (a clone) when clones are configured, else none. */
   readonly dataSources: readonly DataSourceKind[];
 
@@ -166,14 +162,13 @@ export class SeveralExportsProvisioner implements Provisioner {
     let forExport: ProvisionOptions;
     try {
       const { storageClass } = options;
-      const { [exportsParameter]: subset, ...parameters } = storageClass.parameters ?? {};
-      const names = exportsOfClass(
-        subset,
-        this.#served.map((s) => s.config.name),
+      const { names, placement, parameters } = classExportsOf(
+        storageClass.parameters,
+        this.#served.map((s) => s.config),
       );
       forExport = { ...options, storageClass: { ...storageClass, parameters } };
       const candidates = this.#served.filter((s) => names.includes(s.config.name));
-      served = await this.#exportFor(forExport, candidates, context);
+      served = await this.#exportFor(forExport, candidates, placement, context);
     } catch (err) {
       return provisionFailure(err);
     }
@@ -184,11 +179,12 @@ export class SeveralExportsProvisioner implements Provisioner {
   /**
    * The export of a new volume: a clone's is its source's, a take-back's the answering export
    * holding the data, a retried claim's the answering export already holding its directory;
-   * otherwise the most free space.
+   * otherwise the class's `placement` decides.
    */
   async #exportFor(
     options: ProvisionOptions,
     candidates: readonly Served[],
+    placement: PlacementPolicy,
     context: OperationContext,
   ): Promise<Served> {
     const { pvc, pvName, dataSource } = options;
@@ -198,7 +194,7 @@ export class SeveralExportsProvisioner implements Provisioner {
       const served = this.#exportOf(source.pv);
       if (!candidates.includes(served)) {
         throw new InfeasibleError(
-          `a clone is made on its source's export, ${served.config.name}, which the StorageClass's "${exportsParameter}" parameter does not name`,
+          `a clone is made on its source's export, ${served.config.name}, which the StorageClass does not select (parameters "exports", "exportSelector")`,
         );
       }
       return served;
@@ -214,7 +210,13 @@ export class SeveralExportsProvisioner implements Provisioner {
         ? await this.#holdingClaim(options, answering)
         : await this.#holdingDataOf(from, answering);
     if (found !== undefined) return found;
-    const name = placeVolume(spaces, storageBytes(pvc.spec?.resources?.requests?.storage));
+    const name = this.#turns.place({
+      className: options.storageClass.metadata?.name ?? '',
+      policy: placement,
+      spaces,
+      weights: Object.fromEntries(candidates.map((s) => [s.config.name, s.config.weight ?? 1])),
+      requestBytes: storageBytes(pvc.spec?.resources?.requests?.storage),
+    });
     this.#options.metrics?.placed(name);
     const chosen = candidates.find((s) => s.config.name === name);
     if (chosen === undefined) throw new Error(`placement chose ${name}, which is not a candidate`);

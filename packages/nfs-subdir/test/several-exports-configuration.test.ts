@@ -51,7 +51,7 @@ describe('parseExportList', () => {
   it.each([
     ['not JSON', '{', 'NFS_EXPORTS is not JSON'],
     ['an empty array', '[]', 'NFS_EXPORTS must be a non-empty JSON array'],
-    ['an unknown key', JSON.stringify([entry({ weight: 2 })]), 'NFS_EXPORTS[0]: unknown key "weight"'],
+    ['an unknown key', JSON.stringify([entry({ zone: 'a' })]), 'NFS_EXPORTS[0]: unknown key "zone"'],
     ['a name that is no DNS label', JSON.stringify([entry({ name: 'A_1' })]), '"name" must be a DNS label'],
     ['an empty server', JSON.stringify([entry({ server: '' })]), '"server" must be a non-empty string'],
     ['a relative path', JSON.stringify([entry({ path: 'x' })]), '"path" must be an absolute path, got "x"'],
