@@ -55,6 +55,14 @@ export interface RootSetVolume extends HostPathVolume {
   readonly root: string;
 }
 
+/** What {@link RootSetProvisioner.setRoots} changed, by root path. */
+export interface RootSetChange {
+  /** Roots new volumes may now go to that they could not before. */
+  readonly added: readonly string[];
+  /** Roots new volumes no longer go to; their volumes are still served. */
+  readonly retired: readonly string[];
+}
+
 /** Options of {@link RootSetProvisioner}: those of a per-node {@link HostPathProvisioner}, with roots. */
 export interface RootSetProvisionerOptions
   extends Omit<
@@ -63,7 +71,10 @@ export interface RootSetProvisionerOptions
   > {
   /** This node. */
   readonly nodeName: string;
-  /** The node's roots: at least one, names unique, none inside another. */
+  /**
+   * The node's roots: names unique, none inside another. None is a node that takes no new volume
+   * (a node roots file listing it without paths): its claims are rescheduled.
+   */
   readonly roots: readonly RootOfSet[];
   /** Usage reporting of the volumes on every root, as {@link HostPathProvisionerOptions.usage}. */
   readonly usage?:
@@ -72,23 +83,26 @@ export interface RootSetProvisionerOptions
 }
 
 interface Member {
-  readonly root: RootOfSet;
+  /** The root as last configured (its name and labels may change, its path not). */
+  root: RootOfSet;
+  /** Whether new volumes may go to it: a root taken out of the configuration still serves its own. */
+  placeable: boolean;
   readonly volumes: VolumeRoot;
   readonly provisioner: HostPathProvisioner;
 }
 
 /** A per-node provisioner over several named roots. */
 export class RootSetProvisioner implements Provisioner {
-  readonly #members: readonly Member[];
+  /** Every root this instance has served since it started, placeable or not. */
+  readonly #members: Member[];
   readonly #placement: NodePlacement;
   readonly #options: RootSetProvisionerOptions;
   readonly dataSources: readonly DataSourceKind[];
 
-  /** @throws Error for no roots, a malformed or repeated name, or a root inside another. */
+  /** @throws Error for a malformed or repeated name, or a root inside another. */
   constructor(options: RootSetProvisionerOptions) {
-    // Normalised as the PVs' paths are written, so a path is matched to its root by prefix.
-    const roots = options.roots.map((root) => ({ ...root, path: normalizeBasePath(root.path) }));
-    checkRoots(roots);
+    const roots = normalized(options.roots);
+    if (roots.length > 0) checkRoots(roots);
     this.#options = options;
     this.#placement = new NodePlacement(
       'per-node',
@@ -96,20 +110,73 @@ export class RootSetProvisioner implements Provisioner {
       options.nodeAffinityKey ?? defaultNodeAffinityKey,
       options.nodes,
     );
+    this.#members = roots.map((root) => this.#member(root));
+    // Those of each root's provisioner: clones (snapshots are not taken per node).
+    this.dataSources = options.clones === undefined ? [] : [{ apiGroup: '', kind: 'PersistentVolumeClaim' }];
+  }
+
+  /** The roots new volumes may go to now, in the order configured. */
+  get placeableRoots(): readonly RootOfSet[] {
+    return this.#placeable().map(({ root }) => root);
+  }
+
+  /**
+   * Makes `roots` the ones new volumes go to, as a reloaded node roots file says, without a restart:
+   * a new path becomes placeable, a kept path takes its new name and labels, and a path left out is
+   * retired: no new volume goes there, but its volumes are still deleted, expanded and measured, so
+   * none is orphaned. A retired path listed again is placeable again.
+   *
+   * @throws Error, changing nothing, for the constructor's reasons, or a root inside a retired one or
+   * around it (a volume's path would then name two roots).
+   */
+  setRoots(roots: readonly RootOfSet[]): RootSetChange {
+    const wanted = normalized(roots);
+    if (wanted.length > 0) checkRoots(wanted);
+    const paths = new Set(wanted.map((root) => root.path));
+    for (const member of this.#members) {
+      if (paths.has(member.root.path)) continue;
+      for (const root of wanted) {
+        if (isUnder(member.root.path, root.path) || isUnder(root.path, member.root.path)) {
+          throw new Error(
+            `root ${root.name} (${root.path}) and the retired root ${member.root.name} (${member.root.path}), which still serves its volumes, are one inside the other`,
+          );
+        }
+      }
+    }
+    const before = new Set(this.placeableRoots.map((root) => root.path));
+    for (const member of this.#members) member.placeable = false;
+    for (const root of wanted) {
+      const member = this.#members.find((known) => known.root.path === root.path);
+      if (member === undefined) {
+        this.#members.push(this.#member(root));
+      } else {
+        member.root = root;
+        member.placeable = true;
+      }
+    }
+    return {
+      added: [...paths].filter((path) => !before.has(path)),
+      retired: [...before].filter((path) => !paths.has(path)),
+    };
+  }
+
+  /** A placeable member for `root`, with its own provisioner. */
+  #member(root: RootOfSet): Member {
+    const fs = root.fs ?? this.#options.fs;
     // Each root's clone jobs count on the same clone metrics of the registry.
-    this.#members = roots.map((root) => {
-      const fs = root.fs ?? options.fs;
-      const provisioner = new HostPathProvisioner({
-        ...options,
-        mode: 'per-node',
-        root: root.path,
-        fs,
-        usage: undefined,
-        capacity: undefined,
-      });
-      return { root, volumes: new VolumeRoot(root.path, { fs }), provisioner };
+    const provisioner = new HostPathProvisioner({
+      ...this.#options,
+      mode: 'per-node',
+      root: root.path,
+      fs,
+      usage: undefined,
+      capacity: undefined,
     });
-    this.dataSources = this.#members[0]?.provisioner.dataSources ?? [];
+    return { root, placeable: true, volumes: new VolumeRoot(root.path, { fs }), provisioner };
+  }
+
+  #placeable(): Member[] {
+    return this.#members.filter((member) => member.placeable);
   }
 
   shouldProvision(pvc: Readonly<V1PersistentVolumeClaim>): boolean {
@@ -121,10 +188,9 @@ export class RootSetProvisioner implements Provisioner {
     try {
       const parameters = parseClassParameters(options.storageClass.parameters);
       this.#placement.checkClaim(options.pvc, options.selectedNodeName);
-      const allowed = rootsOfClass(
-        this.#members.map(({ root }) => root),
-        parameters.roots,
-      );
+      const placeable = this.placeableRoots;
+      // No root at all is no reason to refuse the class: the claim goes to another node.
+      const allowed = placeable.length === 0 ? [] : rootsOfClass(placeable, parameters.roots);
       member = await this.#memberFor(allowed, options, parameters, context);
     } catch (err) {
       return provisionFailure(err, isPersistentRefusal);
@@ -189,10 +255,14 @@ export class RootSetProvisioner implements Provisioner {
   ): Promise<Member | string> {
     const members = this.#members.filter(({ root }) => allowed.includes(root));
     const relative = volumeDirectory(parameters, options.pvc, options.pvName);
-    const made = await this.#find(members, (member) =>
+    // Any root, retired ones too: an attempt begun there is finished there, never left half-made.
+    const made = await this.#find(this.#members, (member) =>
       member.volumes.readRecord(relative).then((record) => record?.pvName === options.pvName),
     );
     if (made !== undefined) return made;
+    if (members.length === 0) {
+      return `node ${this.#options.nodeName} has no root that takes new volumes (its node roots file lists none for it): rescheduling the claim`;
+    }
     const { dataSource } = options;
     const clones = this.#options.clones;
     if (dataSource !== undefined) {
@@ -205,6 +275,11 @@ export class RootSetProvisioner implements Provisioner {
       // A source on another node is refused by a root's provisioner, naming that node.
       if (volumeNode(pv) !== this.#options.nodeName) return members[0] as Member;
       const source = this.#memberOf(pv);
+      if (!source.placeable) {
+        throw new InfeasibleError(
+          `the source volume ${pv.metadata?.name ?? ''} is on root ${source.root.name} (${source.root.path}), which the node roots file no longer lists, so it takes no new volume: a clone is copied within its source's root`,
+        );
+      }
       if (!members.includes(source)) {
         throw new InfeasibleError(
           `the source volume ${pv.metadata?.name ?? ''} is on root ${source.root.name}, which parameter "roots" of class ${options.storageClass.metadata?.name ?? ''} leaves out: a clone is copied within its source's root`,
@@ -274,6 +349,11 @@ export class RootSetProvisioner implements Provisioner {
     const roots = this.#members.map(({ root }) => `${root.name}=${root.path}`).join(', ');
     throw new Error(`the volume's path ${path} is under none of this node's roots (${roots})`);
   }
+}
+
+/** `roots` with their paths normalised as the PVs' paths are written, so a path is matched to its root by prefix. */
+function normalized(roots: readonly RootOfSet[]): RootOfSet[] {
+  return roots.map((root) => ({ ...root, path: normalizeBasePath(root.path) }));
 }
 
 /** The class with its `roots` parameter taken out: each root's provisioner is that root alone. */
