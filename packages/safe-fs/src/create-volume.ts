@@ -112,7 +112,10 @@ export async function createVolume(
   const chain: DirectoryHandle[] = [];
   const undo: Undo = [];
   try {
-    let dir = await openBase(context.fs, context.base);
+    // Path-only: every step below that decides anything is checked by the server itself (an
+    // exclusive symlink, an exclusive mkdir, the new directory listed), so the base need not be
+    // revalidated first, which over NFS costs a GETATTR per create (decisions/safe-fs.md).
+    let dir = await openBase(context.fs, context.base, true);
     chain.push(dir);
     for (const name of parents) {
       dir = await openOrCreateParent(context, dir, name, options, undo);

@@ -231,9 +231,11 @@ export class DirectoryHandle {
 
 /**
  * Opens the base directory. The base is configuration, not tenant input, so symlinks in it are
- * followed (`/persistentvolumes` may itself be a link); everything below it is not.
+ * followed (`/persistentvolumes` may itself be a link); everything below it is not. `pathOnly` opens
+ * it `O_PATH` (see {@link DirectoryHandle.openDirectory}): over NFS such an open is not revalidated
+ * (no GETATTR), so the names below it are then looked up as the client last knew the base.
  */
-export async function openBase(fs: FsOps, base: string): Promise<DirectoryHandle> {
+export async function openBase(fs: FsOps, base: string, pathOnly = false): Promise<DirectoryHandle> {
   if (process.platform !== 'linux') {
     throw new SafeFsError({
       kind: 'io',
@@ -243,7 +245,8 @@ export async function openBase(fs: FsOps, base: string): Promise<DirectoryHandle
     });
   }
   try {
-    const handle = await fs.open(base, constants.O_RDONLY | constants.O_DIRECTORY);
+    const flags = constants.O_RDONLY | constants.O_DIRECTORY;
+    const handle = await fs.open(base, pathOnly ? flags | pathOnlyFlag : flags);
     return new DirectoryHandle(fs, handle, '.');
   } catch (err) {
     throw systemError(err, 'open', '.');
