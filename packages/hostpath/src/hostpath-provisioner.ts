@@ -22,6 +22,13 @@ import {
 } from '@kube-provisioner/controller/clone';
 import type { EventRecorder } from '@kube-provisioner/controller/events';
 import type { DataSourceKind } from '@kube-provisioner/controller/provisioner';
+import {
+  type SnapshotAccess,
+  SnapshotTaker,
+  snapshotKind,
+  snapshotPathOf,
+  snapshotSourceAccess,
+} from '@kube-provisioner/controller/snapshot';
 import type { UsageMonitor, VolumeLister } from '@kube-provisioner/controller/usage';
 import {
   explainPermissionError,
@@ -30,6 +37,7 @@ import {
   joinBasePath,
   type RelativeVolumePath,
   relativePathUnder,
+  snapshotPath,
   VolumeRoot,
 } from '@kube-provisioner/safe-fs';
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
@@ -40,7 +48,6 @@ import {
   cloneRequest,
   type EnforcedCloneSettings,
 } from './clone-request.ts';
-import { snapshotKind } from './directory-snapshot.ts';
 import { cloneVolumesOf, stepEnforcedClone } from './enforced-clone.ts';
 import { NodePlacement, type NodeReader } from './node-placement.ts';
 import { type HostPathVolume, listOwnedVolumes } from './owned-volumes.ts';
@@ -54,8 +61,7 @@ import {
 import type { ProvisionerMode } from './provisioner-mode.ts';
 import { noRoomReason, type RootCapacityReader } from './root-capacity.ts';
 import { type ProjectQuotaAccess, projectLimits, SizeEnforcement } from './size-enforcement.ts';
-import { snapshotPathOf, snapshotSourceAccess } from './snapshot-source.ts';
-import { type SnapshotAccess, SnapshotTaker } from './snapshot-taker.ts';
+import { hostPathSnapshotStorage } from './snapshot-storage.ts';
 import { quantityBytes } from './storage-quantity.ts';
 import { requestedTakeBack, takeBackInto } from './take-back.ts';
 import { directoryOptions, requestLimits, volumeDirectory, volumeOwner } from './volume-request.ts';
@@ -101,7 +107,8 @@ export interface HostPathProvisionerOptions {
   readonly events?: Pick<EventRecorder, 'event'> | undefined;
   /**
    * `DirectorySnapshot` access, shared mode only: with it the leader takes and deletes snapshots
-   * (`snapshot-taker.ts`) and restores claims whose `dataSourceRef` names one (`snapshot-source.ts`).
+   * (the controller's `SnapshotTaker`) and restores claims whose `dataSourceRef` names one
+   * (`snapshotSourceAccess`).
    */
   readonly snapshots?: SnapshotAccess | undefined;
   /**
@@ -130,7 +137,7 @@ export class HostPathProvisioner implements Provisioner {
   readonly #sizes: SizeEnforcement;
   readonly #clones: CloneJobs<RelativeVolumePath, CloneVolumeSettings> | undefined;
   readonly #restores: CloneJobs<RelativeVolumePath, CloneVolumeSettings> | undefined;
-  readonly #snapshots: SnapshotTaker | undefined;
+  readonly #snapshots: SnapshotTaker<RelativeVolumePath> | undefined;
   /** Where this instance's volumes are: its root and, in per-node mode, its node. */
   readonly #scope: CloneScope;
   /** PersistentVolumeClaim (a clone) and DirectorySnapshot (a restore) when their options are given. */
@@ -171,7 +178,13 @@ export class HostPathProvisioner implements Provisioner {
     ];
     const node = this.#mode === 'per-node' ? this.#nodeName : undefined;
     this.#scope = { root: this.#root.base, node, provisionerName: this.#provisionerName };
-    this.#snapshots = snapshots && new SnapshotTaker({ ...snapshots, root: this.#root, scope: this.#scope });
+    this.#snapshots =
+      snapshots &&
+      new SnapshotTaker({
+        ...snapshots,
+        storage: hostPathSnapshotStorage(this.#root, this.#scope),
+        provisionerName: this.#provisionerName,
+      });
   }
 
   shouldProvision(pvc: Readonly<V1PersistentVolumeClaim>): boolean {
@@ -331,7 +344,8 @@ export class HostPathProvisioner implements Provisioner {
     const restores = this.#restores;
     if (dataSource?.kind === snapshotKind.kind && dataSource.apiGroup === snapshotKind.apiGroup && restores) {
       const restore = { ...options, dataSource };
-      const step = await this.#clone(restores, restore, relative, parameters, context, snapshotPathOf);
+      const pathOf = (pv: Readonly<V1PersistentVolume>) => snapshotPathOf(pv, snapshotPath);
+      const step = await this.#clone(restores, restore, relative, parameters, context, pathOf);
       return step.ended ? joinBasePath(this.#root.base, relative) : step;
     }
     if (dataSource !== undefined && this.#clones !== undefined) {

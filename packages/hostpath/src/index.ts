@@ -11,6 +11,22 @@
  *
  * @packageDocumentation
  */
+
+export type {
+  DirectorySnapshot,
+  SnapshotAccess,
+  SnapshotDeletionPolicy,
+  SnapshotError,
+} from '@kube-provisioner/controller/snapshot';
+export {
+  annSnapshotProvisioner,
+  directorySnapshots,
+  reasonSnapshotFailed,
+  reasonSnapshotReady,
+  snapshotFinalizer,
+  snapshotGroup,
+  snapshotKind,
+} from '@kube-provisioner/controller/snapshot';
 export type {
   CapacityPublisherOptions,
   CapacitySource,
@@ -24,14 +40,6 @@ export {
 } from './capacity-publisher.ts';
 export type { ClassParameters, DeletePolicy, InodeLimit, VolumeType } from './class-parameters.ts';
 export { annVolumeType, defaultDirectoryMode, parseClassParameters } from './class-parameters.ts';
-export type { DirectorySnapshot, SnapshotDeletionPolicy, SnapshotError } from './directory-snapshot.ts';
-export {
-  annSnapshotProvisioner,
-  directorySnapshots,
-  snapshotFinalizer,
-  snapshotGroup,
-  snapshotKind,
-} from './directory-snapshot.ts';
 export type { HostPathProvisionerOptions } from './hostpath-provisioner.ts';
 export { defaultProvisionerName, HostPathProvisioner } from './hostpath-provisioner.ts';
 export type { NodeReader } from './node-placement.ts';
@@ -51,8 +59,6 @@ export { chooseRoot, rootsOfClass } from './root-placement.ts';
 export type { RootOfSet, RootSetProvisionerOptions, RootSetVolume } from './root-set-provisioner.ts';
 export { RootSetProvisioner } from './root-set-provisioner.ts';
 export type { ProjectQuotaAccess } from './size-enforcement.ts';
-export type { SnapshotAccess } from './snapshot-taker.ts';
-export { reasonSnapshotFailed, reasonSnapshotReady } from './snapshot-taker.ts';
 export { annTakeBackFrom } from './take-back.ts';
 export { version } from './version.ts';
 export type { ProjectLimits, ProjectQuotas, ProjectUsage, RunXfsQuota } from './xfs-quota.ts';

@@ -8,6 +8,7 @@ import type { KubeApi, Logger } from '@kube-provisioner/controller';
 import { runProvisioner, UsageError } from '@kube-provisioner/controller/cli';
 import { createKubeApi, resources } from '@kube-provisioner/controller/client';
 import { createEventRecorder, type EventRecorder } from '@kube-provisioner/controller/events';
+import { directorySnapshots } from '@kube-provisioner/controller/snapshot';
 import {
   type MeasuredVolume,
   type MeasureVolume,
@@ -19,7 +20,6 @@ import { Registry } from 'prom-client';
 import { CapacityPublisher, csiStorageCapacities } from './capacity-publisher.ts';
 import { type CliOptions, parseCliOptions, program, usage } from './cli-options.ts';
 import { coalescedVolumeList } from './coalesced-volume-list.ts';
-import { directorySnapshots } from './directory-snapshot.ts';
 import { HostPathProvisioner } from './hostpath-provisioner.ts';
 import { quotaMeasure } from './quota-usage.ts';
 import { RootCapacityReader } from './root-capacity.ts';

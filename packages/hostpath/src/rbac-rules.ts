@@ -12,9 +12,9 @@ import {
 export type { PolicyRule } from '@kube-provisioner/controller/cli';
 
 /**
- * `DirectorySnapshot`s (shared mode): listed and watched by the leader (`snapshot-watch.ts`), read by
- * restores, patched for the provisioner's annotation and finalizers (its own and the cloning-protection
- * one of a restore), and their status written when taken.
+ * `DirectorySnapshot`s (shared mode): listed and watched by the leader (the controller's
+ * `SnapshotTaker`), read by restores, patched for the provisioner's annotation and finalizers (its
+ * own and the cloning-protection one of a restore), and their status written when taken.
  */
 export const snapshotRules: readonly PolicyRule[] = [
   {

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { directorySnapshots, snapshotKind } from '@kube-provisioner/controller/snapshot';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { expect, it } from 'vitest';
-import { directorySnapshots, snapshotKind } from '../src/directory-snapshot.ts';
 
 interface Crd {
   kind: string;

@@ -1,13 +1,18 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import {
+  reasonSnapshotFailed,
+  reasonSnapshotReady,
+  SnapshotTaker,
+  snapshotMetricNames,
+} from '@kube-provisioner/controller/snapshot';
 import { metricValue } from '@kube-provisioner/controller/testing';
 import { VolumeRoot } from '@kube-provisioner/safe-fs';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { defaultProvisionerName } from '../src/hostpath-provisioner.ts';
-import { snapshotMetricNames } from '../src/snapshot-metrics.ts';
-import { reasonSnapshotFailed, reasonSnapshotReady, SnapshotTaker } from '../src/snapshot-taker.ts';
+import { hostPathSnapshotStorage } from '../src/snapshot-storage.ts';
 import { boundSource } from './clone-fixtures.ts';
 import { context, temporaryRoot } from './fixtures.ts';
 import { reconcileEach, snapshotOf, snapshotStore } from './snapshot-fixtures.ts';
@@ -29,8 +34,12 @@ async function setUp(root: string, pvChange: (pv: V1PersistentVolume) => V1Persi
   // Each reading of the clock is 1.5 s after the one before.
   let clock = Date.parse('2026-01-02T03:04:05Z');
   const taker = new SnapshotTaker({
-    root: new VolumeRoot(root),
-    scope: { root, node: undefined, provisionerName: defaultProvisionerName },
+    storage: hostPathSnapshotStorage(new VolumeRoot(root), {
+      root,
+      node: undefined,
+      provisionerName: defaultProvisionerName,
+    }),
+    provisionerName: defaultProvisionerName,
     snapshots: store.client,
     claims: { get: async () => source.bound },
     volumes: { get: async () => pvChange(source.pv) },

@@ -1,8 +1,11 @@
 /** `DirectorySnapshot`s for the hostpath unit tests: an in-memory resource and a snapshot object. */
 import type { OperationContext } from '@kube-provisioner/controller';
 import { ApiError, type ResourceClient } from '@kube-provisioner/controller/client';
-import { type DirectorySnapshot, directorySnapshots } from '../src/directory-snapshot.ts';
-import type { SnapshotTaker } from '../src/snapshot-taker.ts';
+import {
+  type DirectorySnapshot,
+  directorySnapshots,
+  type SnapshotTaker,
+} from '@kube-provisioner/controller/snapshot';
 
 const notFound = () => new ApiError(404, 'not found', { reason: 'NotFound' });
 
@@ -90,7 +93,7 @@ export function deleting(store: SnapshotStore, policy?: 'Retain'): void {
 
 /** One pass of `taker` over every snapshot of `store`, in turn, as the watch would queue them. */
 export async function reconcileEach(
-  taker: SnapshotTaker,
+  taker: Pick<SnapshotTaker<unknown>, 'reconcile'>,
   store: SnapshotStore,
   context: OperationContext,
 ): Promise<void> {

@@ -9,12 +9,12 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { OperationContext } from '@kube-provisioner/controller';
+import { SnapshotTaker, snapshotKind } from '@kube-provisioner/controller/snapshot';
 import { type FsOps, type FsPath, nodeFsOps, snapshotPath, VolumeRoot } from '@kube-provisioner/safe-fs';
 import { treeSnapshot } from '@kube-provisioner/safe-fs/testing';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { snapshotKind } from '../src/directory-snapshot.ts';
 import { defaultProvisionerName, HostPathProvisioner } from '../src/hostpath-provisioner.ts';
-import { SnapshotTaker } from '../src/snapshot-taker.ts';
+import { hostPathSnapshotStorage } from '../src/snapshot-storage.ts';
 import { boundSource, untilFinished } from './clone-fixtures.ts';
 import { claim, context, provisioned, provisionOptions, temporaryRoot } from './fixtures.ts';
 import { plantSentinel, plantTree, secretText, tenantStep } from './hostile-tenant.ts';
@@ -123,7 +123,8 @@ async function setUp() {
     volumes: { get: async () => source.pv },
   };
   const scope = { root: root.path, node: undefined, provisionerName: defaultProvisionerName };
-  const taker = new SnapshotTaker({ ...snapshots, root: new VolumeRoot(root.path, { fs }), scope });
+  const storage = hostPathSnapshotStorage(new VolumeRoot(root.path, { fs }), scope);
+  const taker = new SnapshotTaker({ ...snapshots, storage, provisionerName: defaultProvisionerName });
   const provisioner = new HostPathProvisioner({ mode: 'shared', root: root.path, fs, snapshots });
   const restore = async (restoring: OperationContext, name = 'restored') => {
     const options = provisionOptions(claim({ name }));

@@ -3,20 +3,22 @@ import { join } from 'node:path';
 import type { OperationContext } from '@kube-provisioner/controller';
 import { finalizerCloningProtection } from '@kube-provisioner/controller/clone';
 import { LeadershipLapsedError } from '@kube-provisioner/controller/leader-election';
-import { parentMarkerName, snapshotPath, VolumeRoot } from '@kube-provisioner/safe-fs';
-import { treeSnapshot } from '@kube-provisioner/safe-fs/testing';
-import type { V1PersistentVolume } from '@kubernetes/client-node';
-import { describe, expect, it } from 'vitest';
 import {
   annSnapshotProvisioner,
   type DirectorySnapshot,
   deletionPolicyOf,
+  SnapshotTaker,
   snapshotFinalizer,
+  snapshotPathOf,
   snapshotRecordName,
-} from '../src/directory-snapshot.ts';
+  snapshotSourceAccess,
+} from '@kube-provisioner/controller/snapshot';
+import { parentMarkerName, snapshotPath, VolumeRoot } from '@kube-provisioner/safe-fs';
+import { treeSnapshot } from '@kube-provisioner/safe-fs/testing';
+import type { V1PersistentVolume } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
 import { defaultProvisionerName } from '../src/hostpath-provisioner.ts';
-import { snapshotPathOf, snapshotSourceAccess } from '../src/snapshot-source.ts';
-import { SnapshotTaker } from '../src/snapshot-taker.ts';
+import { hostPathSnapshotStorage } from '../src/snapshot-storage.ts';
 import { boundSource } from './clone-fixtures.ts';
 import { context, temporaryRoot } from './fixtures.ts';
 import { deleting, reconcileEach, snapshotOf, snapshotStore } from './snapshot-fixtures.ts';
@@ -27,8 +29,12 @@ async function setUp(root: string, pvChange: (pv: V1PersistentVolume) => V1Persi
   const pv = pvChange(source.pv);
   const store = snapshotStore(snapshotOf('src'));
   const taker = new SnapshotTaker({
-    root: new VolumeRoot(root),
-    scope: { root, node: undefined, provisionerName: defaultProvisionerName },
+    storage: hostPathSnapshotStorage(new VolumeRoot(root), {
+      root,
+      node: undefined,
+      provisionerName: defaultProvisionerName,
+    }),
+    provisionerName: defaultProvisionerName,
     snapshots: store.client,
     claims: { get: async () => source.bound },
     volumes: { get: async () => pv },
@@ -244,7 +250,7 @@ describe('restoring from a snapshot', () => {
     expect(pv.metadata?.name).toBe(snapshotRecordName('snap-uid'));
     expect(pv.metadata?.annotations?.['pv.kubernetes.io/provisioned-by']).toBe(defaultProvisionerName);
     expect(pv.spec?.capacity?.storage).toBe('2Mi');
-    expect(snapshotPathOf(pv)).toBe(snapshotPath('team-a', 'snap-uid'));
+    expect(snapshotPathOf(pv, snapshotPath)).toBe(snapshotPath('team-a', 'snap-uid'));
   });
 
   it('protects the snapshot with the cloning-protection finalizer and releases it', async () => {

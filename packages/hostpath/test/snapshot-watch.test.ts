@@ -3,13 +3,18 @@ import { join } from 'node:path';
 import type { OperationContext } from '@kube-provisioner/controller';
 import { ApiError } from '@kube-provisioner/controller/client';
 import { createLogger } from '@kube-provisioner/controller/logging';
+import {
+  type DirectorySnapshot,
+  directorySnapshots,
+  needsSync,
+  SnapshotTaker,
+  watchSnapshots,
+} from '@kube-provisioner/controller/snapshot';
 import { eventually, FakeKubeApi, statusError } from '@kube-provisioner/controller/testing';
 import { snapshotPath, VolumeRoot } from '@kube-provisioner/safe-fs';
 import { describe, expect, it } from 'vitest';
-import { type DirectorySnapshot, directorySnapshots } from '../src/directory-snapshot.ts';
 import { defaultProvisionerName } from '../src/hostpath-provisioner.ts';
-import { SnapshotTaker } from '../src/snapshot-taker.ts';
-import { needsSync, watchSnapshots } from '../src/snapshot-watch.ts';
+import { hostPathSnapshotStorage } from '../src/snapshot-storage.ts';
 import { boundSource } from './clone-fixtures.ts';
 import { context, temporaryRoot } from './fixtures.ts';
 
@@ -22,8 +27,12 @@ async function setUp(root: string, claimReady: () => boolean = () => true) {
   const api = new FakeKubeApi();
   const snapshots = api.resource(directorySnapshots);
   const taker = new SnapshotTaker({
-    root: new VolumeRoot(root),
-    scope: { root, node: undefined, provisionerName: defaultProvisionerName },
+    storage: hostPathSnapshotStorage(new VolumeRoot(root), {
+      root,
+      node: undefined,
+      provisionerName: defaultProvisionerName,
+    }),
+    provisionerName: defaultProvisionerName,
     snapshots,
     claims: {
       get: async () => {

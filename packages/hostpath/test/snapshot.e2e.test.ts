@@ -7,6 +7,7 @@
 import { chmod, link, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { finalizerCloningProtection } from '@kube-provisioner/controller/clone';
+import { type DirectorySnapshot, snapshotFinalizer } from '@kube-provisioner/controller/snapshot';
 import { snapshotPath } from '@kube-provisioner/safe-fs';
 import { treeSnapshot } from '@kube-provisioner/safe-fs/testing';
 import { applyManifests, waitFor } from '@kube-provisioner/testenv';
@@ -19,7 +20,6 @@ import {
   type V1PersistentVolume,
 } from '@kubernetes/client-node';
 import { beforeAll, expect, it } from 'vitest';
-import { type DirectorySnapshot, snapshotFinalizer } from '../src/directory-snapshot.ts';
 import { useSharedCli } from './shared-cli.ts';
 
 const env = useTestEnv();
