@@ -43,6 +43,31 @@ describe('NFS_EXPORTS', () => {
   it('turns a bad list into a usage error (exit code 2)', () => {
     expect(() => parseCliOptions([], { ...name, NFS_EXPORTS: '[]' })).toThrow(UsageError);
   });
+
+  it('takes weights and labels from the flag and the environment alike, a bad one a usage error', () => {
+    const weighted = JSON.stringify([
+      { name: 'fast', server: 'nfs-a.example.com', path: '/export', weight: 2, labels: { disk: 'ssd' } },
+    ]);
+    for (const options of [
+      parseCliOptions(['--nfs-exports', weighted], name),
+      parseCliOptions([], { ...name, NFS_EXPORTS: weighted }),
+    ]) {
+      expect(options.exports).toEqual([
+        {
+          name: 'fast',
+          server: 'nfs-a.example.com',
+          path: '/export',
+          mountRoot: '/persistentvolumes/fast',
+          weight: 2,
+          labels: { disk: 'ssd' },
+        },
+      ]);
+    }
+    const bad = JSON.stringify([{ name: 'fast', server: 's', path: '/x', weight: 0 }]);
+    expect(() => parseCliOptions([], { ...name, NFS_EXPORTS: bad })).toThrow(
+      new UsageError('NFS_EXPORTS[0]: "weight" must be a positive integer, got 0'),
+    );
+  });
 });
 
 describe('parseExportList', () => {
@@ -74,6 +99,54 @@ describe('parseExportList', () => {
     ],
   ])('refuses %s', (_, list, message) => {
     expect(() => parseExportList(JSON.stringify(list))).toThrow(message);
+  });
+
+  it("reads an export's weight and labels, leaving both out where the entry has none", () => {
+    const list = [
+      entry({ weight: 3, labels: { disk: 'ssd', 'example.com/zone': 'a', legacy: '' } }),
+      entry({ name: 'b', server: 't' }),
+    ];
+    expect(parseExportList(JSON.stringify(list))).toEqual([
+      {
+        name: 'a',
+        server: 's',
+        path: '/x',
+        mountRoot: '/persistentvolumes/a',
+        weight: 3,
+        labels: { disk: 'ssd', 'example.com/zone': 'a', legacy: '' },
+      },
+      { name: 'b', server: 't', path: '/x', mountRoot: '/persistentvolumes/b' },
+    ]);
+  });
+
+  it.each([
+    ['a weight of 0', { weight: 0 }, 'NFS_EXPORTS[1]: "weight" must be a positive integer, got 0'],
+    ['a negative weight', { weight: -2 }, 'NFS_EXPORTS[1]: "weight" must be a positive integer, got -2'],
+    ['a fractional weight', { weight: 1.5 }, 'NFS_EXPORTS[1]: "weight" must be a positive integer, got 1.5'],
+    ['a weight as a string', { weight: '2' }, 'NFS_EXPORTS[1]: "weight" must be a positive integer, got "2"'],
+    [
+      'labels as a list',
+      { labels: ['ssd'] },
+      'NFS_EXPORTS[1]: "labels" must be an object of label keys to string values',
+    ],
+    [
+      'a label value that is no string',
+      { labels: { tier: 1 } },
+      'NFS_EXPORTS[1]: "labels": the value of "tier" must be a string, got 1',
+    ],
+    [
+      'a bad label key',
+      { labels: { 'Disk Type': 'ssd' } },
+      'NFS_EXPORTS[1]: "labels": "Disk Type" is not a label key',
+    ],
+    [
+      'a bad label value',
+      { labels: { disk: 'ssd!' } },
+      'NFS_EXPORTS[1]: "labels": "ssd!" is not a label value',
+    ],
+  ])('refuses %s, naming the entry', (_, fields, message) => {
+    const text = JSON.stringify([entry({}), entry({ name: 'b', server: 't', ...fields })]);
+    expect(() => parseExportList(text)).toThrow(message);
   });
 
   it('accepts one path on two servers, and sibling paths on one server', () => {
