@@ -2,6 +2,7 @@
  * Command-line surface of `kube-hostpath-provisioner`: every flag has an environment fallback so the
  * same image works from a DaemonSet (downward API env) and from a shell.
  */
+import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import {
   type Environment,
@@ -17,6 +18,7 @@ import {
   usageText,
 } from '@kube-provisioner/controller/cli';
 import { defaultProvisionerName } from './hostpath-provisioner.ts';
+import { parseNodeRootsConfig, rootsOfNode } from './node-roots-config.ts';
 import { defaultNodeAffinityKey } from './persistent-volume.ts';
 import type { ProvisionerMode } from './provisioner-mode.ts';
 import { checkRoots, type NamedRoot } from './root-placement.ts';
@@ -32,6 +34,21 @@ export interface CliOptions extends ProvisionerCliOptions, UsageCliOptions {
    * one bare `--root /path`, which keeps its layout and PVs.
    */
   readonly namedRoots?: readonly NamedRoot[] | undefined;
+  /**
+   * Per-node mode: the node roots file (`--roots-config`) the named roots came from (none for a node
+   * it gives none), read again every {@link rootsConfigIntervalMs} and applied when it changes.
+   */
+  readonly rootsConfig?:
+    | {
+        readonly path: string;
+        /** The content read at start, which {@link namedRoots} are this node's roots of. */
+        readonly text: string;
+        /** The entry that applies: this node's, the default one, or `undefined` for none. */
+        readonly entry: string | undefined;
+      }
+    | undefined;
+  /** How often the node roots file is read again, in ms. */
+  readonly rootsConfigIntervalMs: number;
   /** Required in per-node mode. */
   readonly nodeName: string | undefined;
   readonly nodeAffinityKey: string;
@@ -83,6 +100,16 @@ const flags = {
     default: defaultRoot,
     description:
       'directory that holds the volumes, or per node several named ones: name=/path,name:label=/path (a new volume goes to the one with the most room)',
+  },
+  'roots-config': {
+    env: 'HOSTPATH_ROOTS_CONFIG',
+    description:
+      "per-node mode: a node roots file (local-path-provisioner's config.json, nodePathMap) giving each node its roots, applied again when it changes; replaces --root",
+  },
+  'roots-config-interval': {
+    env: 'HOSTPATH_ROOTS_CONFIG_INTERVAL',
+    default: '10s',
+    description: 'how often the node roots file is read again (Go duration)',
   },
   'node-name': {
     env: 'NODE_NAME',
@@ -148,14 +175,17 @@ export function parseCliOptions(argv: readonly string[], env: Environment): CliO
   if (mode !== 'per-node' && mode !== 'shared') {
     throw new UsageError(`--mode must be per-node or shared, got ${JSON.stringify(mode)}`);
   }
-  const namedRoots = parseNamedRoots(parsed.string('root'), mode);
-  const root = namedRoots?.[0]?.path ?? parsed.directory('root');
   const nodeName = parsed.string('node-name');
   if (mode === 'per-node' && nodeName === undefined && !parsed.help) {
     throw new UsageError(
       'per-node mode needs the node name: set NODE_NAME from the downward API (spec.nodeName) or pass --node-name',
     );
   }
+  const rootsConfig = parsed.help
+    ? undefined
+    : readRootsConfig(parsed.string('roots-config'), parsed.string('root'), mode, nodeName ?? '');
+  const namedRoots = rootsConfig?.roots ?? parseNamedRoots(parsed.string('root'), mode);
+  const root = namedRoots?.[0]?.path ?? parsed.directory('root');
   const provisionerName = parsed.string('provisioner-name') ?? defaultProvisionerName;
   const publishCapacity = capacityPublishing(parsed.string('publish-capacity'), mode, provisionerName);
   const pod = {
@@ -173,6 +203,8 @@ export function parseCliOptions(argv: readonly string[], env: Environment): CliO
     provisionerName,
     root,
     ...(namedRoots === undefined ? {} : { namedRoots }),
+    ...(rootsConfig === undefined ? {} : { rootsConfig: rootsConfig.file }),
+    rootsConfigIntervalMs: parsed.goDuration('roots-config-interval'),
     nodeName,
     nodeAffinityKey: parsed.string('node-affinity-key') ?? defaultNodeAffinityKey,
     healthPort: parsed.integer('health-port', 0, 65535),
@@ -230,4 +262,36 @@ function parseNamedRoots(value: string | undefined, mode: ProvisionerMode): read
     throw new UsageError(`--root: ${(err as Error).message}`);
   }
   return roots;
+}
+
+/**
+ * This node's roots from the node roots file at `path`, and the file as read. With it the roots come
+ * from the file alone: a `--root` other than the default is refused rather than silently ignored.
+ */
+function readRootsConfig(
+  path: string | undefined,
+  rootFlag: string | undefined,
+  mode: ProvisionerMode,
+  nodeName: string,
+) {
+  if (path === undefined) return undefined;
+  if (mode !== 'per-node')
+    throw new UsageError('--roots-config needs per-node mode: it gives each node its roots');
+  if (rootFlag !== undefined && rootFlag !== defaultRoot) {
+    throw new UsageError(
+      `--roots-config and --root ${rootFlag} both give this node's roots: pass one (HOSTPATH_ROOT set to the default ${defaultRoot} is ignored with --roots-config)`,
+    );
+  }
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new UsageError(`--roots-config: cannot read ${path}: ${(err as Error).message}`);
+  }
+  try {
+    const { entry, roots } = rootsOfNode(parseNodeRootsConfig(text), nodeName);
+    return { roots, file: { path, text, entry } };
+  } catch (err) {
+    throw new UsageError(`--roots-config ${path}: ${(err as Error).message}`);
+  }
 }

@@ -26,6 +26,7 @@ describe('parseCliOptions', () => {
       retryPeriodMs: 2_000,
       publishCapacity: false,
       capacityIntervalMs: 60_000,
+      rootsConfigIntervalMs: 10_000,
       pod: { namespace: undefined, name: undefined, uid: undefined },
       usageIntervalMs: 300_000,
       usageScanRate: 500,
