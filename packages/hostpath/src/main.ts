@@ -4,7 +4,7 @@
  * error (a lost Lease stops the work and campaigns again), 2 for invalid configuration.
  */
 import { stat } from 'node:fs/promises';
-import type { KubeApi, Logger } from '@kube-provisioner/controller';
+import type { KubeApi, Logger, OperationContext } from '@kube-provisioner/controller';
 import { runProvisioner, UsageError } from '@kube-provisioner/controller/cli';
 import { createKubeApi, resources } from '@kube-provisioner/controller/client';
 import { createEventRecorder, type EventRecorder } from '@kube-provisioner/controller/events';
@@ -21,11 +21,12 @@ import { CapacityPublisher, csiStorageCapacities } from './capacity-publisher.ts
 import { type CliOptions, parseCliOptions, program, usage } from './cli-options.ts';
 import { coalescedVolumeList } from './coalesced-volume-list.ts';
 import { HostPathProvisioner } from './hostpath-provisioner.ts';
+import { NodeRootsReload } from './node-roots-reload.ts';
 import { quotaMeasure } from './quota-usage.ts';
 import { RootCapacityReader } from './root-capacity.ts';
 import { gaugedCapacityReader } from './root-capacity-gauges.ts';
 import type { NamedRoot } from './root-placement.ts';
-import { RootSetProvisioner, type RootSetVolume } from './root-set-provisioner.ts';
+import { type RootOfSet, RootSetProvisioner, type RootSetVolume } from './root-set-provisioner.ts';
 import { version } from './version.ts';
 
 async function checkRoot(root: string): Promise<void> {
@@ -79,11 +80,15 @@ function usageReporting<V extends MeasuredVolume>(
 }
 
 /** Measures each volume of a node's named roots with its own root's measure (quota or walk). */
-function measureOnItsRoot(roots: readonly string[]): MeasureVolume<RootSetVolume> {
-  const measures = new Map(roots.map((root) => [root, quotaMeasure({ root })]));
+function measureOnItsRoot(): MeasureVolume<RootSetVolume> {
+  // Made on first use: a reloaded node roots file may add roots.
+  const measures = new Map<string, MeasureVolume<RootSetVolume>>();
   return (volume, scan) => {
-    const measure = measures.get(volume.root);
-    if (measure === undefined) throw new Error(`${volume.root} is not a root of this node`);
+    let measure = measures.get(volume.root);
+    if (measure === undefined) {
+      measure = quotaMeasure({ root: volume.root });
+      measures.set(volume.root, measure);
+    }
     return measure(volume, scan);
   };
 }
@@ -110,12 +115,27 @@ function capacityOf(
     return gaugedCapacityReader(reader, registry, root);
   };
   const reader = readerOf(options.root, rootFs);
-  const roots = (options.namedRoots ?? []).map((root) => {
-    const fs = fsOpsForRoot(root.path);
-    return { ...root, fs: fs.ops, capacity: root.path === options.root ? reader : readerOf(root.path, fs) };
-  });
+  // One reader per path for the life of the process, so a root listed again keeps its gauges.
+  const readers = new Map([[options.root, { fs: rootFs.ops, capacity: reader }]]);
+  const rootOfSet = (root: NamedRoot): RootOfSet => {
+    let known = readers.get(root.path);
+    if (known === undefined) {
+      const fs = fsOpsForRoot(root.path);
+      known = { fs: fs.ops, capacity: readerOf(root.path, fs) };
+      readers.set(root.path, known);
+    }
+    return { ...root, ...known };
+  };
+  const roots = (options.namedRoots ?? []).map(rootOfSet);
+  // The roots new volumes go to, published; a reloaded node roots file replaces them.
+  let placeable: readonly RootOfSet[] = roots;
+  const setPlaceable = (next: readonly RootOfSet[]) => {
+    placeable = next;
+  };
   const { namespace, name, uid } = options.pod;
-  if (!options.publishCapacity || namespace === undefined) return { reader, roots, changed: () => {} };
+  if (!options.publishCapacity || namespace === undefined) {
+    return { reader, roots, rootOfSet, setPlaceable, changed: () => {} };
+  }
   const nodes = api.resource(resources.nodes);
   const publisher = new CapacityPublisher({
     capacities: api.resource(csiStorageCapacities),
@@ -124,11 +144,13 @@ function capacityOf(
       options.namedRoots === undefined
         ? reader
         : {
-            roots: roots.map((root) => ({
-              name: root.name,
-              labels: root.labels,
-              read: (context) => root.capacity.read(context),
-            })),
+            get roots() {
+              return placeable.map((root) => ({
+                name: root.name,
+                labels: root.labels,
+                read: (context: Pick<OperationContext, 'signal'>) => root.capacity.read(context),
+              }));
+            },
           },
     provisionerName: options.provisionerName,
     nodeName,
@@ -161,7 +183,7 @@ function capacityOf(
     });
   }
   publish();
-  return { reader, roots, changed: publish };
+  return { reader, roots, rootOfSet, setPlaceable, changed: publish };
 }
 
 await runProvisioner<CliOptions>({
@@ -193,7 +215,6 @@ await runProvisioner<CliOptions>({
       clones: { claims, volumes, registry },
       onVolumesChanged: capacity?.changed,
     };
-    const rootPaths = options.namedRoots?.map((root) => root.path) ?? [options.root];
     const provisioner =
       capacity === undefined || options.namedRoots === undefined
         ? new HostPathProvisioner({
@@ -213,8 +234,39 @@ await runProvisioner<CliOptions>({
             ...common,
             nodeName: options.nodeName ?? '',
             roots: capacity.roots,
-            usage: usageReporting(options, api, registry, recorder, measureOnItsRoot(rootPaths)),
+            usage: usageReporting(options, api, registry, recorder, measureOnItsRoot()),
           });
+    if (
+      options.rootsConfig !== undefined &&
+      provisioner instanceof RootSetProvisioner &&
+      capacity !== undefined
+    ) {
+      const { name, namespace } = options.pod;
+      const reload = new NodeRootsReload({
+        path: options.rootsConfig.path,
+        nodeName: options.nodeName ?? '',
+        applied: options.rootsConfig.text,
+        async apply(roots) {
+          await checkSeparateFileSystems(roots);
+          const change = provisioner.setRoots(roots.map(capacity.rootOfSet));
+          capacity.setPlaceable(provisioner.placeableRoots);
+          capacity.changed();
+          return change;
+        },
+        logger,
+        events:
+          name === undefined || namespace === undefined
+            ? undefined
+            : { recorder, pod: { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace } } },
+        registry,
+      });
+      reload.start(options.rootsConfigIntervalMs);
+    }
+    // The roots that must be there and writable: those new volumes go to.
+    const rootPaths = () =>
+      provisioner instanceof RootSetProvisioner
+        ? provisioner.placeableRoots.map((root) => root.path)
+        : [options.root];
     return {
       controller: {
         provisionerName: options.provisionerName,
@@ -234,7 +286,7 @@ await runProvisioner<CliOptions>({
       // Not ready while the root cannot take new volumes (gone, or not writable by this user).
       readinessChecks: {
         root: async () => {
-          for (const root of rootPaths) {
+          for (const root of rootPaths()) {
             await checkRoot(root);
             await checkWritableDirectory(root);
           }

@@ -78,11 +78,9 @@ export class NodeRootsReload {
     return this.#running;
   }
 
-  /** Checks every `intervalMs` until `signal` aborts. */
-  start(intervalMs: number, signal: AbortSignal): void {
-    const timer = setInterval(() => void this.check(), intervalMs);
-    timer.unref();
-    signal.addEventListener('abort', () => clearInterval(timer), { once: true });
+  /** Checks every `intervalMs` for the life of the process (the timer keeps no process alive). */
+  start(intervalMs: number): void {
+    setInterval(() => void this.check(), intervalMs).unref();
   }
 
   async #check(): Promise<NodeRootsCheck> {
