@@ -7,8 +7,9 @@
  * during its copy kept a pool thread spinning for good, past any abort, and four of them stopped
  * every file-system call of the process. Here a 0-byte read ends the copy, the size seen at open
  * bounds it (a file that keeps growing cannot keep it going), the caller's stop check and write
- * guard run between chunks, and one file never holds a pool thread for longer than one chunk. The
- * price: Node.js offers `copy_file_range` only inside `copyFile`, so a copy is never a reflink.
+ * guard run between chunks, and one file never holds a pool thread for longer than one chunk. Where
+ * the file system can share extents, the file is cloned instead, in one atomic call
+ * (`extent-sharing.ts`); the loop is the fallback.
  */
 
 import type { Stats } from 'node:fs';
@@ -16,6 +17,7 @@ import { constants } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { type DirectoryHandle, type EntryName, sameIdentity } from './directory-handle.ts';
 import { SafeFsError, systemError } from './errors.ts';
+import type { ExtentSharing } from './extent-sharing.ts';
 import type { WriteGuard } from './write-guard.ts';
 
 /** Bytes read per thread-pool call: how long one file holds a pool thread at most. */
@@ -50,8 +52,13 @@ export interface FileCopyOptions {
   readonly throwIfStopped: () => void;
   /** Checked before each write: creating the copy, each chunk's data, its length, owner and mode. */
   readonly beforeEachWrite?: WriteGuard | undefined;
-  /** Called after each chunk that wrote data, with the bytes it wrote (holes left out). */
+  /**
+   * Called after each chunk that wrote data, with the bytes it wrote (holes left out); after a clone,
+   * once with the bytes the copy holds (its allocated blocks, at most its size).
+   */
   readonly onWritten: (bytes: number) => void;
+  /** Clones the file where the file system shares extents; without it, bytes are always copied. */
+  readonly sharing?: ExtentSharing | undefined;
 }
 
 /**
@@ -156,7 +163,11 @@ export async function copyRegularFile(
     });
     try {
       const paths = { from: source.pathOf(name), to: target.pathOf(name) };
-      await slots.run((buffer) => copyData(from, to, stats.size, buffer, paths, options));
+      await slots.run(async (buffer) => {
+        if (!(await cloneData(from, to, stats.dev, paths, options))) {
+          await copyData(from, to, stats.size, buffer, paths, options);
+        }
+      });
       options.beforeEachWrite?.();
       // Owner first: chown clears set-id bits, which the mode then sets again.
       await to.chown(stats.uid, stats.gid).catch((err: unknown) => {
@@ -171,6 +182,26 @@ export async function copyRegularFile(
   } finally {
     await from.close();
   }
+  return true;
+}
+
+/** Clones `from` into `to` when `options.sharing` can; false when the bytes must be copied. */
+async function cloneData(
+  from: FileHandle,
+  to: FileHandle,
+  device: number,
+  paths: { readonly from: string; readonly to: string },
+  options: FileCopyOptions,
+): Promise<boolean> {
+  if (options.sharing === undefined) return false;
+  options.throwIfStopped();
+  options.beforeEachWrite?.();
+  if (!(await options.sharing.share(from, to, device, paths))) return false;
+  const clone = await to.stat().catch((err: unknown) => {
+    throw systemError(err, 'fstat', paths.to);
+  });
+  const bytes = Math.min(clone.blocks * 512, clone.size);
+  if (bytes > 0) options.onWritten(bytes);
   return true;
 }
 

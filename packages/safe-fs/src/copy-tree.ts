@@ -29,6 +29,7 @@ import { copyRegularFile, FileDataSlots, type FileToCopy } from './copy-file.ts'
 import { CopyLevels } from './copy-levels.ts';
 import { type DirectoryHandle, type EntryName, isMissing } from './directory-handle.ts';
 import { errnoCode, SafeFsError, systemError } from './errors.ts';
+import { ExtentSharing, type ReflinkPolicy } from './extent-sharing.ts';
 import { emptyDirectory } from './remove-tree.ts';
 import type { WriteGuard } from './write-guard.ts';
 
@@ -60,6 +61,12 @@ export interface CopyTreeOptions {
    * memory while the copy is below it.
    */
   readonly maxDepth?: number | undefined;
+  /**
+   * Default `auto`: regular files share their extents with the source where the file system can
+   * (XFS with `reflink=1`, btrfs), probed on the first file of each source device; elsewhere, and
+   * under `never`, their bytes are copied.
+   */
+  readonly reflink?: ReflinkPolicy | undefined;
 }
 
 /** How far a copy has come. */
@@ -111,6 +118,7 @@ interface CopyState {
   readonly linking: Map<string, Promise<void>>;
   readonly tasks: BoundedTasks;
   readonly fileData: FileDataSlots;
+  readonly sharing: ExtentSharing;
   entries: number;
   bytes: number;
   skipped: number;
@@ -144,6 +152,7 @@ export async function copyTree(
     linking: new Map(),
     tasks: new BoundedTasks(copyConcurrency),
     fileData: new FileDataSlots(),
+    sharing: new ExtentSharing(options.reflink),
     entries: 0,
     bytes: 0,
     skipped: 0,
@@ -358,6 +367,7 @@ function copyFileData(entry: FileToCopy, state: CopyState): Promise<boolean> {
   return copyRegularFile(entry, state.fileData, {
     throwIfStopped: () => throwIfStopped(state),
     beforeEachWrite: state.options.beforeEachWrite,
+    sharing: state.sharing,
     onWritten: (bytes) => {
       state.bytes += bytes;
       reportProgress(state);

@@ -11,6 +11,7 @@ export type { AdoptionRequest } from './adoption.ts';
 export { joinBasePath, normalizeBasePath, relativePathUnder } from './base-path.ts';
 export type { SafeFsErrorInit, SafeFsErrorKind } from './errors.ts';
 export { isPermissionError, isPersistentRefusal, isSafeFsError, SafeFsError } from './errors.ts';
+export type { ReflinkPolicy } from './extent-sharing.ts';
 export type { FsDirectory, FsFile, FsOps, FsPath } from './fs-ops.ts';
 export { localFsOps, nodeFsOps } from './fs-ops.ts';
 export type { RootFsOps } from './fs-ops-for-root.ts';
