@@ -1,15 +1,21 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ProvisionController } from '@kube-provisioner/controller';
+import { resources } from '@kube-provisioner/controller/client';
+import { silentLogger } from '@kube-provisioner/controller/logging';
+import { FakeKubeApi } from '@kube-provisioner/controller/testing';
+import { annStorageProvisioner } from '@kube-provisioner/controller/wire-names';
 import { nodeFsOps } from '@kube-provisioner/safe-fs';
-import type { V1PersistentVolume } from '@kubernetes/client-node';
-import { describe, expect, it } from 'vitest';
+import type { V1PersistentVolume, V1StorageClass } from '@kubernetes/client-node';
+import { describe, expect, it, vi } from 'vitest';
 import {
   claim,
   context,
   failed,
   nfsProvisioner,
   provisioned,
+  provisionerName,
   provisionOptions,
   released,
   storageClass,
@@ -137,15 +143,118 @@ describe('placement on several exports', () => {
   });
 });
 
-describe('the exports class parameter with one export', () => {
-  it('is an unknown parameter without NFS_EXPORTS, as upstream', async () => {
+describe('a class selecting exports by label and placing round-robin, under ProvisionController', () => {
+  it('takes turns among the exports its selector matches, whatever their free space, skipping one while it is down', async () => {
+    const free: Record<string, number> = { a: 2 * gi, b: 9 * gi };
+    const api = new FakeKubeApi();
+    const labels: Record<string, Record<string, string>> = { a: { disk: 'ssd' }, b: { disk: 'nvme' } };
+    const { dir, provisioner, mount } = await twoExports(free, (exports) => ({
+      exports: exports.map((e) => ({ ...e, labels: labels[e.name] ?? {} })),
+      classes: api.resource(resources.storageClasses),
+    }));
+    await using _ = dir;
+    const namedClass = (name: string, parameters: Record<string, string>): V1StorageClass => ({
+      ...storageClass(parameters),
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'StorageClass',
+      metadata: { name },
+    });
+    api.seed(
+      resources.storageClasses,
+      namedClass('turns', { exportSelector: 'disk in (ssd, nvme)', placement: 'round-robin' }),
+    );
+    api.seed(resources.storageClasses, namedClass('spinning', { exportSelector: 'disk=hdd' }));
+    const controller = new ProvisionController({
+      api,
+      provisionerName,
+      provisioner,
+      leaderElection: false,
+      logger: silentLogger,
+    });
+    const stop = new AbortController();
+    const done = controller.run(stop.signal);
+    const eventually = <T>(check: () => T): Promise<T> => vi.waitFor(check, { timeout: 5000, interval: 10 });
+    /** The export the volume of a new claim `name` of class `className` went to. */
+    const provisionClaim = async (name: string, className = 'turns'): Promise<string> => {
+      const pvc = claim({
+        name,
+        uid: `uid-${name}`,
+        annotations: { [annStorageProvisioner]: provisionerName },
+      });
+      api.seed(resources.persistentVolumeClaims, {
+        ...pvc,
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        spec: { ...pvc.spec, storageClassName: className },
+      });
+      const pv = await eventually(() => {
+        const found = api
+          .objects(resources.persistentVolumes)
+          .find((v) => v.spec?.claimRef?.uid === `uid-${name}`);
+        expect(found).toBeDefined();
+        return found as V1PersistentVolume;
+      });
+      const [, , exportName = '', directory = ''] = pv.spec?.nfs?.path.split('/') ?? [];
+      expect(existsSync(join(mount(exportName), directory))).toBe(true);
+      return exportName;
+    };
+    try {
+      // Most free space would put every one on b.
+      const placed = [
+        await provisionClaim('one'),
+        await provisionClaim('two'),
+        await provisionClaim('three'),
+      ];
+      delete free.b;
+      placed.push(await provisionClaim('four'));
+      free.b = 9 * gi;
+      placed.push(await provisionClaim('five'));
+      expect(placed).toEqual(['a', 'b', 'a', 'a', 'b']);
+
+      const pvc = claim({
+        name: 'six',
+        uid: 'uid-six',
+        annotations: { [annStorageProvisioner]: provisionerName },
+      });
+      api.seed(resources.persistentVolumeClaims, {
+        ...pvc,
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        spec: { ...pvc.spec, storageClassName: 'spinning' },
+      });
+      await eventually(() =>
+        expect(
+          api
+            .objects(resources.events)
+            .filter((event) => event.involvedObject?.uid === 'uid-six')
+            .map((event) => `${event.reason}: ${event.message}`),
+        ).toContainEqual(
+          expect.stringMatching(
+            /^ProvisioningFailed: .*the StorageClass selects no export: "exportSelector" "disk=hdd" matches none of the exports; the exports and their labels: a \{"disk":"ssd"\}, b \{"disk":"nvme"\}$/u,
+          ),
+        ),
+      );
+      expect(api.objects(resources.persistentVolumes)).toHaveLength(5);
+    } finally {
+      stop.abort();
+      await done;
+    }
+  });
+});
+
+describe('the several-exports class parameters with one export', () => {
+  it.each([
+    ['exports', 'a'],
+    ['exportSelector', 'disk=ssd'],
+    ['placement', 'round-robin'],
+  ])('%s is an unknown parameter without NFS_EXPORTS, as upstream', async (parameter, value) => {
     await using root = await temporaryRoot();
-    const sc = storageClass({ exports: 'a' });
+    const sc = storageClass({ [parameter]: value });
     const result = await nfsProvisioner('nfs-subdir', root.path).provision(
       provisionOptions(claim(), sc),
       context,
     );
-    expect(failed(result, true).message).toContain('unknown parameter "exports"');
+    expect(failed(result, true).message).toContain(`unknown parameter "${parameter}"`);
     expect(await tree(root.path)).toEqual([]);
   });
 });
