@@ -47,6 +47,8 @@ const requirements: readonly Requirement[] = [
   // chattr makes the NFS chart test's export immutable (readiness must fail while it is).
   program('ip', 'iproute2', "the real node's bridges"),
   program('chattr', 'e2fsprogs', "the real-node NFS chart test's unwritable export"),
+  // safe-fs's reflink tests copy on an XFS file system made on a loop device (reflink=1).
+  program('mkfs.xfs', 'xfsprogs', "safe-fs's reflink tests (an XFS loop file system)"),
   // The arm64 images: built from arm64 packages (readelf lists what node links), run under emulation.
   program('readelf', 'binutils', "the arm64 images' runtime (the libraries node links)"),
   ...(process.arch === 'arm64'
