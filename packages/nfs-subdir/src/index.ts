@@ -14,6 +14,7 @@
 export type { CloneSourceAccess } from '@kube-provisioner/controller/clone';
 export type { ArchiveSweepCounts, ArchiveSweepSink } from './archive-metrics.ts';
 export { ArchiveMetrics, archiveMetricNames } from './archive-metrics.ts';
+export { exportSelectorParameter } from './class-exports.ts';
 export type { ClassParameters, LegacyDeletePolicy, NfsDialect } from './class-parameters.ts';
 export { legacyDeletePolicy, parseClassParameters } from './class-parameters.ts';
 export type {
@@ -33,6 +34,8 @@ export type { ExportSpace, StatFs } from './export-placement.ts';
 export { exportsParameter } from './export-placement.ts';
 export type { NfsProvisionerOptions } from './nfs-provisioner.ts';
 export { defaultMountRoot, NfsProvisioner } from './nfs-provisioner.ts';
+export type { PlacementPolicy } from './placement-policy.ts';
+export { placementParameter, placementPolicies } from './placement-policy.ts';
 export type { PolicyRule } from './rbac-rules.ts';
 export { clusterRules, namespaceRules } from './rbac-rules.ts';
 export type { NfsCli } from './run-cli.ts';
