@@ -55,6 +55,25 @@ describe('the chart with nfs.exports', () => {
     ]);
   });
 
+  it("passes each export's weight and labels to the program as given, and nothing where an export has none", async () => {
+    const weighted = [
+      { ...exports[0], weight: 3, labels: { disk: 'ssd', 'example.com/zone': 'a' } },
+      { ...exports[1], labels: {} },
+      { name: 'plain', server: '10.0.0.30', path: '/srv/plain' },
+    ];
+    const objects = await renderChart(helm, chartDir, byId('default'), {
+      overrides: { nfs: { server: '', exports: weighted } },
+    });
+    const env = (objects.find((o) => o.kind === 'Deployment') as V1Deployment).spec?.template.spec
+      ?.containers[0]?.env;
+    const value = env?.find((e) => e.name === 'NFS_EXPORTS')?.value ?? '';
+    expect(parseExportList(value)).toEqual([
+      { ...weighted[0], mountRoot: '/persistentvolumes/fast' },
+      { ...weighted[1], mountRoot: '/persistentvolumes/big' },
+      { ...weighted[2], mountRoot: '/persistentvolumes/plain' },
+    ]);
+  });
+
   it('refuses nfs.exports together with nfs.server', async () => {
     const set = ['--set', 'nfs.server=10.0.0.5', '--set', 'nfs.exports[0].name=a'];
     await expect(run(helm, ['template', 'nfs', chartDir, ...set])).rejects.toThrow(
