@@ -30,11 +30,12 @@ export async function snapshotCopiesInProgress(root: string, namespace: string):
 
 /**
  * The names among `names` (one namespace's directory of the area) that are neither the data of a
- * snapshot of `uids` nor its ownership record (`.<uid>.kube-provisioner.json`): copies, temporary
- * records, data of snapshots that should be gone.
+ * snapshot of `uids`, nor its ownership record (`.<uid>.kube-provisioner.json`), nor the marker of
+ * the directory made as a parent: copies, temporary records, data of snapshots that should be gone.
  */
 export function unexpectedSnapshotEntries(names: readonly string[], uids: readonly string[]): string[] {
-  const expected = new Set(uids.flatMap((uid) => [uid, `.${uid}${reservedToken}.json`]));
+  const marker = `${reservedToken}-parent.json`;
+  const expected = new Set([marker, ...uids.flatMap((uid) => [uid, `.${uid}${reservedToken}.json`])]);
   return names.filter((name) => !expected.has(name)).sort();
 }
 

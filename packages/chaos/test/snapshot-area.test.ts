@@ -26,8 +26,14 @@ async function rootWith(namespace: string, names: readonly string[]): Promise<st
 }
 
 describe('snapshot area', () => {
-  it('expects only the finished snapshots and their records', () => {
-    const names = ['u1', '.u1.kube-provisioner.json', 'u2', '.u2.kube-provisioner.json'];
+  it('expects only the finished snapshots, their records and the parent marker', () => {
+    const names = [
+      '.kube-provisioner-parent.json',
+      'u1',
+      '.u1.kube-provisioner.json',
+      'u2',
+      '.u2.kube-provisioner.json',
+    ];
     expect(unexpectedSnapshotEntries(names, ['u1', 'u2'])).toEqual([]);
   });
 
