@@ -36,7 +36,7 @@ export class ExportMetrics {
     );
     this.#placements = new Counter({
       name: exportMetricNames.placements,
-      help: 'New empty volumes placed on the export by free space.',
+      help: "New empty volumes placed on the export by their class's placement policy.",
       labelNames: ['export'],
       registers: [registry],
     });
