@@ -8,28 +8,15 @@ import {
   leaderElectionRules,
   type PolicyRule,
 } from '@kube-provisioner/controller/cli';
+import { snapshotRules } from '@kube-provisioner/controller/snapshot';
 
 export type { PolicyRule } from '@kube-provisioner/controller/cli';
-
-/**
- * `DirectorySnapshot`s (shared mode): listed and watched by the leader (the controller's
- * `SnapshotTaker`), read by restores, patched for the provisioner's annotation and finalizers (its
- * own and the cloning-protection one of a restore), and their status written when taken.
- */
-export const snapshotRules: readonly PolicyRule[] = [
-  {
-    apiGroups: ['snapshot.kube-provisioner.io'],
-    resources: ['directorysnapshots'],
-    verbs: ['get', 'list', 'watch', 'patch'],
-  },
-  { apiGroups: ['snapshot.kube-provisioner.io'], resources: ['directorysnapshots/status'], verbs: ['patch'] },
-];
 
 /**
  * Cluster-wide rules: the controller's, plus Nodes, read in per-node mode to resolve the node-affinity
  * label and to tell a vanished node from a live peer. Claims are patched for the cloning-protection
  * finalizer on a clone's source claim (no reschedule); their status is patched by volume expansion.
- * Then the snapshots' rules.
+ * Then the snapshots' rules (shared mode), the controller's `snapshotRules`.
  */
 export const clusterRules: readonly PolicyRule[] = [
   ...cloneAndExpandClusterRules,

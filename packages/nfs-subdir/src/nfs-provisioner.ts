@@ -23,6 +23,13 @@ import {
 import { GidAllocator } from '@kube-provisioner/controller/gid-allocator';
 import type { DataSourceKind } from '@kube-provisioner/controller/provisioner';
 import {
+  type SnapshotAccess,
+  SnapshotTaker,
+  snapshotKind,
+  snapshotPathOf,
+  snapshotSourceAccess,
+} from '@kube-provisioner/controller/snapshot';
+import {
   type CloneVolumeOptions,
   type CreateVolumeOptions,
   type CreateVolumeOutcome,
@@ -32,6 +39,7 @@ import {
   isSafeFsError,
   joinBasePath,
   type RelativeVolumePath,
+  snapshotPath,
   VolumeRoot,
 } from '@kube-provisioner/safe-fs';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
@@ -39,6 +47,7 @@ import type { ArchiveSweepSink } from './archive-metrics.ts';
 import { ArchiveSizes } from './archive-sizes.ts';
 import { sweepExpiredArchives } from './archive-sweep.ts';
 import { type ClassParameters, type NfsDialect, parseClassParameters } from './class-parameters.ts';
+import { exportSnapshotStorage } from './export-snapshots.ts';
 import { explainNfsError } from './nfs-error-advice.ts';
 import { NfsExport } from './nfs-export.ts';
 import { buildPersistentVolume } from './persistent-volume.ts';
@@ -88,6 +97,12 @@ export interface NfsProvisionerOptions {
    */
   readonly clones?: (CloneSourceAccess & Pick<CloneJobsOptions, 'registry'>) | undefined;
   /**
+   * `DirectorySnapshot` access: with it the leader takes and deletes snapshots of this export's
+   * claims into the export's snapshot area (the controller's `SnapshotTaker`, started by
+   * `maintain`) and restores claims whose `dataSourceRef` names one, as clones are made.
+   */
+  readonly snapshots?: SnapshotAccess | undefined;
+  /**
    * Counts what archive retention keeps and removes; none without it. With {@link usage} too, the
    * sweeps size the archives (each once, within the usage monitor's I/O budget) for the byte metrics.
    */
@@ -109,6 +124,9 @@ export interface NfsProvisionerOptions {
   readonly gids?: GidAllocator | undefined;
 }
 
+/** What a clone's or a restore's new volume needs besides the copy's own options. */
+type CloneSettings = Omit<CloneVolumeOptions, keyof CloneCopyOptions>;
+
 // Upstream's modes: every claim's workload, whatever its UID, can write its directory; the parents a
 // pattern needs get 0755 (upstream's MkdirAll 0777 under the usual 022 umask).
 const directoryMode = 0o777;
@@ -124,14 +142,17 @@ export class NfsProvisioner implements Provisioner {
   readonly #events: VolumeEventSink | undefined;
   readonly #owners: OwnerLookup | undefined;
   readonly #gids: GidAllocator | undefined;
-  readonly #clones:
-    | CloneJobs<RelativeVolumePath, Omit<CloneVolumeOptions, keyof CloneCopyOptions>>
-    | undefined;
+  readonly #clones: CloneJobs<RelativeVolumePath, CloneSettings> | undefined;
+  readonly #restores: CloneJobs<RelativeVolumePath, CloneSettings> | undefined;
+  readonly #snapshots: SnapshotTaker<RelativeVolumePath> | undefined;
   readonly #archiveMetrics: ArchiveSweepSink | undefined;
   /** With usage reporting and archive metrics: the archives are sized within the usage budget. */
   readonly #archiveSizes: ArchiveSizes | undefined;
   readonly #usage: NfsProvisionerOptions['usage'];
-  /** PersistentVolumeClaim (a clone) when {@link NfsProvisionerOptions.clones} is given, else none. */
+  /**
+   * PersistentVolumeClaim (a clone) when {@link NfsProvisionerOptions.clones} is given, and
+   * DirectorySnapshot (a restore) when {@link NfsProvisionerOptions.snapshots} is.
+   */
   readonly dataSources: readonly DataSourceKind[];
 
   /** @throws Error when the server or provisioner name is empty, or a path is not absolute. */
@@ -167,7 +188,21 @@ export class NfsProvisioner implements Provisioner {
       clones === undefined
         ? undefined
         : new CloneJobs(this.#root, clones, this.#provisionerName, { registry: clones.registry });
-    this.dataSources = clones === undefined ? [] : [{ apiGroup: '', kind: 'PersistentVolumeClaim' }];
+    const { snapshots } = options;
+    this.#restores =
+      snapshots &&
+      new CloneJobs(this.#root, snapshotSourceAccess(snapshots.snapshots), this.#provisionerName);
+    this.#snapshots =
+      snapshots &&
+      new SnapshotTaker({
+        ...snapshots,
+        storage: exportSnapshotStorage(this.#root, this.#export),
+        provisionerName: this.#provisionerName,
+      });
+    this.dataSources = [
+      ...(clones === undefined ? [] : [{ apiGroup: '', kind: 'PersistentVolumeClaim' }]),
+      ...(snapshots === undefined ? [] : [snapshotKind]),
+    ];
   }
 
   async provision(options: ProvisionOptions, context: OperationContext): Promise<ProvisionResult> {
@@ -186,7 +221,9 @@ export class NfsProvisioner implements Provisioner {
         provisioner: this.#provisionerName,
       };
       const { dataSource } = options;
-      if (dataSource !== undefined && this.#clones !== undefined) {
+      const restore = dataSource?.kind === snapshotKind.kind && dataSource.apiGroup === snapshotKind.apiGroup;
+      const jobs = restore ? this.#restores : this.#clones;
+      if (dataSource !== undefined && jobs !== undefined) {
         const volume = { owner, mode: directoryMode, parentMode, specialFiles: parameters.cloneSpecialFiles };
         const request = {
           pvc,
@@ -194,9 +231,10 @@ export class NfsProvisioner implements Provisioner {
           path: relative,
           dataSource,
           volume,
-          pathOf: (pv: Readonly<V1PersistentVolume>) => this.#export.directoryOf(pv),
+          pathOf: (pv: Readonly<V1PersistentVolume>) =>
+            restore ? snapshotPathOf(pv, snapshotPath) : this.#export.directoryOf(pv),
         };
-        const step = await this.#clones.step(request, context);
+        const step = await jobs.step(request, context);
         if (!step.ended) return { error: new Error(step.message), state: 'Background' };
         return { pv: this.#persistentVolume(options, parameters, relative) };
       }
@@ -297,11 +335,13 @@ export class NfsProvisioner implements Provisioner {
   }
 
   /**
-   * Removes the archives whose retention has passed (`archiveRetention`, `--archive-retention`), as
-   * the leader, one fenced delete each; an archive without an ownership record is never removed.
-   * Then measures the volumes' usage, when usage reporting is on.
+   * Starts taking snapshots for this term, when snapshots are on. Removes the archives whose
+   * retention has passed (`archiveRetention`, `--archive-retention`), as the leader, one fenced delete
+   * each; an archive without an ownership record is never removed. Then measures the volumes' usage,
+   * when usage reporting is on.
    */
   async maintain(context: OperationContext): Promise<void> {
+    this.#snapshots?.start(context);
     await sweepExpiredArchives(this.#root, this.#archiveMetrics, context, this.#archiveSizes);
     if (this.#usage === undefined) return;
     const scope = { provisionerName: this.#provisionerName, exportPath: this.#export.path };

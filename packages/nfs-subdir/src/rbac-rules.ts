@@ -9,11 +9,16 @@ import {
   leaderElectionRules,
   type PolicyRule,
 } from '@kube-provisioner/controller/cli';
+import { snapshotRules } from '@kube-provisioner/controller/snapshot';
 
 export type { PolicyRule } from '@kube-provisioner/controller/cli';
 
-/** Cluster-wide rules. StorageClasses are also read directly to delete PVs of the upstream programs. */
-export const clusterRules: readonly PolicyRule[] = cloneAndExpandClusterRules;
+/**
+ * Cluster-wide rules. StorageClasses are also read directly to delete PVs of the upstream programs.
+ * Then the snapshots' rules, the controller's `snapshotRules`: `DirectorySnapshot`s taken, restored
+ * and deleted (or, with several exports, refused in their status).
+ */
+export const clusterRules: readonly PolicyRule[] = [...cloneAndExpandClusterRules, ...snapshotRules];
 
 /** Rules in the provisioner's own namespace: the leader-election Lease. */
 export const namespaceRules: readonly PolicyRule[] = leaderElectionRules;

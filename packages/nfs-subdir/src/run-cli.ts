@@ -8,6 +8,7 @@ import { stat } from 'node:fs/promises';
 import { runProvisioner } from '@kube-provisioner/controller/cli';
 import { resources } from '@kube-provisioner/controller/client';
 import { createEventRecorder } from '@kube-provisioner/controller/events';
+import { directorySnapshots } from '@kube-provisioner/controller/snapshot';
 import { type MeasureVolume, UsageMonitor, warnOnClaim } from '@kube-provisioner/controller/usage';
 import { checkWritableDirectory, volumeUsageScanner } from '@kube-provisioner/safe-fs';
 import { Registry } from 'prom-client';
@@ -61,6 +62,7 @@ export function runNfsProvisionerCli(cli: NfsCli): Promise<void> {
         logger,
       });
       const volumes = api.resource(resources.persistentVolumes);
+      const claims = api.resource(resources.persistentVolumeClaims);
       const shared = {
         dialect: cli.dialect,
         provisionerName: options.provisionerName,
@@ -68,8 +70,9 @@ export function runNfsProvisionerCli(cli: NfsCli): Promise<void> {
         deleteUnrecordedNested: options.deleteUnrecordedNested,
         archiveRetentionMs: options.archiveRetentionMs,
         archiveMetrics: new ArchiveMetrics(registry),
-        owners: { claims: api.resource(resources.persistentVolumeClaims), volumes },
-        clones: { claims: api.resource(resources.persistentVolumeClaims), volumes, registry },
+        owners: { claims, volumes },
+        clones: { claims, volumes, registry },
+        snapshots: { snapshots: api.resource(directorySnapshots), claims, volumes, events, registry },
         events,
       } satisfies Partial<NfsProvisionerOptions>;
       const monitor = <V extends NfsVolume>(measure: MeasureVolume<V>): UsageMonitor<V> =>

@@ -21,6 +21,7 @@ import { cloneSource } from '@kube-provisioner/controller/clone';
 import type { EventType } from '@kube-provisioner/controller/events';
 import { GidAllocator } from '@kube-provisioner/controller/gid-allocator';
 import type { DataSourceKind } from '@kube-provisioner/controller/provisioner';
+import type { SnapshotTaker } from '@kube-provisioner/controller/snapshot';
 import { listMeasuredVolumes } from '@kube-provisioner/controller/usage';
 import {
   checkWritableDirectory,
@@ -37,6 +38,7 @@ import { reasonExportAvailable, reasonExportUnavailable } from './export-health-
 import type { NfsExportConfig } from './export-list.ts';
 import type { ExportMetrics } from './export-metrics.ts';
 import { answerWithin, type ExportSpace, exportSpace, type StatFs } from './export-placement.ts';
+import { refusingSnapshotTaker } from './export-snapshots.ts';
 import { NfsExport } from './nfs-export.ts';
 import { NfsProvisioner, type NfsProvisionerOptions } from './nfs-provisioner.ts';
 import { type PlacementPolicy, PlacementTurns } from './placement-policy.ts';
@@ -48,6 +50,7 @@ import { ownedNfsVolume } from './volume-usage.ts';
 /**
  * Options of {@link SeveralExportsProvisioner}: those of every export's provisioner, and the exports.
  * `clones.registry` is not used yet: each export's clone jobs would register the same metric names.
+ * `snapshots` are refused (`export-snapshots.ts`): each snapshot of its claims says so in its status.
  */
 export interface SeveralExportsProvisionerOptions
   extends Omit<NfsProvisionerOptions, 'server' | 'exportPath' | 'mountRoot' | 'usage' | 'archiveMetrics'> {
@@ -114,6 +117,8 @@ export class SeveralExportsProvisioner implements Provisioner {
   readonly #statfsCalls = new Map<string, ReturnType<StatFs>>();
   /** Each class's turn under `placement: round-robin` or `weighted`. */
   readonly #turns = new PlacementTurns();
+  /** Refuses every snapshot of its claims, in its status: not taken with several exports yet. */
+  readonly #snapshots: SnapshotTaker<never> | undefined;
   /** PersistentVolumeClaim (a clone) when clones are configured, else none. */
   readonly dataSources: readonly DataSourceKind[];
 
@@ -129,6 +134,7 @@ export class SeveralExportsProvisioner implements Provisioner {
       archiveMetrics,
       metrics: _metrics,
       pod: _pod,
+      snapshots,
       ...shared
     } = options;
     // One allocator for all exports: a GID is unique among the class's PVs, whatever their export.
@@ -155,6 +161,7 @@ export class SeveralExportsProvisioner implements Provisioner {
     this.#writeProbe = writeProbe ?? access;
     this.#options = options;
     this.dataSources = this.#served[0]?.provisioner.dataSources ?? [];
+    this.#snapshots = snapshots && refusingSnapshotTaker(snapshots, shared.provisionerName);
   }
 
   async provision(options: ProvisionOptions, context: OperationContext): Promise<ProvisionResult> {
@@ -347,6 +354,7 @@ export class SeveralExportsProvisioner implements Provisioner {
    * answer is skipped, its volumes not measured.
    */
   async maintain(context: OperationContext): Promise<void> {
+    this.#snapshots?.start(context);
     const failures: string[] = [];
     // Also the health check: a down export's maintenance and usage scans would hold the run.
     await this.#spaces(this.#served, context);

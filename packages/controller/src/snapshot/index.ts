@@ -22,6 +22,7 @@ export {
   snapshotRecordName,
 } from './directory-snapshot.ts';
 export { SnapshotMetrics, snapshotMetricNames } from './snapshot-metrics.ts';
+export { snapshotRules } from './snapshot-rules.ts';
 export type { SnapshotReader } from './snapshot-source.ts';
 export { snapshotPathOf, snapshotSourceAccess } from './snapshot-source.ts';
 export type {

@@ -1,0 +1,22 @@
+/**
+ * The API permissions taking and restoring `DirectorySnapshot`s need, for a provisioner's RBAC table:
+ * listed and watched by the leader (`snapshot-watch.ts`), read by restores, patched for the
+ * provisioner's annotation and finalizers (its own and the cloning-protection one of a restore),
+ * and their status written when taken or refused.
+ */
+import type { PolicyRule } from '../cli/rbac.ts';
+import { directorySnapshots } from './directory-snapshot.ts';
+
+/** Cluster-wide rules on `directorysnapshots`: exactly what the taker and the restores call. */
+export const snapshotRules: readonly PolicyRule[] = [
+  {
+    apiGroups: [directorySnapshots.group],
+    resources: [directorySnapshots.plural],
+    verbs: ['get', 'list', 'watch', 'patch'],
+  },
+  {
+    apiGroups: [directorySnapshots.group],
+    resources: [`${directorySnapshots.plural}/status`],
+    verbs: ['patch'],
+  },
+];

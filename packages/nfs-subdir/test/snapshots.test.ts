@@ -1,0 +1,207 @@
+// A DirectorySnapshot of an nfs-subdir claim, on real directories as the export: taken into the
+// export's snapshot area, restored into a new claim with identical content, its data removed with
+// the object (kept with Retain); a provisioner of several exports refuses it in its status.
+import { chmod, link, mkdir, stat, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { OperationContext, ProvisionOptions, ProvisionResult } from '@kube-provisioner/controller';
+import {
+  annSnapshotProvisioner,
+  type DirectorySnapshot,
+  directorySnapshots,
+  snapshotKind,
+  snapshotRecordName,
+} from '@kube-provisioner/controller/snapshot';
+import { eventually, FakeKubeApi } from '@kube-provisioner/controller/testing';
+import { snapshotPath, VolumeRoot } from '@kube-provisioner/safe-fs';
+import { treeSnapshot } from '@kube-provisioner/safe-fs/testing';
+import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { severalExportsSnapshotRefusal } from '../src/export-snapshots.ts';
+import {
+  claim,
+  context,
+  nfsProvisioner,
+  provisioned,
+  provisionerName,
+  provisionOptions,
+  storageClass,
+  temporaryRoot,
+} from './fixtures.ts';
+import { twoExports } from './several-exports-fixtures.ts';
+
+/** The directory below `root` of an nfs PV of export `/export`. */
+const dirOf = (root: string, pv: V1PersistentVolume) =>
+  join(root, pv.spec?.nfs?.path.replace('/export/', '') ?? '');
+
+/** Source claim `src` of `team-a`, provisioned on `root` and filled with a small tree. */
+async function filledSource(root: string) {
+  const src = claim({ namespace: 'team-a', name: 'src', storage: '2Gi' });
+  const options = provisionOptions(src, storageClass());
+  const pv = provisioned(await nfsProvisioner('nfs-subdir', root).provision(options, context));
+  const dir = dirOf(root, pv);
+  await mkdir(join(dir, 'sub'));
+  await writeFile(join(dir, 'sub', 'a.txt'), 'alpha');
+  await writeFile(join(dir, 'b.bin'), Buffer.alloc(70_000, 7));
+  await chmod(join(dir, 'b.bin'), 0o640);
+  await link(join(dir, 'sub', 'a.txt'), join(dir, 'hard-a'));
+  await symlink('sub/a.txt', join(dir, 'to-a'));
+  const bound: V1PersistentVolumeClaim = {
+    ...src,
+    spec: { ...src.spec, volumeName: options.pvName },
+    status: { phase: 'Bound' },
+  };
+  const boundPv: V1PersistentVolume = {
+    ...pv,
+    metadata: {
+      ...pv.metadata,
+      annotations: { ...pv.metadata?.annotations, 'pv.kubernetes.io/provisioned-by': provisionerName },
+    },
+  };
+  return { bound, pv: boundPv, dir };
+}
+
+/** Calls `provision` until it stops answering Background. */
+async function untilFinished(call: () => Promise<ProvisionResult>): Promise<ProvisionResult> {
+  for (;;) {
+    const result = await call();
+    if (!('error' in result) || result.state !== 'Background') return result;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/** Snapshot `snap` of claim `src` in `team-a`. */
+function snapshotObject(deletionPolicy?: 'Retain'): DirectorySnapshot {
+  return {
+    metadata: { name: 'snap', namespace: 'team-a' },
+    spec: { source: { persistentVolumeClaimName: 'src' }, ...(deletionPolicy && { deletionPolicy }) },
+  };
+}
+
+/** An nfs-subdir provisioner of one export at `root` taking snapshots of `src`, its term running. */
+async function takingSnapshots(root: string) {
+  const source = await filledSource(root);
+  const api = new FakeKubeApi();
+  const snapshots = api.resource(directorySnapshots);
+  const provisioner = nfsProvisioner('nfs-subdir', root, {
+    snapshots: {
+      snapshots,
+      claims: { get: async () => source.bound },
+      volumes: { get: async () => source.pv },
+    },
+  });
+  const term = new AbortController();
+  const termContext: OperationContext = { ...context, signal: term.signal };
+  await provisioner.maintain(termContext);
+  const read = () => snapshots.get('snap', { namespace: 'team-a' });
+  const ready = async (): Promise<DirectorySnapshot> => {
+    await snapshots.create(snapshotObject(), { namespace: 'team-a' });
+    return eventually(async () => {
+      const snapshot = await read();
+      expect(snapshot.status?.readyToUse).toBe(true);
+      return snapshot;
+    });
+  };
+  return { api, snapshots, provisioner, source, term, read, ready, [Symbol.dispose]: () => term.abort() };
+}
+
+function restoreOptions(name: string): ProvisionOptions {
+  return {
+    ...provisionOptions(claim({ namespace: 'team-a', name, storage: '2Gi' }), storageClass()),
+    dataSource: { ...snapshotKind, name: 'snap', namespace: 'team-a' },
+  };
+}
+
+describe('DirectorySnapshots of nfs-subdir claims', () => {
+  it('takes one into the export’s snapshot area and restores a new claim with identical content', async () => {
+    await using root = await temporaryRoot();
+    using scene = await takingSnapshots(root.path);
+    const expected = await treeSnapshot(scene.source.dir);
+
+    const snapshot = await scene.ready();
+
+    const uid = snapshot.metadata?.uid ?? '';
+    expect(snapshot.metadata?.annotations?.[annSnapshotProvisioner]).toBe(provisionerName);
+    expect(snapshot.status?.restoreSize).toBe('2Gi');
+    expect(await treeSnapshot(join(root.path, snapshotPath('team-a', uid)))).toEqual(expected);
+    const record = await new VolumeRoot(root.path).readRecord(snapshotPath('team-a', uid));
+    expect(record).toMatchObject({ pvName: snapshotRecordName(uid), provisioner: provisionerName });
+    expect(scene.provisioner.dataSources).toContainEqual(snapshotKind);
+
+    const options = restoreOptions('restored');
+    const restored = provisioned(await untilFinished(() => scene.provisioner.provision(options, context)));
+
+    expect(restored.spec?.nfs?.path).not.toBe(scene.source.pv.spec?.nfs?.path);
+    expect(await treeSnapshot(dirOf(root.path, restored))).toEqual(expected);
+    // The source changing later changes neither the snapshot nor the restored claim.
+    await writeFile(join(scene.source.dir, 'sub', 'a.txt'), 'changed');
+    expect(await treeSnapshot(dirOf(root.path, restored))).toEqual(expected);
+    expect(await treeSnapshot(join(root.path, snapshotPath('team-a', uid)))).toEqual(expected);
+  });
+
+  it('removes a deleted snapshot’s data, then the object', async () => {
+    await using root = await temporaryRoot();
+    using scene = await takingSnapshots(root.path);
+    const uid = (await scene.ready()).metadata?.uid ?? '';
+    const dataDir = join(root.path, snapshotPath('team-a', uid));
+
+    await scene.snapshots.delete('snap', { namespace: 'team-a' });
+
+    await eventually(() => expect(scene.api.objects(directorySnapshots)).toEqual([]));
+    await expect(stat(dataDir)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(await treeSnapshot(scene.source.dir)).toMatchObject({ 'sub/a.txt': expect.any(String) });
+  });
+
+  it('keeps a deleted snapshot’s data with Retain, recorded as released', async () => {
+    await using root = await temporaryRoot();
+    using scene = await takingSnapshots(root.path);
+    await scene.snapshots.create(snapshotObject('Retain'), { namespace: 'team-a' });
+    const snapshot = await eventually(async () => {
+      const read = await scene.read();
+      expect(read.status?.readyToUse).toBe(true);
+      return read;
+    });
+    const path = snapshotPath('team-a', snapshot.metadata?.uid ?? '');
+
+    await scene.snapshots.delete('snap', { namespace: 'team-a' });
+
+    await eventually(() => expect(scene.api.objects(directorySnapshots)).toEqual([]));
+    const record = await new VolumeRoot(root.path).readRecord(path);
+    expect(record?.releasedAt).toEqual(expect.any(String));
+    expect(await treeSnapshot(join(root.path, path))).toEqual(await treeSnapshot(scene.source.dir));
+  });
+});
+
+describe('DirectorySnapshots with several exports', () => {
+  it('are refused in their status, left unclaimed, and nothing is written to any export', async () => {
+    const api = new FakeKubeApi();
+    const snapshots = api.resource(directorySnapshots);
+    const pv: V1PersistentVolume = {
+      metadata: { name: 'pv-src', annotations: { 'pv.kubernetes.io/provisioned-by': provisionerName } },
+      spec: { nfs: { server: 'nfs.example.com', path: '/srv/a/team-a-src' } },
+    };
+    const bound: V1PersistentVolumeClaim = {
+      metadata: { name: 'src', namespace: 'team-a' },
+      spec: { volumeName: 'pv-src' },
+      status: { phase: 'Bound' },
+    };
+    const access = { snapshots, claims: { get: async () => bound }, volumes: { get: async () => pv } };
+    const exports = await twoExports({ a: 10 * 1024 ** 3, b: 10 * 1024 ** 3 }, { snapshots: access });
+    await using _dir = exports.dir;
+    const term = new AbortController();
+    await exports.provisioner.maintain({ ...context, signal: term.signal });
+
+    await snapshots.create(snapshotObject(), { namespace: 'team-a' });
+
+    const refused = await eventually(async () => {
+      const snapshot = await snapshots.get('snap', { namespace: 'team-a' });
+      expect(snapshot.status?.error?.message).toBe(severalExportsSnapshotRefusal);
+      return snapshot;
+    });
+    term.abort();
+    expect(refused.status?.readyToUse).toBe(false);
+    expect(refused.metadata?.finalizers ?? []).toEqual([]);
+    expect(refused.metadata?.annotations?.[annSnapshotProvisioner]).toBeUndefined();
+    for (const name of ['a', 'b']) expect(await treeSnapshot(exports.mount(name))).toEqual({});
+    expect(exports.provisioner.dataSources).not.toContainEqual(snapshotKind);
+  });
+});
