@@ -107,6 +107,21 @@ describe('placement on several exports', () => {
     expect(await tree(mount('b'))).toEqual([]);
   });
 
+  it("places by the exports' weights with placement: weighted, whatever their free space", async () => {
+    const { dir, provisioner } = await twoExports({ a: 9 * gi, b: 2 * gi }, (exports) => ({
+      exports: exports.map((e) => (e.name === 'b' ? { ...e, weight: 3 } : e)),
+    }));
+    await using _ = dir;
+    const sc = storageClass({ placement: 'weighted' });
+    const placed: string[] = [];
+    for (const name of ['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight']) {
+      const options = provisionOptions(claim({ name, uid: `uid-${name}` }), sc);
+      const pv = provisioned(await provisioner.provision(options, context));
+      placed.push(pv.spec?.nfs?.path.split('/')[2] ?? '');
+    }
+    expect(placed).toEqual(['b', 'a', 'b', 'b', 'b', 'a', 'b', 'b']);
+  });
+
   it('refuses a class naming an unknown export, listing the exports served', async () => {
     const { dir, provisioner, mount } = await twoExports({ a: 2 * gi, b: 2 * gi });
     await using _ = dir;
