@@ -2,9 +2,9 @@
  * Copying a directory tree between two open directories of one base, for a clone: every lookup is
  * relative to an open descriptor and never follows a link, so a workload changing its volume during
  * the copy cannot make it read or write outside the two trees. Symbolic links are copied as links
- * (their text, never their target), regular files by a loop of our own, chunk by chunk, keeping holes
- * (`copy-file.ts`: it ends at end of file, stops between chunks, and holds a bounded share of libuv's
- * thread pool), hard links stay hard links, and modes and owners are kept, a directory's mode set once
+ * (their text, never their target), regular files shared copy-on-write where the file system can
+ * (`extent-sharing.ts`), else by a loop of our own, chunk by chunk, keeping holes (`copy-file.ts`: it
+ * ends at end of file, stops between chunks, and holds a bounded share of libuv's thread pool), hard links stay hard links, and modes and owners are kept, a directory's mode set once
  * everything inside it is made. FIFOs, sockets and devices cannot be made from Node.js (no `mknod`):
  * they are skipped or refused, as the caller says. Files and links are copied {@link copyConcurrency}
  * at a time, the data of at most `fileDataConcurrency` of those files at once, while directories are
