@@ -4,7 +4,7 @@
  * provisioner running as a pod under the chart's RBAC with its projected token, kubelet's probes
  * passing (and readiness failing while the export cannot take volumes), a claim provisioned onto the
  * export, a `helm upgrade` to a new image tag rolled with SIGTERM from the kubelet without losing or
- * duplicating a claim, and two replicas handing leadership over.
+ * duplicating a claim, two replicas handing leadership over, and an upgrade from one export to two.
  *
  * The kernel here has no NFS client, so the kubelet cannot mount the chart's `nfs:` volume: a Helm
  * post-renderer gives the pod the exported directory as a `hostPath` instead, and nothing else of
@@ -12,7 +12,8 @@
  * NFS too.
  */
 import { execFile } from 'node:child_process';
-import { readdir } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { listNfsDirectory, type NfsServer, startNfsServer, waitFor } from '@kube-provisioner/testenv';
@@ -49,6 +50,9 @@ const release = 'nfs-subdir-external-provisioner';
 const provisionerName = `cluster.local/${release}`;
 const podSelector = `app=nfs-subdir-external-provisioner,release=${release}`;
 const timeoutMs = 120_000;
+/** The second export of the upgrade to several exports; its directory is mounted as a host path. */
+const secondExport = 'nfs-b.invalid:/b';
+const secondClassName = uniqueName('nfs-second');
 
 const ready = (pod: V1Pod): boolean =>
   (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
@@ -74,6 +78,8 @@ describe.skipIf(!(realNodeAvailable() && nfsToolsAvailable()))('the NFS chart on
   const leases = env.kubeConfig.makeApiClient(CoordinationV1Api);
   let helm = '';
   let server: NfsServer | undefined;
+  /** The directory of the second export the last test upgrades to (only the provisioner reaches it). */
+  let secondExportDir = '';
   let plugin: HostPathExportPlugin | undefined;
   let namespace = '';
   let storageClassName = '';
@@ -138,7 +144,12 @@ describe.skipIf(!(realNodeAvailable() && nfsToolsAvailable()))('the NFS chart on
   beforeAll(async () => {
     helm = await helmBinary();
     server = await startNfsServer();
-    plugin = await hostPathExportPlugin(server.exportDir);
+    secondExportDir = await mkdtemp(join(tmpdir(), 'second-export-'));
+    await chmod(secondExportDir, 0o755);
+    plugin = await hostPathExportPlugin({
+      [`${server.host}:${server.exportPath}`]: server.exportDir,
+      [secondExport]: secondExportDir,
+    });
     namespace = await env.namespace('nfs-node');
     storageClassName = uniqueName('nfs-client');
     // Upstream's install values; only the StorageClass name is unique, as StorageClasses are cluster-wide.
@@ -167,8 +178,10 @@ describe.skipIf(!(realNodeAvailable() && nfsToolsAvailable()))('the NFS chart on
       );
       await helmRun(['uninstall', release, '--wait', '--timeout', '60s']);
     }
+    await storage.deleteStorageClass({ name: secondClassName }).catch(() => undefined);
     await plugin?.remove();
     await server?.stop();
+    if (secondExportDir) await rm(secondExportDir, { recursive: true, force: true });
     await run('podman', ['--runtime', 'runc', 'rmi', `${repository}:${rolloutTag}`]).catch(() => undefined);
   }, 300_000);
 
@@ -309,5 +322,68 @@ describe.skipIf(!(realNodeAvailable() && nfsToolsAvailable()))('the NFS chart on
     expect(standbyPod.status?.containerStatuses?.[0]?.restartCount, describePod(standbyPod)).toBe(0);
     const classes = await storage.readStorageClass({ name: storageClassName });
     expect(classes.provisioner).toBe(provisionerName);
+  });
+
+  it('upgrades from one export to two with helm: volumes stay on theirs, a class of the new one places there', async () => {
+    const exports = [
+      { name: 'a', server: server?.host, path: server?.exportPath },
+      { name: 'b', server: 'nfs-b.invalid', path: '/b' },
+    ];
+    const first = await core.readNamespacedPersistentVolumeClaim({ namespace, name: 'first' });
+    const firstVolume = first?.spec?.volumeName ?? '';
+    await helmRun([
+      'upgrade',
+      release,
+      chartDir,
+      '--reuse-values',
+      // Emptied, not removed: `--reuse-values` keeps a key `--set` to null.
+      '--set',
+      'nfs.server=',
+      '--set',
+      'nfs.path=',
+      '--set-json',
+      `nfs.exports=${JSON.stringify(exports)}`,
+    ]);
+    const serving = (pod: V1Pod) =>
+      ready(pod) &&
+      pod.metadata?.deletionTimestamp === undefined &&
+      (pod.spec?.containers[0]?.env ?? []).some((variable) => variable.name === 'NFS_EXPORTS');
+    await waitFor(
+      async () => {
+        const pods = await provisionerPods();
+        return pods.length === 2 && pods.every(serving);
+      },
+      { timeoutMs, description: 'two Ready replicas serving both exports, and no other' },
+    );
+    await storage.createStorageClass({
+      body: {
+        metadata: { name: secondClassName },
+        provisioner: provisionerName,
+        parameters: { exports: 'b', archiveOnDelete: 'false' },
+      },
+    });
+    await core.createNamespacedPersistentVolumeClaim({
+      namespace,
+      body: {
+        metadata: { name: 'on-b' },
+        spec: {
+          storageClassName: secondClassName,
+          accessModes: ['ReadWriteMany'],
+          resources: { requests: { storage: '1Mi' } },
+        },
+      },
+    });
+    const onB = (await boundClaims(7)).get('on-b') ?? '';
+    const pv = await core.readPersistentVolume({ name: onB });
+    expect(pv.spec?.nfs).toEqual({ server: 'nfs-b.invalid', path: `/b/${namespace}-on-b-${onB}` });
+    expect(await readdir(secondExportDir)).toContain(`${namespace}-on-b-${onB}`);
+
+    // A volume made before the upgrade is still found on its export: the chart's class archives it there.
+    await core.deleteNamespacedPersistentVolumeClaim({ namespace, name: 'first' });
+    await waitFor(
+      async () => !(await core.listPersistentVolume()).items.some((v) => v.metadata?.name === firstVolume),
+      { timeoutMs, description: `${firstVolume} to be deleted` },
+    );
+    expect(await readdir(server?.exportDir ?? '')).toContain(`archived-${namespace}-first-${firstVolume}`);
   });
 });
