@@ -66,7 +66,7 @@ const flags = {
   'nfs-exports': {
     env: 'NFS_EXPORTS',
     description:
-      'several exports instead of NFS_SERVER/NFS_PATH: a JSON array of {"name", "server", "path", "mountRoot"?} (mountRoot default /persistentvolumes/<name>)',
+      'several exports instead of NFS_SERVER/NFS_PATH: a JSON array of {"name", "server", "path", "mountRoot"?, "weight"?, "labels"?} (mountRoot default /persistentvolumes/<name>, weight 1)',
   },
   'mount-root': {
     env: 'NFS_MOUNT_ROOT',
