@@ -43,6 +43,9 @@ export { annVolumeType, defaultDirectoryMode, parseClassParameters } from './cla
 export type { HostPathProvisionerOptions } from './hostpath-provisioner.ts';
 export { defaultProvisionerName, HostPathProvisioner } from './hostpath-provisioner.ts';
 export type { NodeReader } from './node-placement.ts';
+export type { NodeRootsEntry, NodeRootsSelection } from './node-roots-config.ts';
+export { defaultNodeEntry, parseNodeRootsConfig, rootsOfNode } from './node-roots-config.ts';
+export { reasonNodeRootsApplied, reasonNodeRootsRefused } from './node-roots-reload.ts';
 export type { HostPathVolume, VolumeOwnerScope } from './owned-volumes.ts';
 export { annOnDelete, annProvisionerIdentity, defaultNodeAffinityKey } from './persistent-volume.ts';
 export type { ProvisionerMode } from './provisioner-mode.ts';
@@ -56,7 +59,12 @@ export type { RootCapacity, RootSpace, StatFs } from './root-capacity.ts';
 export { noRoomReason, RootCapacityReader, roomFor } from './root-capacity.ts';
 export type { NamedRoot, RootRoom } from './root-placement.ts';
 export { chooseRoot, rootsOfClass } from './root-placement.ts';
-export type { RootOfSet, RootSetProvisionerOptions, RootSetVolume } from './root-set-provisioner.ts';
+export type {
+  RootOfSet,
+  RootSetChange,
+  RootSetProvisionerOptions,
+  RootSetVolume,
+} from './root-set-provisioner.ts';
 export { RootSetProvisioner } from './root-set-provisioner.ts';
 export type { ProjectQuotaAccess } from './size-enforcement.ts';
 export { annTakeBackFrom } from './take-back.ts';
