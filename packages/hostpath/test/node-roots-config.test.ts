@@ -1,4 +1,8 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { loadAllYaml, type V1ConfigMap } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
+import { defaultRoot } from '../src/cli-options.ts';
 import { defaultNodeEntry, parseNodeRootsConfig, rootsOfNode } from '../src/node-roots-config.ts';
 
 const localPathExample = JSON.stringify({
@@ -114,5 +118,18 @@ describe('the node roots file', () => {
     expect(
       parseNodeRootsConfig('{"nodePathMap":[],"sharedFileSystemPath":"","storageClassConfigs":{}}'),
     ).toEqual([]);
+  });
+});
+
+describe('the shipped ConfigMap', () => {
+  it("gives every node the DaemonSet's one root, so applying it changes no layout", async () => {
+    const [configMap] = loadAllYaml(
+      await readFile(join(import.meta.dirname, '..', 'deploy', 'node-roots-config.yaml'), 'utf8'),
+    ) as V1ConfigMap[];
+    const entries = parseNodeRootsConfig(configMap?.data?.['config.json'] ?? '');
+    expect(rootsOfNode(entries, 'any-node')).toEqual({
+      entry: defaultNodeEntry,
+      roots: [{ name: 'hostpath', path: defaultRoot }],
+    });
   });
 });
