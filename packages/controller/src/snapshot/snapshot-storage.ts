@@ -2,7 +2,7 @@
  * Where one provisioner keeps its snapshots, the part of taking them that is its own: the volume
  * operations of its root (safe-fs's `VolumeRoot` fits), the directory of a source PV's volume and
  * the directory of a snapshot. Everything else (the watch, claiming, status, events, metrics,
- * restores) is the shared {@link SnapshotTaker}'s.
+ * restores) is the shared `SnapshotTaker`'s.
  */
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import type { CloneProgress } from '../clone/clone-progress.ts';

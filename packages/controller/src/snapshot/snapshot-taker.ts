@@ -1,5 +1,5 @@
 /**
- * Takes and deletes `DirectorySnapshot`s on a provisioner's root ({@link SnapshotStorage}). While its
+ * Takes and deletes `DirectorySnapshot`s on a provisioner's root (`SnapshotStorage`). While its
  * term lasts (started by `maintain`) the leader watches the snapshots (`snapshot-watch.ts`); a
  * snapshot of a claim whose PV this provisioner made is claimed (an annotation naming the
  * provisioner, and a finalizer), copied with the root's clone into its snapshot area and marked
