@@ -3,7 +3,11 @@
  * provisioner serves, for this node, in the instance's namespace: `capacity` the room of the roots
  * the class may use together, `maximumVolumeSize` the roomiest one's. The scheduler reads them only
  * when a CSIDriver of the provisioner's name says `storageCapacity: true` (see the README,
- * "Capacity-aware scheduling"). Objects are written only when their numbers change.
+ * "Capacity-aware scheduling"). Objects are written only when their numbers change, and each root's
+ * room is published rounded down to a step of at most 1 % of its size, so a busy disk's free space,
+ * which moves every minute, does not cost an API write per class and node every minute: the
+ * scheduler sees up to 1 % less room than there is, never more. The publisher remembers what it wrote
+ * and lists its objects again only every {@link relistEvery} publications, or after a failure.
  */
 import { createHash } from 'node:crypto';
 import type { Logger, OperationContext } from '@kube-provisioner/controller';
@@ -70,6 +74,21 @@ export interface CapacityPublisherOptions {
   readonly logger: Logger;
 }
 
+/**
+ * Publications between two lists of the node's objects: the publisher is their only writer, so in
+ * between it trusts what it wrote; the list catches objects deleted or changed by someone else.
+ */
+export const relistEvery = 10;
+
+/**
+ * `bytes` of a root of `capacityBytes`, rounded down to a multiple of the largest power of two not
+ * above 1 % of the root's size (at least 1 byte).
+ */
+export function publishedBytes(bytes: number, capacityBytes: number): number {
+  const step = 2 ** Math.floor(Math.log2(Math.max(1, capacityBytes / 100)));
+  return Math.floor(bytes / step) * step;
+}
+
 /** The deterministic object name of `node`'s capacity for `className`: a restart updates it. */
 export function capacityObjectName(node: string, className: string): string {
   const hash = createHash('sha256').update(`${node}\0${className}`).digest('hex').slice(0, 16);
@@ -94,6 +113,10 @@ export class CapacityPublisher {
   #running: Promise<void> | undefined;
   #again = false;
   #topologyValue: string | undefined;
+  /** This node's objects as last listed or written, by name; `undefined`: list them next time. */
+  #known: Map<string, V1CSIStorageCapacity> | undefined;
+  /** Publications since the last list. */
+  #sinceList = 0;
 
   constructor(options: CapacityPublisherOptions) {
     this.#options = options;
@@ -132,14 +155,14 @@ export class CapacityPublisher {
    */
   async publish(context: Pick<OperationContext, 'signal'>): Promise<void> {
     const { signal } = context;
-    const { namespace } = this.#options;
-    const [classes, existing, roots] = await Promise.all([
+    const [classes, known, roots] = await Promise.all([
       this.#options.classes.list({ signal }),
-      this.#options.capacities.list({ namespace, labelSelector: this.#selector, signal }),
+      this.#knownObjects(signal),
       this.#readRoots(context),
     ]);
     this.#topologyValue ??= await this.#options.topology.value(signal);
-    const byName = new Map(existing.items.map((object) => [object.metadata?.name ?? '', object]));
+    // Forgotten until this publication has written all it must: a failure half-way lists again.
+    this.#known = undefined;
     const wanted = new Set<string>();
     for (const storageClass of classes.items) {
       if (storageClass.provisioner !== this.#options.provisionerName) continue;
@@ -148,15 +171,31 @@ export class CapacityPublisher {
       if (className === '' || parameters === undefined) continue;
       const name = capacityObjectName(this.#options.nodeName, className);
       wanted.add(name);
-      await this.#write(
-        byName.get(name),
-        this.#desired(name, className, classRoom(roots, parameters)),
-        signal,
-      );
+      const desired = this.#desired(name, className, classRoom(roots, parameters));
+      known.set(name, await this.#write(known.get(name), desired, signal));
     }
-    for (const [name] of byName) {
-      if (!wanted.has(name)) await this.#delete(name, signal);
+    for (const [name] of known) {
+      if (wanted.has(name)) continue;
+      await this.#delete(name, signal);
+      known.delete(name);
     }
+    this.#known = known;
+  }
+
+  /** This node's objects: listed every {@link relistEvery} publications, else as last written. */
+  async #knownObjects(signal: AbortSignal): Promise<Map<string, V1CSIStorageCapacity>> {
+    if (this.#known !== undefined && this.#sinceList < relistEvery) {
+      this.#sinceList += 1;
+      return this.#known;
+    }
+    const { namespace } = this.#options;
+    const existing = await this.#options.capacities.list({
+      namespace,
+      labelSelector: this.#selector,
+      signal,
+    });
+    this.#sinceList = 1;
+    return new Map(existing.items.map((object) => [object.metadata?.name ?? '', object]));
   }
 
   /**
@@ -172,6 +211,7 @@ export class CapacityPublisher {
     const { signal } = context;
     const { namespace } = this.#options;
     await this.#running;
+    this.#known = undefined;
     const existing = await capacities.list({ namespace, labelSelector: this.#selector, signal });
     for (const object of existing.items) {
       await deleteIfPresent(capacities, object.metadata?.name ?? '', namespace, signal);
@@ -205,21 +245,19 @@ export class CapacityPublisher {
     };
   }
 
+  /** Creates or updates the object unless it already says `desired`; resolves with the object as stored. */
   async #write(
     current: V1CSIStorageCapacity | undefined,
     desired: V1CSIStorageCapacity,
     signal: AbortSignal,
-  ): Promise<void> {
+  ): Promise<V1CSIStorageCapacity> {
     const { capacities, namespace } = this.#options;
-    if (current === undefined) {
-      await capacities.create(desired, { namespace, signal });
-      return;
-    }
-    if (unchanged(current, desired)) return;
+    if (current === undefined) return capacities.create(desired, { namespace, signal });
+    if (unchanged(current, desired)) return current;
     // storageClassName is immutable, and the name is derived from it: only numbers, topology and owner change.
     const resourceVersion = current.metadata?.resourceVersion;
     const metadata = { ...desired.metadata, ...(resourceVersion === undefined ? {} : { resourceVersion }) };
-    await capacities.update({ ...desired, metadata }, { namespace, signal });
+    return capacities.update({ ...desired, metadata }, { namespace, signal });
   }
 
   #delete(name: string, signal: AbortSignal): Promise<void> {
@@ -262,7 +300,10 @@ function classRoom(roots: readonly RootReading[], parameters: ClassParameters): 
   let largestBytes = 0;
   for (const reading of roots) {
     if (names !== undefined && (reading.root === undefined || !rootWanted(reading.root, names))) continue;
-    const bytes = roomFor(reading.capacity, parameters.enforceSize);
+    const bytes = publishedBytes(
+      roomFor(reading.capacity, parameters.enforceSize),
+      reading.capacity.capacityBytes,
+    );
     totalBytes += bytes;
     largestBytes = Math.max(largestBytes, bytes);
   }

@@ -1,6 +1,6 @@
 import { resources } from '@kube-provisioner/controller/client';
 import { createLogger } from '@kube-provisioner/controller/logging';
-import { FakeKubeApi, storageClassFixture } from '@kube-provisioner/controller/testing';
+import { FakeKubeApi, statusError, storageClassFixture } from '@kube-provisioner/controller/testing';
 import type { V1CSIStorageCapacity } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import {
@@ -8,6 +8,8 @@ import {
   type CapacityPublisherOptions,
   capacityObjectName,
   csiStorageCapacities,
+  publishedBytes,
+  relistEvery,
 } from '../src/capacity-publisher.ts';
 import type { RootCapacity } from '../src/root-capacity.ts';
 
@@ -171,5 +173,64 @@ describe('capacity publisher', () => {
     expect(name.length).toBeLessThanOrEqual(63);
     expect(capacityObjectName(long, 'Some.Class')).toBe(name);
     expect(capacityObjectName(long, 'some-class')).not.toBe(name);
+  });
+
+  it('rounds each root’s room down to at most 1 % of its size, so small changes of a busy disk write nothing', async () => {
+    const api = cluster();
+    const mi = 1024 ** 2;
+    // 20 GiB root: steps of 128 MiB (the power of two below 1 %).
+    const capacity = { current: { ...tenFree, freeBytes: 10 * gi + 5 * mi } };
+    const instance = publisher(api, capacity);
+    await instance.publish(context);
+    const fast = () =>
+      (api.objects(csiStorageCapacities) as V1CSIStorageCapacity[]).find(
+        (o) => o.storageClassName === 'fast',
+      );
+    expect(fast()?.capacity).toBe(String(10 * gi));
+    api.clearActions();
+    capacity.current = { ...tenFree, freeBytes: 10 * gi + 127 * mi };
+    await instance.publish(context);
+    expect(writes(api)).toEqual([]);
+    capacity.current = { ...tenFree, freeBytes: 10 * gi - 1 };
+    await instance.publish(context);
+    expect(writes(api)).toEqual([`update ${capacityObjectName('node-a', 'fast')}`]);
+    expect(fast()?.capacity).toBe(String(10 * gi - 128 * mi));
+    expect(publishedBytes(1000, 10)).toBe(1000);
+  });
+
+  it('lists its objects only now and then, and brings back one deleted by someone else at the next list', async () => {
+    const api = cluster();
+    const instance = publisher(api, { current: tenFree });
+    await instance.publish(context);
+    await api.resource(csiStorageCapacities).delete(capacityObjectName('node-a', 'fast'), { namespace });
+    api.clearActions();
+    const lists = () =>
+      api.actions().filter((a) => a.verb === 'list' && a.resource === 'csistoragecapacities');
+    for (let publication = 1; publication < relistEvery; publication += 1) await instance.publish(context);
+    expect(lists()).toEqual([]);
+    expect(writes(api)).toEqual([]);
+    await instance.publish(context);
+    expect(lists()).toHaveLength(1);
+    expect(writes(api)).toEqual([`create ${capacityObjectName('node-a', 'fast')}`]);
+  });
+
+  it('lists again after a publication that failed half-way', async () => {
+    const api = cluster();
+    const capacity = { current: tenFree };
+    const instance = publisher(api, capacity);
+    await instance.publish(context);
+    capacity.current = { ...tenFree, freeBytes: 3 * gi };
+    api.failNext({
+      verb: 'update',
+      resource: 'csistoragecapacities',
+      error: statusError('Conflict', 'changed'),
+    });
+    await expect(instance.publish(context)).rejects.toThrow('changed');
+    api.clearActions();
+    await instance.publish(context);
+    expect(
+      api.actions().filter((a) => a.verb === 'list' && a.resource === 'csistoragecapacities'),
+    ).toHaveLength(1);
+    expect(writes(api)).toContain(`update ${capacityObjectName('node-a', 'fast')}`);
   });
 });
