@@ -11,7 +11,8 @@
  * `--xfs-loop` also an XFS `reflink=1` file system made on a loop device in the temporary directory,
  * root only) gets `--rounds` copies by each copier, the order rotated per round, the page cache
  * dropped before each (as root). Space: free bytes (`statfs`) after the `sync` that follows the copy,
- * against before it. A copier the file system refuses (`--reflink=always` without reflinks) is
+ * against before it (other writers to a shared disk move it: only the loop file system is private),
+ * and the blocks the copy's files hold (`du`, which counts shared blocks in full). A copier the file system refuses (`--reflink=always` without reflinks) is
  * reported unsupported. Reported, never asserted.
  *
  *   npm exec -- node --conditions=@kube-provisioner/source packages/bench/src/snapshot-throughput.ts \
@@ -72,8 +73,10 @@ interface CopyRun {
   readonly wallMs: number;
   /** The copy and the `sync` that writes it back. */
   readonly syncedMs: number;
-  /** Free space the copy took, after that `sync`. */
+  /** Free space the copy took, after that `sync`: what sharing saves, exact only on a private file system. */
   readonly spaceBytes: number;
+  /** Blocks the copy's files hold (`du`), shared ones counted in full: the same for a clone as for a copy. */
+  readonly allocatedBytes: number;
 }
 
 /** Medians of one copier on one file system, or why it did not run. */
@@ -84,6 +87,7 @@ type CopierSummary =
       readonly filesPerS: number;
       readonly mbPerSWithSync: number;
       readonly spaceMb: number;
+      readonly allocatedMb: number;
     }
   | { readonly supported: false; readonly error: string };
 
@@ -189,7 +193,11 @@ async function measure(
       try {
         made = await copy(copier, name);
       } catch (err) {
-        errors.set(copier, String((err as { stderr?: string }).stderr || err).trim());
+        // Its first complaint: cp makes one per file.
+        const [first = ''] = String((err as { stderr?: string }).stderr || err)
+          .trim()
+          .split('\n');
+        errors.set(copier, first);
         log(`${copier}: unsupported here (${errors.get(copier)})`);
         await rm(join(base, name), { recursive: true, force: true });
         continue;
@@ -198,7 +206,15 @@ async function measure(
       await run('sync');
       const syncedMs = performance.now() - start;
       const spaceBytes = free - freeBytes(base);
-      runs.push({ copier, round, wallMs: Math.round(wallMs), syncedMs: Math.round(syncedMs), spaceBytes });
+      const allocatedBytes = Number((await run('du', ['-s', '-B1', made])).stdout.split('\t')[0]);
+      runs.push({
+        copier,
+        round,
+        wallMs: Math.round(wallMs),
+        syncedMs: Math.round(syncedMs),
+        spaceBytes,
+        allocatedBytes,
+      });
       log(
         `round ${round}, ${copier}: ${Math.round(wallMs)} ms (${Math.round(syncedMs)} with sync), ${(spaceBytes / 1e6).toFixed(1)} MB`,
       );
@@ -225,6 +241,7 @@ function summarize(
         filesPerS: Math.round(files / seconds),
         mbPerSWithSync: Number((totalBytes / 1e6 / (median(of.map((r) => r.syncedMs)) / 1000)).toFixed(1)),
         spaceMb: Number((median(of.map((r) => r.spaceBytes)) / 1e6).toFixed(1)),
+        allocatedMb: Number((median(of.map((r) => r.allocatedBytes)) / 1e6).toFixed(1)),
       },
     ];
   });
@@ -279,7 +296,7 @@ try {
       for (const [copier, result] of Object.entries(summary)) {
         log(
           result.supported
-            ? `  ${copier}: ${result.mbPerS} MB/s, ${result.filesPerS} files/s (with sync ${result.mbPerSWithSync} MB/s), ${result.spaceMb} MB of space`
+            ? `  ${copier}: ${result.mbPerS} MB/s, ${result.filesPerS} files/s (with sync ${result.mbPerSWithSync} MB/s), ${result.spaceMb} MB of space, ${result.allocatedMb} MB allocated`
             : `  ${copier}: unsupported`,
         );
       }
