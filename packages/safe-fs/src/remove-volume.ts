@@ -3,6 +3,7 @@
  * unused name, record along) and release (keep the data, mark the record).
  */
 
+import type { Stats } from 'node:fs';
 import { ownershipError } from './adoption.ts';
 import { archiveCandidate, maxArchiveAttempts } from './archive-name.ts';
 import {
@@ -21,7 +22,7 @@ import { type ParentChain, removeEmptyParents, withParents } from './parent-chai
 import type { RelativeVolumePath } from './relative-volume-path.ts';
 import { assertEmptiable, emptyDirectory } from './remove-tree.ts';
 import { findReservedName } from './reserved-name-search.ts';
-import { isReservedName, recordName } from './reserved-names.ts';
+import { isReservedName, recordName, removalName } from './reserved-names.ts';
 import { timestampOf, type VolumeContext } from './volume-context.ts';
 import { guardedContext, type WriteGuard } from './write-guard.ts';
 
@@ -109,7 +110,10 @@ async function dropRecord(dir: DirectoryHandle, leaf: string): Promise<void> {
   }
 }
 
-/** Stamps `removingAt` on the record before the directory goes (see {@link forgetMissing}). */
+/**
+ * Stamps `removingAt` on the record before the directory goes (see {@link forgetMissing}): what an
+ * archive does, and a delete of a kept volume (retained or archived), whose record a take-back reads.
+ */
 async function markRemoving(
   context: VolumeContext,
   dir: DirectoryHandle,
@@ -121,19 +125,27 @@ async function markRemoving(
 }
 
 /**
- * The directory is gone. A record stamped `removingAt` was left by a removal of this package that
- * was interrupted after the directory went: it goes too. A record without the stamp means the
- * directory was moved away by someone else: dropping the record would leave the data unprotected
- * wherever it comes back, so the removal is refused until an administrator decides.
+ * The directory is gone. A record stamped `removingAt`, or one beside the directory's removal name
+ * for this PV (see {@link deleteVolume}), was left by a removal of this package interrupted after the
+ * directory went: it goes too, and so does that leftover. A record without either means the directory
+ * was moved away by someone else: dropping the record would leave the data unprotected wherever it
+ * comes back, so the removal is refused until an administrator decides.
  */
 async function forgetMissing(
   dir: DirectoryHandle,
   leaf: string,
+  pvName: string,
   record: OwnershipRecord | undefined,
 ): Promise<void> {
-  if (record === undefined) return;
-  if (record.removingAt !== undefined) {
+  // Without a record only the leftover can be there: a delete drops the record before its rmdir.
+  if (record === undefined) {
+    await removeLeftover(dir, removalName(leaf, pvName));
+    return;
+  }
+  const leftover = (await dir.lstat(removalName(leaf, pvName))) !== undefined;
+  if (record.removingAt !== undefined || leftover) {
     await dropRecord(dir, leaf);
+    if (leftover) await removeLeftover(dir, removalName(leaf, pvName));
     return;
   }
   throw new SafeFsError({
@@ -193,6 +205,85 @@ function vanished(dir: DirectoryHandle, leaf: string): SafeFsError {
   });
 }
 
+/** Throws {@link vanished} unless `name` in `dir` is still the directory whose `fstat` was `stats`. */
+async function assertStill(dir: DirectoryHandle, name: string, stats: Stats): Promise<void> {
+  const listed = await dir.lstat(name);
+  if (listed === undefined || !sameIdentity(listed, stats)) throw vanished(dir, name);
+}
+
+/** Whether the record is of a kept volume (retained or archived), which a take-back may read. */
+function isKept(record: OwnershipRecord): boolean {
+  return record.releasedAt !== undefined || record.archivedAt !== undefined;
+}
+
+/**
+ * The record of `leaf` after checking it names `pvName`; `leftover` when it names another PV but
+ * this PV's interrupted delete left its removal name, which is then removed: that delete had dropped
+ * its record, and another volume was made at `leaf` since, which stays untouched.
+ */
+async function recordOrLeftover(
+  dir: DirectoryHandle,
+  leaf: string,
+  pvName: string,
+): Promise<OwnershipRecord | undefined | 'leftover'> {
+  try {
+    return await recordNaming(dir, leaf, pvName);
+  } catch (err) {
+    if (!isSafeFsError(err) || err.kind !== 'ownership') throw err;
+    if (!(await removeLeftover(dir, removalName(leaf, pvName)))) throw err;
+    return 'leftover';
+  }
+}
+
+/**
+ * Renames recorded volume `leaf`, open with `stats`, to its removal name `removed` (the stamp that
+ * it is this package's removal, see {@link forgetMissing}), and checks that what moved is that
+ * volume: the rename changed the parent, so over NFS the look at the new name asks the server.
+ * Something else (swapped in since it was opened) is put back and the delete retried.
+ */
+async function moveToRemovalName(
+  dir: DirectoryHandle,
+  leaf: string,
+  removed: string,
+  stats: Stats,
+): Promise<void> {
+  try {
+    await dir.rename(leaf, removed);
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err;
+    // This PV's own earlier attempt, interrupted after its rename: that volume went on meanwhile
+    // (the record was dropped after it) and was remade; what is left of it goes first.
+    await removeLeftover(dir, removed);
+    await dir.rename(leaf, removed);
+  }
+  const moved = await dir.lstat(removed);
+  if (moved !== undefined && sameIdentity(moved, stats)) return;
+  if (moved !== undefined) await dir.rename(removed, leaf).catch(() => undefined);
+  throw vanished(dir, leaf);
+}
+
+/**
+ * Removes directory `name`, a removal name left by an interrupted delete, as a delete removes a
+ * recorded volume (never following a link, nothing unless everything can go); `false` when absent.
+ */
+async function removeLeftover(dir: DirectoryHandle, name: string): Promise<boolean> {
+  const leftover = await dir.openDirectory(name);
+  if (leftover === undefined) return false;
+  try {
+    const stats = await leftover.stat();
+    const names = await topLevelOf(leftover);
+    await refuseHostingVolumes(leftover, true, names);
+    await assertEmptiable(leftover, names);
+    await emptyDirectory(leftover, names);
+    await assertStill(dir, name, stats);
+  } finally {
+    await leftover.close();
+  }
+  await dir.rmdir(name);
+  return true;
+}
+
 /**
  * Runs a removal of `path` in its parent directory: guarded by the caller's check, `ifMissing`
  * when a parent is absent; `refuseNested` refuses a path below another volume.
@@ -234,14 +325,17 @@ export function deleteVolume(
     options,
     { ifMissing: 'missing', refuseNested: true },
     async ({ chain, parents, dir, leaf }) => {
-      const record = await recordNaming(dir, leaf, options.pvName);
+      const { pvName } = options;
+      const record = await recordOrLeftover(dir, leaf, pvName);
+      if (record === 'leftover') return 'missing';
       const volume = await openVolume(dir, leaf, record === undefined && options.recordedOnly === true);
       if (volume === undefined) {
-        await forgetMissing(dir, leaf, record);
+        await forgetMissing(dir, leaf, pvName, record);
         await removeEmptyParents(chain, parents);
         return 'missing';
       }
       if (volume === 'unrecorded') return 'unrecorded';
+      const removed = record === undefined ? leaf : removalName(leaf, pvName);
       try {
         const stats = await volume.stat();
         const names = await topLevelOf(volume);
@@ -250,16 +344,20 @@ export function deleteVolume(
         // Nothing goes unless everything can: a refusal halfway (root_squash, another user's
         // directory) would leave a half-deleted volume.
         await assertEmptiable(volume, names);
-        if (record !== undefined) await markRemoving(context, dir, leaf, record);
+        if (record !== undefined) {
+          if (isKept(record)) await markRemoving(context, dir, leaf, record);
+          await moveToRemovalName(dir, leaf, removed, stats);
+        }
         await emptyDirectory(volume, names);
-        // What was emptied (the descriptor's identity never changes) is what is removed by name.
-        const listed = await dir.lstat(leaf);
-        if (listed === undefined || !sameIdentity(listed, stats)) throw vanished(dir, leaf);
+        // What was emptied (the descriptor's identity never changes) is what is removed by name;
+        // for a recorded volume its rename checked that already.
+        if (record === undefined) await assertStill(dir, leaf, stats);
       } finally {
         await volume.close();
       }
-      await dir.rmdir(leaf);
+      // The record before the directory: the name left over says the removal was this package's.
       if (record !== undefined) await dropRecord(dir, leaf);
+      await dir.rmdir(removed);
       await removeEmptyParents(chain, parents);
       return 'deleted';
     },
@@ -286,7 +384,7 @@ export async function archiveVolume(
       const record = await recordNaming(dir, leaf, options.pvName);
       const stats = await dir.lstat(leaf);
       if (stats === undefined) {
-        await forgetMissing(dir, leaf, record);
+        await forgetMissing(dir, leaf, options.pvName, record);
         await removeEmptyParents(chain, parents);
         return missing;
       }

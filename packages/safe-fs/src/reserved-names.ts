@@ -72,6 +72,15 @@ export function cloneTemporaryName(leaf: string): string {
   return hasHashedRecordName(leaf) ? hashedName(leaf, 'copy') : `.${leaf}${reservedToken}.copy`;
 }
 
+/**
+ * Name of the directory, beside volume `leaf`, that a delete for PV `pvName` renames the volume to
+ * before its record goes (see `remove-volume.ts`): `.kube-provisioner.sha256-<hash>.gone`, the hash
+ * of both, so only that PV's retry takes a leftover for its own, whatever was made at `leaf` since.
+ */
+export function removalName(leaf: string, pvName: string): string {
+  return hashedName(`${leaf}\0${pvName}`, 'gone');
+}
+
 /** Prefix of every not-yet-published record: recognisable, so leftovers of a crash can be swept. */
 export const temporaryRecordPrefix: string = `${reservedToken}.tmp.`;
 

@@ -2,6 +2,7 @@ import { lstat, mkdir, readdir, readFile, rename, stat, symlink, writeFile } fro
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type FsOps, isSafeFsError, nodeFsOps, parseRelativeVolumePath, VolumeRoot } from '../src/index.ts';
+import { removalName } from '../src/reserved-names.ts';
 import { ownerOf, systemErrorOf, useTempDirs } from './fixtures.ts';
 
 const tempDir = useTempDirs();
@@ -138,7 +139,7 @@ describe('deleteVolume', () => {
     expect(await root.deleteVolume(path('nothing/here'), { pvName: 'p' })).toBe('missing');
 
     await root.createVolume(path('ns1/data'), { owner: ownerOf('ns1', 'data', 'u1'), mode: 0o777 });
-    // The process dies after removing the directory, before removing its record.
+    // The process dies after renaming the directory to its removal name, before removing its record.
     const crashing: FsOps = {
       ...nodeFsOps,
       unlink: async (target) => {
@@ -149,10 +150,9 @@ describe('deleteVolume', () => {
     await expect(
       new VolumeRoot(base, { fs: crashing }).deleteVolume(path('ns1/data'), { pvName: 'pvc-u1' }),
     ).rejects.toThrow('EIO');
-    expect(await readdir(join(base, 'ns1'))).toEqual([
-      '.data.kube-provisioner.json',
-      '.kube-provisioner-parent.json',
-    ]);
+    expect((await readdir(join(base, 'ns1'))).sort()).toEqual(
+      ['.data.kube-provisioner.json', '.kube-provisioner-parent.json', removalName('data', 'pvc-u1')].sort(),
+    );
 
     expect(await root.deleteVolume(path('ns1/data'), { pvName: 'pvc-u1' })).toBe('missing');
     expect(await readdir(base)).toEqual([]);

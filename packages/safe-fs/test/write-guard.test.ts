@@ -24,24 +24,32 @@ function gate(): { wait: Promise<void>; open: () => void } {
 }
 
 /**
- * System calls that freeze once the first record text is written (its `symlink`: a temporary record
- * that replaces another, or a new record itself), until `resume` opens; `frozen` opens once they
- * froze. That write passed the guard; the next one is checked again.
+ * System calls that freeze once the first `call` is made (`symlink`: the first record text written,
+ * a temporary record that replaces another or a new record itself; `unlink`: the first entry
+ * removed), until `resume` opens; `frozen` opens once they froze. That write
+ * passed the guard; the next one is checked again.
  */
-function freezingWhileWritingRecord(): { fs: FsOps; frozen: Promise<void>; resume: () => void } {
+function freezingAfter(call: 'symlink' | 'unlink' = 'symlink'): {
+  fs: FsOps;
+  frozen: Promise<void>;
+  resume: () => void;
+} {
   const frozen = gate();
   const resumed = gate();
   let froze = false;
+  const freeze = async () => {
+    if (!froze) {
+      froze = true;
+      frozen.open();
+      await resumed.wait;
+    }
+  };
   return {
     fs: {
       ...nodeFsOps,
-      symlink: async (text, path) => {
-        await nodeFsOps.symlink(text, path);
-        if (!froze) {
-          froze = true;
-          frozen.open();
-          await resumed.wait;
-        }
+      [call]: async (...args: [never, never]) => {
+        await (nodeFsOps[call] as (...args: [never, never]) => Promise<void>)(...args);
+        await freeze();
       },
     },
     frozen: frozen.wait,
@@ -63,15 +71,19 @@ function term(): { guard: () => void; end: () => void } {
 }
 
 describe('a guarded removal resumed after its term ended', () => {
-  it.each(['deleteVolume', 'archiveVolume'] as const)(
+  it.each([
+    // A delete frozen once its record is gone (after the rename to its removal name): the successor
+    // finds that name alone and removes it ('missing'); an archive freezes stamping the record.
+    ['deleteVolume', 'unlink', 'missing'],
+    ['archiveVolume', 'symlink', 'deleted'],
+  ] as const)(
     '%s does not put back the record the successor removed, and leaves nothing behind',
-    async (operation) => {
+    async (operation, call, successor) => {
       const base = await tempDir();
       await new VolumeRoot(base).createVolume(volume, { owner, mode: 0o777 });
-      const { fs, frozen, resume } = freezingWhileWritingRecord();
+      const { fs, frozen, resume } = freezingAfter(call);
       const { guard, end } = term();
 
-      // The removal stamps `removingAt` on the record first; it freezes while writing that.
       const paused = new VolumeRoot(base, { fs })[operation](volume, {
         pvName: owner.pvName,
         beforeEachWrite: guard,
@@ -79,7 +91,7 @@ describe('a guarded removal resumed after its term ended', () => {
       await frozen;
       end();
       await expect(new VolumeRoot(base).deleteVolume(volume, { pvName: owner.pvName })).resolves.toBe(
-        'deleted',
+        successor,
       );
       resume();
 
@@ -91,9 +103,10 @@ describe('a guarded removal resumed after its term ended', () => {
   it('an unguarded removal in the same position does put the record back (what the guard prevents)', async () => {
     const base = await tempDir();
     await new VolumeRoot(base).createVolume(volume, { owner, mode: 0o777 });
-    const { fs, frozen, resume } = freezingWhileWritingRecord();
+    const { fs, frozen, resume } = freezingAfter();
 
-    const paused = new VolumeRoot(base, { fs }).deleteVolume(volume, { pvName: owner.pvName });
+    // An archive stamps the record by a rewrite (a delete no longer rewrites it).
+    const paused = new VolumeRoot(base, { fs }).archiveVolume(volume, { pvName: owner.pvName });
     await frozen;
     await new VolumeRoot(base).deleteVolume(volume, { pvName: owner.pvName });
     resume();
@@ -119,7 +132,7 @@ describe('a guarded create whose term ended', () => {
 
   it('leaves what it made in place when the term ends half way, for the successor to reuse', async () => {
     const base = await tempDir();
-    const { fs, frozen, resume } = freezingWhileWritingRecord();
+    const { fs, frozen, resume } = freezingAfter();
     const { guard, end } = term();
     const creating = new VolumeRoot(base, { fs }).createVolume(parseRelativeVolumePath('ns1/data'), {
       owner,
