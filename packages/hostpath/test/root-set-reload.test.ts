@@ -1,9 +1,16 @@
 import { access, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { resources } from '@kube-provisioner/controller/client';
+import { createLogger } from '@kube-provisioner/controller/logging';
+import { FakeKubeApi } from '@kube-provisioner/controller/testing';
+import { UsageMonitor } from '@kube-provisioner/controller/usage';
+import { annDynamicallyProvisioned } from '@kube-provisioner/controller/wire-names';
 import type { V1PersistentVolume } from '@kubernetes/client-node';
+import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
+import { defaultProvisionerName } from '../src/hostpath-provisioner.ts';
 import type { RootSpace } from '../src/root-capacity.ts';
-import { type RootOfSet, RootSetProvisioner } from '../src/root-set-provisioner.ts';
+import { type RootOfSet, RootSetProvisioner, type RootSetVolume } from '../src/root-set-provisioner.ts';
 import {
   claim,
   context,
@@ -121,5 +128,42 @@ describe('a root set changed without a restart', () => {
       'root name bulk is given twice',
     );
     expect(set.provisioner.placeableRoots).toEqual([set.roots.bulk]);
+  });
+
+  it('measures the usage of volumes on a retired root and on a root added later', async () => {
+    await using set = await fastThenBulk();
+    const measured: string[] = [];
+    const monitor = new UsageMonitor<RootSetVolume>({
+      registry: new Registry(),
+      operationsPerSecond: 1000,
+      scanTimeoutMs: 10_000,
+      onExceeded: () => {},
+      measure: async (volume) => {
+        measured.push(`${volume.root === set.paths.fast ? 'fast' : 'bulk'} ${volume.path}`);
+        return { bytes: 0, inodes: 0 };
+      },
+    });
+    const api = new FakeKubeApi();
+    const provisioner = new RootSetProvisioner({
+      nodeName: 'node-a',
+      roots: [set.roots.fast],
+      usage: { monitor, volumes: api.resource(resources.persistentVolumes) },
+    });
+    const onFast = (await provisionOn(provisioner)).pv;
+    provisioner.setRoots([set.roots.bulk]);
+    const onBulk = (await provisionOn(provisioner)).pv;
+    const bound = (pv: V1PersistentVolume, claimName: string): V1PersistentVolume => ({
+      ...pv,
+      metadata: {
+        ...pv.metadata,
+        annotations: { ...pv.metadata?.annotations, [annDynamicallyProvisioned]: defaultProvisionerName },
+      },
+      spec: { ...pv.spec, claimRef: { name: claimName, namespace: 'team-a' } },
+    });
+    api.seed(resources.persistentVolumes, bound(onFast, 'one'), bound(onBulk, 'two'));
+
+    await provisioner.maintain({ ...context, logger: createLogger({ level: 'silent', write: () => {} }) });
+
+    expect(measured.sort()).toEqual([`bulk ${onBulk.metadata?.name}`, `fast ${onFast.metadata?.name}`]);
   });
 });
