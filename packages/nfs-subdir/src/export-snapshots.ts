@@ -1,15 +1,18 @@
 /**
- * Where an NFS export keeps its `DirectorySnapshot`s, for the controller's shared snapshot taker:
- * the export's root, a source PV's directory (its `nfs.path` below the export, on this server) and
- * safe-fs's snapshot area at the top of the export. A provisioner serving several exports takes no
- * snapshots yet: it refuses them, saying so in each snapshot's status and a Warning event.
+ * Where NFS exports keep their `DirectorySnapshot`s, for the controller's shared snapshot taker: an
+ * export's root, a source PV's directory (its `nfs.path` below the export, on this server) and
+ * safe-fs's snapshot area at the top of the export. With several exports a snapshot is kept on its
+ * source's export, and found again there (by its ownership record) to be restored or deleted.
  */
+import { type ClaimDataSource, InfeasibleError } from '@kube-provisioner/controller';
+import { cloneSource } from '@kube-provisioner/controller/clone';
 import {
-  type SnapshotAccess,
+  type SnapshotReader,
   type SnapshotStorage,
-  SnapshotTaker,
+  snapshotSourceAccess,
 } from '@kube-provisioner/controller/snapshot';
 import { type RelativeVolumePath, snapshotPath, type VolumeRoot } from '@kube-provisioner/safe-fs';
+import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { NfsExport } from './nfs-export.ts';
 
 /** The snapshots of the export `nfsExport`, mounted at `root`. */
@@ -20,31 +23,103 @@ export function exportSnapshotStorage(
   return { volumes: root, sourcePathOf: (pv) => nfsExport.directoryOf(pv), snapshotPathOf: snapshotPath };
 }
 
-/** Why a provisioner serving several exports (`NFS_EXPORTS`) takes no snapshots. */
-export const severalExportsSnapshotRefusal =
-  'snapshots are not taken by a provisioner serving several exports (NFS_EXPORTS) yet; a provisioner of one export (NFS_SERVER, NFS_PATH) takes them';
+/** One export of several, as its snapshots need it. */
+export interface SnapshotExport {
+  readonly nfsExport: NfsExport;
+  readonly root: VolumeRoot;
+}
 
-function refused(): never {
-  throw new Error(severalExportsSnapshotRefusal);
+/** A directory on one export of several. */
+export interface ExportPath {
+  readonly root: VolumeRoot;
+  readonly path: RelativeVolumePath;
+}
+
+/** The export below which `pv`'s directory lies, and that directory; `undefined` when on none. */
+function exportPathOf(exports: readonly SnapshotExport[], pv: Readonly<V1PersistentVolume>) {
+  for (const { nfsExport, root } of exports) {
+    try {
+      return { root, path: nfsExport.directoryOf(pv) };
+    } catch {
+      // Another export's volume, or none's.
+    }
+  }
+  return undefined;
 }
 
 /**
- * The snapshot taker of a provisioner serving several exports: every snapshot of its claims gets
- * {@link severalExportsSnapshotRefusal} and is left unclaimed; nothing is written to any export.
+ * The export of `exports` holding the snapshot with object UID `uid` in `namespace`: the first whose
+ * snapshot area has its ownership record (made before anything is copied), `undefined` when none has.
  */
-export function refusingSnapshotTaker(access: SnapshotAccess, provisionerName: string): SnapshotTaker<never> {
-  const volumes = {
-    cloneVolume: refused,
-    createVolume: refused,
-    removeCloneLeftover: refused,
-    deleteVolume: refused,
-    releaseVolume: refused,
+export async function snapshotExport<E extends SnapshotExport>(
+  exports: readonly E[],
+  namespace: string,
+  uid: string,
+): Promise<E | undefined> {
+  const path = snapshotPath(namespace, uid);
+  for (const served of exports) {
+    if ((await served.root.readRecord(path)) !== undefined) return served;
+  }
+  return undefined;
+}
+
+/**
+ * The export of `exports` holding the snapshot a claim `pvc` is restored from (`dataSource`), checked
+ * as a restore's source is (ready, this provisioner's, no larger than the request).
+ *
+ * @throws as `cloneSource` while the snapshot is missing or not ready; Error when no export has its data.
+ */
+export async function restoredSnapshotExport<E extends SnapshotExport>(
+  exports: readonly E[],
+  snapshots: SnapshotReader,
+  dataSource: ClaimDataSource,
+  pvc: Readonly<V1PersistentVolumeClaim>,
+  provisionerName: string,
+  signal: AbortSignal,
+): Promise<E> {
+  const access = snapshotSourceAccess(snapshots);
+  const source = await cloneSource(access, dataSource, pvc, provisionerName, signal);
+  const { namespace = '', uid = '' } = source.pv.spec?.claimRef ?? {};
+  const served = await snapshotExport(exports, namespace, uid);
+  if (served !== undefined) return served;
+  throw new Error(
+    `the data of snapshot ${namespace}/${dataSource.name} is on none of this provisioner's exports`,
+  );
+}
+
+/**
+ * The snapshots of several exports: each kept in the snapshot area of its source's export, so that
+ * taking one copies within one file system and a restore is made on that export.
+ */
+export function severalExportsSnapshotStorage(
+  exports: readonly SnapshotExport[],
+): SnapshotStorage<ExportPath> {
+  return {
+    volumes: {
+      cloneVolume(source, path, options) {
+        if (source.root !== path.root) throw new Error('a snapshot is copied on its source’s export only');
+        return path.root.cloneVolume(source.path, path.path, options);
+      },
+      createVolume: (at, options) => at.root.createVolume(at.path, options),
+      removeCloneLeftover: (at, options) => at.root.removeCloneLeftover(at.path, options),
+      deleteVolume: (at, options) => at.root.deleteVolume(at.path, options),
+      releaseVolume: (at, options) => at.root.releaseVolume(at.path, options),
+    },
+    sourcePathOf(pv) {
+      const found = exportPathOf(exports, pv);
+      if (found !== undefined) return found;
+      const nfs = pv.spec?.nfs;
+      throw new InfeasibleError(
+        `the source volume ${pv.metadata?.name} (${nfs?.server}:${nfs?.path}) is below none of this provisioner's exports`,
+      );
+    },
+    async snapshotPathOf(namespace, uid, source) {
+      const path = snapshotPath(namespace, uid);
+      if (source !== undefined) return { root: source.root, path };
+      // Never copied (its source never found): nothing to remove on any export, the first will do.
+      const served = (await snapshotExport(exports, namespace, uid)) ?? exports[0];
+      if (served === undefined) throw new Error('no export');
+      return { root: served.root, path };
+    },
   };
-  const storage = { volumes, sourcePathOf: refused, snapshotPathOf: refused };
-  return new SnapshotTaker<never>({
-    ...access,
-    storage,
-    provisionerName,
-    refusal: severalExportsSnapshotRefusal,
-  });
 }

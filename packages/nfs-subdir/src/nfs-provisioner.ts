@@ -99,9 +99,10 @@ export interface NfsProvisionerOptions {
   /**
    * `DirectorySnapshot` access: with it the leader takes and deletes snapshots of this export's
    * claims into the export's snapshot area (the controller's `SnapshotTaker`, started by
-   * `maintain`) and restores claims whose `dataSourceRef` names one, as clones are made.
+   * `maintain`) and restores claims whose `dataSourceRef` names one, as clones are made. With
+   * `take: false` it only restores: its caller takes the snapshots (several exports).
    */
-  readonly snapshots?: SnapshotAccess | undefined;
+  readonly snapshots?: (SnapshotAccess & { readonly take?: boolean | undefined }) | undefined;
   /**
    * Counts what archive retention keeps and removes; none without it. With {@link usage} too, the
    * sweeps size the archives (each once, within the usage monitor's I/O budget) for the byte metrics.
@@ -193,12 +194,13 @@ export class NfsProvisioner implements Provisioner {
       snapshots &&
       new CloneJobs(this.#root, snapshotSourceAccess(snapshots.snapshots), this.#provisionerName);
     this.#snapshots =
-      snapshots &&
-      new SnapshotTaker({
-        ...snapshots,
-        storage: exportSnapshotStorage(this.#root, this.#export),
-        provisionerName: this.#provisionerName,
-      });
+      snapshots === undefined || snapshots.take === false
+        ? undefined
+        : new SnapshotTaker({
+            ...snapshots,
+            storage: exportSnapshotStorage(this.#root, this.#export),
+            provisionerName: this.#provisionerName,
+          });
     this.dataSources = [
       ...(clones === undefined ? [] : [{ apiGroup: '', kind: 'PersistentVolumeClaim' }]),
       ...(snapshots === undefined ? [] : [snapshotKind]),

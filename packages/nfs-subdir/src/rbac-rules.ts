@@ -16,7 +16,7 @@ export type { PolicyRule } from '@kube-provisioner/controller/cli';
 /**
  * Cluster-wide rules. StorageClasses are also read directly to delete PVs of the upstream programs.
  * Then the snapshots' rules, the controller's `snapshotRules`: `DirectorySnapshot`s taken, restored
- * and deleted (or, with several exports, refused in their status).
+ * and deleted.
  */
 export const clusterRules: readonly PolicyRule[] = [...cloneAndExpandClusterRules, ...snapshotRules];
 

@@ -21,7 +21,7 @@ import { cloneSource } from '@kube-provisioner/controller/clone';
 import type { EventType } from '@kube-provisioner/controller/events';
 import { GidAllocator } from '@kube-provisioner/controller/gid-allocator';
 import type { DataSourceKind } from '@kube-provisioner/controller/provisioner';
-import type { SnapshotTaker } from '@kube-provisioner/controller/snapshot';
+import { SnapshotTaker, snapshotKind } from '@kube-provisioner/controller/snapshot';
 import { listMeasuredVolumes } from '@kube-provisioner/controller/usage';
 import {
   checkWritableDirectory,
@@ -38,7 +38,11 @@ import { reasonExportAvailable, reasonExportUnavailable } from './export-health-
 import type { NfsExportConfig } from './export-list.ts';
 import type { ExportMetrics } from './export-metrics.ts';
 import { answerWithin, type ExportSpace, exportSpace, type StatFs } from './export-placement.ts';
-import { refusingSnapshotTaker } from './export-snapshots.ts';
+import {
+  type ExportPath,
+  restoredSnapshotExport,
+  severalExportsSnapshotStorage,
+} from './export-snapshots.ts';
 import { NfsExport } from './nfs-export.ts';
 import { NfsProvisioner, type NfsProvisionerOptions } from './nfs-provisioner.ts';
 import { type PlacementPolicy, PlacementTurns } from './placement-policy.ts';
@@ -50,7 +54,7 @@ import { ownedNfsVolume } from './volume-usage.ts';
 /**
  * Options of {@link SeveralExportsProvisioner}: those of every export's provisioner, and the exports.
  * `clones.registry` is not used yet: each export's clone jobs would register the same metric names.
- * `snapshots` are refused (`export-snapshots.ts`): each snapshot of its claims says so in its status.
+ * `snapshots` are taken by one taker over every export, each on its source's export (`export-snapshots.ts`).
  */
 export interface SeveralExportsProvisionerOptions
   extends Omit<NfsProvisionerOptions, 'server' | 'exportPath' | 'mountRoot' | 'usage' | 'archiveMetrics'> {
@@ -117,8 +121,8 @@ export class SeveralExportsProvisioner implements Provisioner {
   readonly #statfsCalls = new Map<string, ReturnType<StatFs>>();
   /** Each class's turn under `placement: round-robin` or `weighted`. */
   readonly #turns = new PlacementTurns();
-  /** Refuses every snapshot of its claims, in its status: not taken with several exports yet. */
-  readonly #snapshots: SnapshotTaker<never> | undefined;
+  /** Takes the snapshots of every export's claims, each on its source's export. */
+  readonly #snapshots: SnapshotTaker<ExportPath> | undefined;
   /** PersistentVolumeClaim (a clone) when clones are configured, else none. */
   readonly dataSources: readonly DataSourceKind[];
 
@@ -151,6 +155,8 @@ export class SeveralExportsProvisioner implements Provisioner {
         ...shared,
         gids,
         clones,
+        // Each export's provisioner restores; the snapshots of all are taken by one taker.
+        snapshots: snapshots && { ...snapshots, take: false },
         server: config.server,
         exportPath: config.path,
         mountRoot: config.mountRoot,
@@ -161,7 +167,13 @@ export class SeveralExportsProvisioner implements Provisioner {
     this.#writeProbe = writeProbe ?? access;
     this.#options = options;
     this.dataSources = this.#served[0]?.provisioner.dataSources ?? [];
-    this.#snapshots = snapshots && refusingSnapshotTaker(snapshots, shared.provisionerName);
+    this.#snapshots =
+      snapshots &&
+      new SnapshotTaker({
+        ...snapshots,
+        storage: severalExportsSnapshotStorage(this.#served),
+        provisionerName: shared.provisionerName,
+      });
   }
 
   async provision(options: ProvisionOptions, context: OperationContext): Promise<ProvisionResult> {
@@ -195,7 +207,28 @@ export class SeveralExportsProvisioner implements Provisioner {
     context: OperationContext,
   ): Promise<Served> {
     const { pvc, pvName, dataSource } = options;
-    const { clones, provisionerName } = this.#options;
+    const { clones, snapshots, provisionerName } = this.#options;
+    if (
+      dataSource?.kind === snapshotKind.kind &&
+      dataSource.apiGroup === snapshotKind.apiGroup &&
+      snapshots
+    ) {
+      const { snapshots: reader } = snapshots;
+      const served = await restoredSnapshotExport(
+        this.#served,
+        reader,
+        dataSource,
+        pvc,
+        provisionerName,
+        context.signal,
+      );
+      if (!candidates.includes(served)) {
+        throw new InfeasibleError(
+          `a restore is made on its snapshot's export, ${served.config.name}, which the StorageClass does not select (parameters "exports", "exportSelector")`,
+        );
+      }
+      return served;
+    }
     if (dataSource !== undefined && clones !== undefined) {
       const source = await cloneSource(clones, dataSource, pvc, provisionerName, context.signal);
       const served = this.#exportOf(source.pv);

@@ -1,6 +1,6 @@
 // A DirectorySnapshot of an nfs-subdir claim, on real directories as the export: taken into the
 // export's snapshot area, restored into a new claim with identical content, its data removed with
-// the object (kept with Retain); a provisioner of several exports refuses it in its status.
+// the object (kept with Retain); with several exports, all of it on the source's export.
 import { chmod, link, mkdir, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { OperationContext, ProvisionOptions, ProvisionResult } from '@kube-provisioner/controller';
@@ -16,7 +16,6 @@ import { snapshotPath, VolumeRoot } from '@kube-provisioner/safe-fs';
 import { treeSnapshot } from '@kube-provisioner/safe-fs/testing';
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { severalExportsSnapshotRefusal } from '../src/export-snapshots.ts';
 import {
   claim,
   context,
@@ -27,7 +26,7 @@ import {
   storageClass,
   temporaryRoot,
 } from './fixtures.ts';
-import { twoExports } from './several-exports-fixtures.ts';
+import { gi, twoExports } from './several-exports-fixtures.ts';
 
 /** The directory below `root` of an nfs PV of export `/export`. */
 const dirOf = (root: string, pv: V1PersistentVolume) =>
@@ -172,36 +171,62 @@ describe('DirectorySnapshots of nfs-subdir claims', () => {
 });
 
 describe('DirectorySnapshots with several exports', () => {
-  it('are refused in their status, left unclaimed, and nothing is written to any export', async () => {
+  it('are kept on the source’s export, restored there with identical content, and removed from it', async () => {
     const api = new FakeKubeApi();
     const snapshots = api.resource(directorySnapshots);
-    const pv: V1PersistentVolume = {
-      metadata: { name: 'pv-src', annotations: { 'pv.kubernetes.io/provisioned-by': provisionerName } },
-      spec: { nfs: { server: 'nfs.example.com', path: '/srv/a/team-a-src' } },
+    let source: { bound: V1PersistentVolumeClaim; pv: V1PersistentVolume } | undefined;
+    const access = {
+      snapshots,
+      claims: { get: async () => source?.bound ?? claim() },
+      volumes: { get: async () => source?.pv ?? {} },
     };
-    const bound: V1PersistentVolumeClaim = {
-      metadata: { name: 'src', namespace: 'team-a' },
-      spec: { volumeName: 'pv-src' },
-      status: { phase: 'Bound' },
-    };
-    const access = { snapshots, claims: { get: async () => bound }, volumes: { get: async () => pv } };
-    const exports = await twoExports({ a: 10 * 1024 ** 3, b: 10 * 1024 ** 3 }, { snapshots: access });
+    // Most free space: the source goes to export b.
+    const exports = await twoExports({ a: gi, b: 10 * gi }, { snapshots: access });
     await using _dir = exports.dir;
+    const src = claim({ namespace: 'team-a', name: 'src', storage: '2Gi' });
+    const options = provisionOptions(src, storageClass());
+    const pv = provisioned(await exports.provisioner.provision(options, context));
+    const exportDir = (volume: V1PersistentVolume) =>
+      join(exports.dir.path, volume.spec?.nfs?.path.replace('/srv/', '') ?? '');
+    const sourceDir = exportDir(pv);
+    expect(sourceDir.startsWith(exports.mount('b'))).toBe(true);
+    await mkdir(join(sourceDir, 'sub'));
+    await writeFile(join(sourceDir, 'sub', 'a.txt'), 'alpha');
+    await link(join(sourceDir, 'sub', 'a.txt'), join(sourceDir, 'hard-a'));
+    const expected = await treeSnapshot(sourceDir);
+    source = {
+      bound: { ...src, spec: { ...src.spec, volumeName: options.pvName }, status: { phase: 'Bound' } },
+      pv: {
+        ...pv,
+        metadata: {
+          ...pv.metadata,
+          annotations: { ...pv.metadata?.annotations, 'pv.kubernetes.io/provisioned-by': provisionerName },
+        },
+      },
+    };
     const term = new AbortController();
     await exports.provisioner.maintain({ ...context, signal: term.signal });
 
     await snapshots.create(snapshotObject(), { namespace: 'team-a' });
-
-    const refused = await eventually(async () => {
+    const ready = await eventually(async () => {
       const snapshot = await snapshots.get('snap', { namespace: 'team-a' });
-      expect(snapshot.status?.error?.message).toBe(severalExportsSnapshotRefusal);
+      expect(snapshot.status?.readyToUse).toBe(true);
       return snapshot;
     });
+    const path = snapshotPath('team-a', ready.metadata?.uid ?? '');
+    expect(await treeSnapshot(join(exports.mount('b'), path))).toEqual(expected);
+    await expect(stat(join(exports.mount('a'), path))).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(exports.provisioner.dataSources).toContainEqual(snapshotKind);
+
+    const restore = restoreOptions('restored');
+    const restored = provisioned(await untilFinished(() => exports.provisioner.provision(restore, context)));
+    expect(exportDir(restored).startsWith(exports.mount('b'))).toBe(true);
+    expect(await treeSnapshot(exportDir(restored))).toEqual(expected);
+
+    await snapshots.delete('snap', { namespace: 'team-a' });
+    await eventually(() => expect(api.objects(directorySnapshots)).toEqual([]));
     term.abort();
-    expect(refused.status?.readyToUse).toBe(false);
-    expect(refused.metadata?.finalizers ?? []).toEqual([]);
-    expect(refused.metadata?.annotations?.[annSnapshotProvisioner]).toBeUndefined();
-    for (const name of ['a', 'b']) expect(await treeSnapshot(exports.mount(name))).toEqual({});
-    expect(exports.provisioner.dataSources).not.toContainEqual(snapshotKind);
+    await expect(stat(join(exports.mount('b'), path))).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(await treeSnapshot(exportDir(restored))).toEqual(expected);
   });
 });

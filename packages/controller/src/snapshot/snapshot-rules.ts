@@ -2,7 +2,7 @@
  * The API permissions taking and restoring `DirectorySnapshot`s need, for a provisioner's RBAC table:
  * listed and watched by the leader (`snapshot-watch.ts`), read by restores, patched for the
  * provisioner's annotation and finalizers (its own and the cloning-protection one of a restore),
- * and their status written when taken or refused.
+ * and their status written when taken or failed.
  */
 import type { PolicyRule } from '../cli/rbac.ts';
 import { directorySnapshots } from './directory-snapshot.ts';

@@ -66,6 +66,10 @@ export interface SnapshotStorage<Path> {
    * @throws InfeasibleError when this instance cannot copy it (outside its root, say).
    */
   sourcePathOf(pv: Readonly<V1PersistentVolume>): Path;
-  /** The directory of the snapshot with object UID `uid` in `namespace` (safe-fs's `snapshotPath` fits). */
-  snapshotPathOf(namespace: string, uid: string): Path;
+  /**
+   * The directory of the snapshot with object UID `uid` in `namespace` (safe-fs's `snapshotPath`
+   * fits): with `source`, of one about to be copied from that volume (a root of several keeps it
+   * beside its source); without, of one copied before, which a root of several looks up.
+   */
+  snapshotPathOf(namespace: string, uid: string, source?: Path): Path | Promise<Path>;
 }

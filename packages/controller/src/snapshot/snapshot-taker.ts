@@ -56,11 +56,6 @@ export interface SnapshotTakerOptions<Path> extends SnapshotAccess, SnapshotWatc
   readonly storage: SnapshotStorage<Path>;
   /** Snapshots of claims whose PV this provisioner made are its own. */
   readonly provisionerName: string;
-  /**
-   * Why this instance takes no snapshots, when it cannot: each snapshot of its claims gets this
-   * message as its error (status and a Warning event) and is left unclaimed, so deleting it needs nothing.
-   */
-  readonly refusal?: string | undefined;
   /** Clock for `creationTime` and `error.time`. Default `Date.now`. */
   readonly now?: (() => number) | undefined;
 }
@@ -121,7 +116,6 @@ export class SnapshotTaker<Path> {
       }
       const source = await this.#source(snapshot, context.signal);
       if (source === undefined) return 'settled';
-      if (this.#options.refusal !== undefined) throw new InfeasibleError(this.#options.refusal);
       const claimed = mine ? snapshot : await this.#claim(snapshot, context);
       mine = true;
       await this.#take(claimed, source, context);
@@ -204,7 +198,7 @@ export class SnapshotTaker<Path> {
     const { name = '', namespace = '', uid = '' } = snapshot.metadata ?? {};
     const { storage } = this.#options;
     const sourcePath = storage.sourcePathOf(pv);
-    const path = storage.snapshotPathOf(namespace, uid);
+    const path = await storage.snapshotPathOf(namespace, uid, sourcePath);
     context.assertLeader();
     const progress = await storage.volumes.cloneVolume(sourcePath, path, {
       ...this.#volumeOf(snapshot),
@@ -238,7 +232,7 @@ export class SnapshotTaker<Path> {
     if (!finalizers.includes(snapshotFinalizer) || finalizers.includes(finalizerCloningProtection)) return;
     const { name = '', namespace = '', uid = '', resourceVersion } = snapshot.metadata ?? {};
     const { volumes } = this.#options.storage;
-    const path = this.#options.storage.snapshotPathOf(namespace, uid);
+    const path = await this.#options.storage.snapshotPathOf(namespace, uid);
     if (deletionPolicyOf(snapshot) === 'Delete') {
       context.assertLeader();
       const fence = { pvName: snapshotRecordName(uid), beforeEachWrite: () => context.assertLeader() };
