@@ -24,6 +24,7 @@ describe('example kustomize manifests', () => {
     expect(objects.map((object) => object.kind).sort()).toEqual([
       'ClusterRole',
       'ClusterRoleBinding',
+      'CustomResourceDefinition',
       'Deployment',
       'Namespace',
       'Role',
@@ -55,5 +56,13 @@ describe('example kustomize manifests', () => {
     expect(await allowed('any', '', 'pods', 'create')).toBe(false);
     expect(await allowed('nfs-provisioner', '', 'secrets', 'get')).toBe(false);
     expect(await allowed('', '', 'nodes', 'get')).toBe(false);
+    const snapshots = 'snapshot.kube-provisioner.io';
+    for (const verb of ['get', 'list', 'watch', 'patch']) {
+      expect(await allowed('any', snapshots, 'directorysnapshots', verb), `directorysnapshots ${verb}`).toBe(
+        true,
+      );
+    }
+    expect(await allowed('any', snapshots, 'directorysnapshots', 'delete')).toBe(false);
+    expect(await allowed('any', snapshots, 'directorysnapshots/status', 'patch')).toBe(true);
   });
 });
