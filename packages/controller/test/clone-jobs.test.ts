@@ -210,6 +210,29 @@ describe('CloneJobs', () => {
     expect(volumes.copies.get('copy')?.options.signal.aborted).toBe(true);
   });
 
+  it('checks its own claim through targetClaims, not the source access (a snapshot adapter answers with snapshots)', async () => {
+    const target = request('restore');
+    // As a snapshot adapter: its claims are sources only, so the restoring claim is not among them.
+    const fake = api(sourcePv(), [source]);
+    let checks = 0;
+    const live = {
+      get: async () => {
+        checks += 1;
+        return target.pvc;
+      },
+    };
+    const volumes = new ManualVolumes();
+    const jobs = new CloneJobs(volumes, fake.access, provisioner, { checkIntervalMs: 1, targetClaims: live });
+    await jobs.step(target, context);
+    const copy = volumes.copies.get('restore');
+    // Several checks pass while the copy runs; none may cancel it.
+    await expect.poll(() => checks).toBeGreaterThanOrEqual(3);
+    expect(copy?.options.signal.aborted).toBe(false);
+    copy?.finish({ entries: 1, bytes: 1, skipped: 0 });
+    await expect.poll(() => jobs.step(target, context)).toEqual({ ended: true });
+    expect(volumes.deleted).toEqual([]);
+  });
+
   it('refuses, before writing anything, a source of another namespace, provisioner or larger size', async () => {
     const refusal = async (
       pv: V1PersistentVolume,

@@ -170,8 +170,12 @@ export class HostPathProvisioner implements Provisioner {
     this.#clones =
       clones && new CloneJobs(volumes, clones, this.#provisionerName, { registry: clones.registry });
     const { snapshots } = options;
+    // A restore's own claim is a claim, not a snapshot: its copy checks it there.
     this.#restores =
-      snapshots && new CloneJobs(volumes, snapshotSourceAccess(snapshots.snapshots), this.#provisionerName);
+      snapshots &&
+      new CloneJobs(volumes, snapshotSourceAccess(snapshots.snapshots), this.#provisionerName, {
+        targetClaims: snapshots.claims,
+      });
     this.dataSources = [
       ...(clones === undefined ? [] : [{ apiGroup: '', kind: 'PersistentVolumeClaim' }]),
       ...(snapshots === undefined ? [] : [snapshotKind]),

@@ -11,6 +11,7 @@
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import { isNotFound } from '../client/api-error.ts';
+import type { ResourceClient } from '../client/resource-client.ts';
 import type { ClaimDataSource, OperationContext } from '../provisioner.ts';
 import { CloneMetrics } from './clone-metrics.ts';
 import type { CloneProgress } from './clone-progress.ts';
@@ -87,6 +88,13 @@ export interface CloneJobsOptions {
   readonly checkIntervalMs?: number | undefined;
   /** Where the clone metrics (`kube_provisioner_clone*`) are registered. Default: no metrics. */
   readonly registry?: Registry | undefined;
+  /**
+   * Where a running copy reads its own claim (`persistentvolumeclaims` `get`) to see that it still
+   * exists. Default: the source access's `claims`, which are claims when the source is a claim. A
+   * source of another kind (a snapshot adapter's `claims` answer with snapshots) must pass the
+   * claims here, or every copy is cancelled at its first check.
+   */
+  readonly targetClaims?: Pick<ResourceClient<V1PersistentVolumeClaim>, 'get'> | undefined;
 }
 
 /** The background clones of one provisioner. */
@@ -98,6 +106,7 @@ export class CloneJobs<Path, VolumeOptions> {
   /** Claims waiting for a free slot, oldest first: UID → how to requeue it. */
   readonly #waiting = new Map<string, () => void>();
   readonly #checkIntervalMs: number;
+  readonly #targetClaims: Pick<ResourceClient<V1PersistentVolumeClaim>, 'get'>;
   readonly #metrics: CloneMetrics | undefined;
 
   constructor(
@@ -110,6 +119,7 @@ export class CloneJobs<Path, VolumeOptions> {
     this.#access = access;
     this.#provisionerName = provisionerName;
     this.#checkIntervalMs = options.checkIntervalMs ?? claimCheckIntervalMs;
+    this.#targetClaims = options.targetClaims ?? access.claims;
     this.#metrics = options.registry && new CloneMetrics(options.registry);
   }
 
@@ -238,7 +248,7 @@ export class CloneJobs<Path, VolumeOptions> {
   async #cancelIfDeleted(pvc: Readonly<V1PersistentVolumeClaim>, abort: AbortController): Promise<void> {
     const { name = '', namespace = '', uid } = pvc.metadata ?? {};
     try {
-      const current = await this.#access.claims.get(name, { namespace, signal: AbortSignal.timeout(10_000) });
+      const current = await this.#targetClaims.get(name, { namespace, signal: AbortSignal.timeout(10_000) });
       if (current.metadata?.uid === uid && current.metadata?.deletionTimestamp === undefined) return;
     } catch (err) {
       if (!isNotFound(err)) return;
