@@ -236,27 +236,29 @@ async function recordOrLeftover(
 }
 
 /**
- * Renames recorded volume `leaf`, open with `stats`, to its removal name `removed` (the stamp that
- * it is this package's removal, see {@link forgetMissing}), and checks that what moved is that
- * volume: the rename changed the parent, so over NFS the look at the new name asks the server.
- * Something else (swapped in since it was opened) is put back and the delete retried.
+ * Renames recorded volume `leaf` to its removal name `removed`: the stamp that its removal is this
+ * package's (see {@link forgetMissing}). A leftover of this PV's earlier, interrupted delete under
+ * that name goes first.
  */
-async function moveToRemovalName(
-  dir: DirectoryHandle,
-  leaf: string,
-  removed: string,
-  stats: Stats,
-): Promise<void> {
+async function moveToRemovalName(dir: DirectoryHandle, leaf: string, removed: string): Promise<void> {
   try {
     await dir.rename(leaf, removed);
   } catch (err) {
     const code = errnoCode(err);
     if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err;
-    // This PV's own earlier attempt, interrupted after its rename: that volume went on meanwhile
-    // (the record was dropped after it) and was remade; what is left of it goes first.
     await removeLeftover(dir, removed);
     await dir.rename(leaf, removed);
   }
+}
+
+/**
+ * Checks that what the rename moved to `removed` is the volume that was opened (`stats`) and emptied
+ * through its descriptor, before that name is removed. Made after the record went, which changed
+ * the parent, so over NFS this look asks the server, not the client's cache. Something else (swapped
+ * in at `leaf` after the open) is put back untouched; the volume it replaced was emptied wherever it
+ * went, as its delete asked.
+ */
+async function assertMoved(dir: DirectoryHandle, leaf: string, removed: string, stats: Stats): Promise<void> {
   const moved = await dir.lstat(removed);
   if (moved !== undefined && sameIdentity(moved, stats)) return;
   if (moved !== undefined) await dir.rename(removed, leaf).catch(() => undefined);
@@ -336,8 +338,11 @@ export function deleteVolume(
       }
       if (volume === 'unrecorded') return 'unrecorded';
       const removed = record === undefined ? leaf : removalName(leaf, pvName);
+      const stats = await volume.stat().catch(async (err: unknown) => {
+        await volume.close();
+        throw err;
+      });
       try {
-        const stats = await volume.stat();
         const names = await topLevelOf(volume);
         if (record === undefined && (await isMadeParent(volume, stats, names))) return 'missing';
         await refuseHostingVolumes(volume, record !== undefined, names);
@@ -346,17 +351,19 @@ export function deleteVolume(
         await assertEmptiable(volume, names);
         if (record !== undefined) {
           if (isKept(record)) await markRemoving(context, dir, leaf, record);
-          await moveToRemovalName(dir, leaf, removed, stats);
+          await moveToRemovalName(dir, leaf, removed);
         }
         await emptyDirectory(volume, names);
-        // What was emptied (the descriptor's identity never changes) is what is removed by name;
-        // for a recorded volume its rename checked that already.
+        // What was emptied (the descriptor's identity never changes) is what is removed by name.
         if (record === undefined) await assertStill(dir, leaf, stats);
       } finally {
         await volume.close();
       }
-      // The record before the directory: the name left over says the removal was this package's.
-      if (record !== undefined) await dropRecord(dir, leaf);
+      if (record !== undefined) {
+        // The record before the directory: the name left over says the removal was this package's.
+        await dropRecord(dir, leaf);
+        await assertMoved(dir, leaf, removed, stats);
+      }
       await dir.rmdir(removed);
       await removeEmptyParents(chain, parents);
       return 'deleted';

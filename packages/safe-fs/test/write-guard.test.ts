@@ -25,11 +25,11 @@ function gate(): { wait: Promise<void>; open: () => void } {
 
 /**
  * System calls that freeze once the first `call` is made (`symlink`: the first record text written,
- * a temporary record that replaces another or a new record itself; `unlink`: the first entry
- * removed), until `resume` opens; `frozen` opens once they froze. That write
+ * a temporary record that replaces another or a new record itself; `rename`: a delete's move
+ * of the volume to its removal name), until `resume` opens; `frozen` opens once they froze. That write
  * passed the guard; the next one is checked again.
  */
-function freezingAfter(call: 'symlink' | 'unlink' = 'symlink'): {
+function freezingAfter(call: 'symlink' | 'rename' = 'symlink'): {
   fs: FsOps;
   frozen: Promise<void>;
   resume: () => void;
@@ -72,9 +72,9 @@ function term(): { guard: () => void; end: () => void } {
 
 describe('a guarded removal resumed after its term ended', () => {
   it.each([
-    // A delete frozen once its record is gone (after the rename to its removal name): the successor
-    // finds that name alone and removes it ('missing'); an archive freezes stamping the record.
-    ['deleteVolume', 'unlink', 'missing'],
+    // A delete frozen after its rename to the removal name: the successor finds the record beside
+    // that name and finishes the removal ('missing'); an archive freezes stamping the record.
+    ['deleteVolume', 'rename', 'missing'],
     ['archiveVolume', 'symlink', 'deleted'],
   ] as const)(
     '%s does not put back the record the successor removed, and leaves nothing behind',
