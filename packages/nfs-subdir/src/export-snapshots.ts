@@ -13,6 +13,7 @@ import {
 } from '@kube-provisioner/controller/snapshot';
 import { type RelativeVolumePath, snapshotPath, type VolumeRoot } from '@kube-provisioner/safe-fs';
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { answerWithin } from './export-placement.ts';
 import type { NfsExport } from './nfs-export.ts';
 
 /** The snapshots of the export `nfsExport`, mounted at `root`. */
@@ -49,18 +50,29 @@ function exportPathOf(exports: readonly SnapshotExport[], pv: Readonly<V1Persist
 
 /**
  * The export of `exports` holding the snapshot with object UID `uid` in `namespace`: the first whose
- * snapshot area has its ownership record (made before anything is copied), `undefined` when none has.
+ * snapshot area has its ownership record (made before anything is copied), `undefined` when every
+ * export answered without it. Each export gets `timeoutMs` to answer, so a hung mount holds no worker.
+ *
+ * @throws Error (tried again later) when none has it and one did not answer: the data may be there.
  */
 export async function snapshotExport<E extends SnapshotExport>(
   exports: readonly E[],
   namespace: string,
   uid: string,
+  timeoutMs: number,
 ): Promise<E | undefined> {
   const path = snapshotPath(namespace, uid);
+  const silent: string[] = [];
   for (const served of exports) {
-    if ((await served.root.readRecord(path)) !== undefined) return served;
+    const what = `the export mounted at ${served.root.base}`;
+    try {
+      if ((await answerWithin(served.root.readRecord(path), timeoutMs, what)) !== undefined) return served;
+    } catch (err) {
+      silent.push((err as Error).message);
+    }
   }
-  return undefined;
+  if (silent.length === 0) return undefined;
+  throw new Error(`snapshot ${namespace}/${uid} was looked for on every export, and ${silent.join('; ')}`);
 }
 
 /**
@@ -75,12 +87,12 @@ export async function restoredSnapshotExport<E extends SnapshotExport>(
   dataSource: ClaimDataSource,
   pvc: Readonly<V1PersistentVolumeClaim>,
   provisionerName: string,
-  signal: AbortSignal,
+  context: { readonly signal: AbortSignal; readonly timeoutMs: number },
 ): Promise<E> {
   const access = snapshotSourceAccess(snapshots);
-  const source = await cloneSource(access, dataSource, pvc, provisionerName, signal);
+  const source = await cloneSource(access, dataSource, pvc, provisionerName, context.signal);
   const { namespace = '', uid = '' } = source.pv.spec?.claimRef ?? {};
-  const served = await snapshotExport(exports, namespace, uid);
+  const served = await snapshotExport(exports, namespace, uid, context.timeoutMs);
   if (served !== undefined) return served;
   throw new Error(
     `the data of snapshot ${namespace}/${dataSource.name} is on none of this provisioner's exports`,
@@ -89,10 +101,12 @@ export async function restoredSnapshotExport<E extends SnapshotExport>(
 
 /**
  * The snapshots of several exports: each kept in the snapshot area of its source's export, so that
- * taking one copies within one file system and a restore is made on that export.
+ * taking one copies within one file system and a restore is made on that export. `timeoutMs` bounds
+ * each export's answer when a snapshot is looked for (see {@link snapshotExport}).
  */
 export function severalExportsSnapshotStorage(
   exports: readonly SnapshotExport[],
+  timeoutMs: number,
 ): SnapshotStorage<ExportPath> {
   return {
     volumes: {
@@ -117,7 +131,7 @@ export function severalExportsSnapshotStorage(
       const path = snapshotPath(namespace, uid);
       if (source !== undefined) return { root: source.root, path };
       // Never copied (its source never found): nothing to remove on any export, the first will do.
-      const served = (await snapshotExport(exports, namespace, uid)) ?? exports[0];
+      const served = (await snapshotExport(exports, namespace, uid, timeoutMs)) ?? exports[0];
       if (served === undefined) throw new Error('no export');
       return { root: served.root, path };
     },

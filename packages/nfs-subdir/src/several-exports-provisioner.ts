@@ -171,7 +171,10 @@ export class SeveralExportsProvisioner implements Provisioner {
       snapshots &&
       new SnapshotTaker({
         ...snapshots,
-        storage: severalExportsSnapshotStorage(this.#served),
+        storage: severalExportsSnapshotStorage(
+          this.#served,
+          options.statfsTimeoutMs ?? defaultStatfsTimeoutMs,
+        ),
         provisionerName: shared.provisionerName,
       });
   }
@@ -214,14 +217,10 @@ export class SeveralExportsProvisioner implements Provisioner {
       snapshots
     ) {
       const { snapshots: reader } = snapshots;
-      const served = await restoredSnapshotExport(
-        this.#served,
-        reader,
-        dataSource,
-        pvc,
-        provisionerName,
-        context.signal,
-      );
+      const served = await restoredSnapshotExport(this.#served, reader, dataSource, pvc, provisionerName, {
+        signal: context.signal,
+        timeoutMs: this.#options.statfsTimeoutMs ?? defaultStatfsTimeoutMs,
+      });
       if (!candidates.includes(served)) {
         throw new InfeasibleError(
           `a restore is made on its snapshot's export, ${served.config.name}, which the StorageClass does not select (parameters "exports", "exportSelector")`,

@@ -16,6 +16,8 @@ import { snapshotPath, VolumeRoot } from '@kube-provisioner/safe-fs';
 import { treeSnapshot } from '@kube-provisioner/safe-fs/testing';
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
+import { snapshotExport } from '../src/export-snapshots.ts';
+import { NfsExport } from '../src/nfs-export.ts';
 import {
   claim,
   context,
@@ -23,6 +25,7 @@ import {
   provisioned,
   provisionerName,
   provisionOptions,
+  server,
   storageClass,
   temporaryRoot,
 } from './fixtures.ts';
@@ -228,5 +231,34 @@ describe('DirectorySnapshots with several exports', () => {
     term.abort();
     await expect(stat(join(exports.mount('b'), path))).rejects.toMatchObject({ code: 'ENOENT' });
     expect(await treeSnapshot(exportDir(restored))).toEqual(expected);
+  });
+});
+
+describe('finding a snapshot among several exports', () => {
+  it('finds it past an export that does not answer, and never calls it nowhere while one is silent', async () => {
+    await using root = await temporaryRoot();
+    const answering = { nfsExport: new NfsExport(server, '/srv/a'), root: new VolumeRoot(root.path) };
+    const silentRoot = { base: '/mnt/b', readRecord: () => new Promise<never>(() => {}) };
+    const silent = { nfsExport: new NfsExport(server, '/srv/b'), root: silentRoot as unknown as VolumeRoot };
+
+    await expect(snapshotExport([answering], 'team-a', 'uid-1', 20)).resolves.toBeUndefined();
+    await expect(snapshotExport([answering, silent], 'team-a', 'uid-1', 20)).rejects.toThrow(
+      'the export mounted at /mnt/b gave no answer within 20 ms',
+    );
+
+    const owner = {
+      claimUid: 'uid-1',
+      namespace: 'team-a',
+      claimName: 'snap',
+      pvName: 'snapshot-uid-1',
+      provisioner: provisionerName,
+    };
+    await answering.root.createVolume(snapshotPath('team-a', 'uid-1'), {
+      owner,
+      mode: 0o700,
+      parentMode: 0o700,
+      ownParentsOnly: true,
+    });
+    await expect(snapshotExport([silent, answering], 'team-a', 'uid-1', 20)).resolves.toBe(answering);
   });
 });
