@@ -34,6 +34,8 @@ export interface CliOptions extends ProvisionerCliOptions, UsageCliOptions {
    * one bare `--root /path`, which keeps its layout and PVs.
    */
   readonly namedRoots?: readonly NamedRoot[] | undefined;
+  /** Per-node mode: roots the node roots file marks retired (served, but taking no new volume). */
+  readonly retiredRoots?: readonly NamedRoot[] | undefined;
   /**
    * Per-node mode: the node roots file (`--roots-config`) the named roots came from (none for a node
    * it gives none), read again every {@link rootsConfigIntervalMs} and applied when it changes.
@@ -203,7 +205,9 @@ export function parseCliOptions(argv: readonly string[], env: Environment): CliO
     provisionerName,
     root,
     ...(namedRoots === undefined ? {} : { namedRoots }),
-    ...(rootsConfig === undefined ? {} : { rootsConfig: rootsConfig.file }),
+    ...(rootsConfig === undefined
+      ? {}
+      : { rootsConfig: rootsConfig.file, retiredRoots: rootsConfig.retired }),
     rootsConfigIntervalMs: parsed.goDuration('roots-config-interval'),
     nodeName,
     nodeAffinityKey: parsed.string('node-affinity-key') ?? defaultNodeAffinityKey,
@@ -289,8 +293,8 @@ function readRootsConfig(
     throw new UsageError(`--roots-config: cannot read ${path}: ${(err as Error).message}`);
   }
   try {
-    const { entry, roots } = rootsOfNode(parseNodeRootsConfig(text), nodeName);
-    return { roots, file: { path, text, entry } };
+    const { entry, roots, retired } = rootsOfNode(parseNodeRootsConfig(text), nodeName);
+    return { roots, retired, file: { path, text, entry } };
   } catch (err) {
     throw new UsageError(`--roots-config ${path}: ${(err as Error).message}`);
   }

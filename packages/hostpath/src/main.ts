@@ -191,7 +191,8 @@ await runProvisioner<CliOptions>({
   version,
   usage: usage(),
   parse: parseCliOptions,
-  preflight: (options) => checkSeparateFileSystems(options.namedRoots ?? []),
+  preflight: (options) =>
+    checkSeparateFileSystems([...(options.namedRoots ?? []), ...(options.retiredRoots ?? [])]),
   setup(options, api, logger) {
     const perNode = options.mode === 'per-node';
     // On a local disk the file-system calls run on the event loop's thread (5x less CPU per volume);
@@ -234,6 +235,7 @@ await runProvisioner<CliOptions>({
             ...common,
             nodeName: options.nodeName ?? '',
             roots: capacity.roots,
+            retiredRoots: options.retiredRoots?.map(capacity.rootOfSet),
             usage: usageReporting(options, api, registry, recorder, measureOnItsRoot()),
           });
     if (
@@ -246,9 +248,9 @@ await runProvisioner<CliOptions>({
         path: options.rootsConfig.path,
         nodeName: options.nodeName ?? '',
         applied: options.rootsConfig.text,
-        async apply(roots) {
-          await checkSeparateFileSystems(roots);
-          const change = provisioner.setRoots(roots.map(capacity.rootOfSet));
+        async apply(roots, retired) {
+          await checkSeparateFileSystems([...roots, ...retired]);
+          const change = provisioner.setRoots(roots.map(capacity.rootOfSet), retired.map(capacity.rootOfSet));
           capacity.setPlaceable(provisioner.placeableRoots);
           capacity.changed();
           return change;

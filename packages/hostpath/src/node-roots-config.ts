@@ -1,7 +1,7 @@
 /**
- * The node roots file (`--config`): local-path-provisioner's `config.json` (its `nodePathMap`), so
+ * The node roots file (`--roots-config`): local-path-provisioner's `config.json` (its `nodePathMap`), so
  * each node of one DaemonSet gets its own disks from one ConfigMap. A path may also carry a name
- * and labels, as `--root` gives them; a bare path is named after its last segment.
+ * and labels, as `--root` gives them, or be marked retired; a bare path is named after its last segment.
  */
 import { isAbsolute, posix, resolve } from 'node:path';
 import { checkRoots, type NamedRoot, rootNamePattern } from './root-placement.ts';
@@ -13,7 +13,13 @@ export const defaultNodeEntry = 'DEFAULT_PATH_FOR_NON_LISTED_NODES';
 export interface NodeRootsEntry {
   /** A node name, or {@link defaultNodeEntry}. */
   readonly node: string;
+  /** The roots new volumes go to. */
   readonly roots: readonly NamedRoot[];
+  /**
+   * Roots marked `"retired": true`: no new volume goes there, but their volumes are still served,
+   * across restarts too, until the disk is taken out of the file.
+   */
+  readonly retired: readonly NamedRoot[];
 }
 
 /** The roots of this node under a file: those of its entry, else of the default one. */
@@ -22,6 +28,8 @@ export interface NodeRootsSelection {
   readonly entry: string | undefined;
   /** The node's roots; none when no entry applies or the entry lists no path. */
   readonly roots: readonly NamedRoot[];
+  /** The node's retired roots (see {@link NodeRootsEntry.retired}). */
+  readonly retired: readonly NamedRoot[];
 }
 
 /**
@@ -54,18 +62,20 @@ export function parseNodeRootsConfig(text: string): readonly NodeRootsEntry[] {
     // local-path reads an entry without "paths" as one with none.
     const paths: unknown = item.paths ?? [];
     if (!Array.isArray(paths)) throw new Error(`the "paths" of node ${node} must be a list`);
-    const roots = namedRoots(
-      paths.map((path: unknown) => rootOf(path, node)),
-      node,
-    );
-    if (roots.length > 0) {
+    const given = paths.map((path: unknown) => rootOf(path, node));
+    const all = namedRoots(given, node);
+    if (all.length > 0) {
       try {
-        checkRoots(roots);
+        checkRoots(all);
       } catch (err) {
         throw new Error(`node ${node}: ${(err as Error).message}`);
       }
     }
-    return { node, roots };
+    return {
+      node,
+      roots: all.filter((_, at) => !given[at]?.retired),
+      retired: all.filter((_, at) => given[at]?.retired),
+    };
   });
 }
 
@@ -73,7 +83,7 @@ export function parseNodeRootsConfig(text: string): readonly NodeRootsEntry[] {
 export function rootsOfNode(entries: readonly NodeRootsEntry[], node: string): NodeRootsSelection {
   const entry =
     entries.find((item) => item.node === node) ?? entries.find((item) => item.node === defaultNodeEntry);
-  return { entry: entry?.node, roots: entry?.roots ?? [] };
+  return { entry: entry?.node, roots: entry?.roots ?? [], retired: entry?.retired ?? [] };
 }
 
 /** Settings of local-path's file that would mean something else here: refused, not ignored. */
@@ -97,12 +107,14 @@ interface GivenRoot {
   readonly name: string | undefined;
   readonly labels: readonly string[];
   readonly path: string;
+  readonly retired: boolean;
 }
 
-/** One item of `paths`: `"/path"`, `"name:label=/path"` or `{"path", "name"?, "labels"?}`. */
+/** One item of `paths`: `"/path"`, `"name:label=/path"` or `{"path", "name"?, "labels"?, "retired"?}`. */
 function rootOf(item: unknown, node: string): GivenRoot {
   let name: string | undefined;
   let labels: readonly string[] = [];
+  let retired = false;
   let path: unknown;
   if (typeof item === 'string') {
     const at = item.indexOf('=');
@@ -120,11 +132,16 @@ function rootOf(item: unknown, node: string): GivenRoot {
       }
       labels = item.labels;
     }
+    if (item.retired !== undefined) {
+      if (typeof item.retired !== 'boolean')
+        throw new Error(`a "retired" on node ${node} must be true or false`);
+      retired = item.retired;
+    }
   }
   if (typeof path !== 'string' || !isAbsolute(path) || resolve(path) === '/') {
     throw new Error(`a path on node ${node} must be absolute and not /, got ${JSON.stringify(path ?? item)}`);
   }
-  return { name, labels, path: resolve(path) };
+  return { name, labels, path: resolve(path), retired };
 }
 
 /**

@@ -28,10 +28,10 @@ export interface NodeRootsReloadOptions {
   /** The file's content as applied at start: a read finding the same does nothing. */
   readonly applied: string;
   /**
-   * Makes `roots` this node's, or throws, changing nothing (a root inside a retired one, two roots
-   * on one file system).
+   * Makes `roots` this node's, and `retired` its roots that take no new volume, or throws, changing
+   * nothing (a root inside a retired one, two roots on one file system).
    */
-  apply(roots: readonly NamedRoot[]): Promise<RootSetChange>;
+  apply(roots: readonly NamedRoot[], retired: readonly NamedRoot[]): Promise<RootSetChange>;
   readonly logger: Logger;
   /** Where the Events go, and the Pod they are about; without them changes are only logged and counted. */
   readonly events?: { readonly recorder: Pick<EventRecorder, 'event'>; readonly pod: KubeObject } | undefined;
@@ -96,9 +96,14 @@ export class NodeRootsReload {
     if (text === this.#seen) return 'unchanged';
     this.#seen = text;
     try {
-      const { entry, roots } = rootsOfNode(parseNodeRootsConfig(text), nodeName);
-      const change = await this.#options.apply(roots);
-      const summary = roots.map((root) => `${root.name}=${root.path}`).join(',') || 'none';
+      const { entry, roots, retired } = rootsOfNode(parseNodeRootsConfig(text), nodeName);
+      const change = await this.#options.apply(roots, retired);
+      const summary = [
+        roots.map((root) => `${root.name}=${root.path}`).join(',') || 'none',
+        ...(retired.length === 0
+          ? []
+          : [`(retired ${retired.map((root) => `${root.name}=${root.path}`).join(',')})`]),
+      ].join(' ');
       logger.info(
         { path, entry, roots: summary, added: change.added, retired: change.retired },
         'node roots file changed: roots applied',

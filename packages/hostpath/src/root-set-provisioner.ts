@@ -76,6 +76,11 @@ export interface RootSetProvisionerOptions
    * (a node roots file listing it without paths): its claims are rescheduled.
    */
   readonly roots: readonly RootOfSet[];
+  /**
+   * Roots that take no new volume but whose volumes are still served (a disk being emptied, marked
+   * retired in the node roots file); checked together with {@link roots}.
+   */
+  readonly retiredRoots?: readonly RootOfSet[] | undefined;
   /** Usage reporting of the volumes on every root, as {@link HostPathProvisionerOptions.usage}. */
   readonly usage?:
     | { readonly monitor: UsageMonitor<RootSetVolume>; readonly volumes: VolumeLister }
@@ -102,7 +107,8 @@ export class RootSetProvisioner implements Provisioner {
   /** @throws Error for a malformed or repeated name, or a root inside another. */
   constructor(options: RootSetProvisionerOptions) {
     const roots = normalized(options.roots);
-    if (roots.length > 0) checkRoots(roots);
+    const retired = normalized(options.retiredRoots ?? []);
+    if (roots.length + retired.length > 0) checkRoots([...roots, ...retired]);
     this.#options = options;
     this.#placement = new NodePlacement(
       'per-node',
@@ -110,7 +116,10 @@ export class RootSetProvisioner implements Provisioner {
       options.nodeAffinityKey ?? defaultNodeAffinityKey,
       options.nodes,
     );
-    this.#members = roots.map((root) => this.#member(root));
+    this.#members = [
+      ...roots.map((root) => this.#member(root, true)),
+      ...retired.map((root) => this.#member(root, false)),
+    ];
     // Those of each root's provisioner: clones (snapshots are not taken per node).
     this.dataSources = options.clones === undefined ? [] : [{ apiGroup: '', kind: 'PersistentVolumeClaim' }];
   }
@@ -124,18 +133,22 @@ export class RootSetProvisioner implements Provisioner {
    * Makes `roots` the ones new volumes go to, as a reloaded node roots file says, without a restart:
    * a new path becomes placeable, a kept path takes its new name and labels, and a path left out is
    * retired: no new volume goes there, but its volumes are still deleted, expanded and measured, so
-   * none is orphaned. A retired path listed again is placeable again.
+   * none is orphaned. A retired path listed again is placeable again. `retiredRoots` are served
+   * without taking new volumes, as the constructor's `retiredRoots`.
    *
    * @throws Error, changing nothing, for the constructor's reasons, or a root inside a retired one or
    * around it (a volume's path would then name two roots).
    */
-  setRoots(roots: readonly RootOfSet[]): RootSetChange {
+  setRoots(roots: readonly RootOfSet[], retiredRoots: readonly RootOfSet[] = []): RootSetChange {
     const wanted = normalized(roots);
-    if (wanted.length > 0) checkRoots(wanted);
+    const kept = normalized(retiredRoots);
+    const given = [...wanted, ...kept];
+    if (given.length > 0) checkRoots(given);
     const paths = new Set(wanted.map((root) => root.path));
+    const givenPaths = new Set(given.map((root) => root.path));
     for (const member of this.#members) {
-      if (paths.has(member.root.path)) continue;
-      for (const root of wanted) {
+      if (givenPaths.has(member.root.path)) continue;
+      for (const root of given) {
         if (isUnder(member.root.path, root.path) || isUnder(root.path, member.root.path)) {
           throw new Error(
             `root ${root.name} (${root.path}) and the retired root ${member.root.name} (${member.root.path}), which still serves its volumes, are one inside the other`,
@@ -145,13 +158,14 @@ export class RootSetProvisioner implements Provisioner {
     }
     const before = new Set(this.placeableRoots.map((root) => root.path));
     for (const member of this.#members) member.placeable = false;
-    for (const root of wanted) {
+    for (const root of given) {
+      const placeable = paths.has(root.path);
       const member = this.#members.find((known) => known.root.path === root.path);
       if (member === undefined) {
-        this.#members.push(this.#member(root));
+        this.#members.push(this.#member(root, placeable));
       } else {
         member.root = root;
-        member.placeable = true;
+        member.placeable = placeable;
       }
     }
     return {
@@ -160,8 +174,8 @@ export class RootSetProvisioner implements Provisioner {
     };
   }
 
-  /** A placeable member for `root`, with its own provisioner. */
-  #member(root: RootOfSet): Member {
+  /** A member for `root`, with its own provisioner. */
+  #member(root: RootOfSet, placeable: boolean): Member {
     const fs = root.fs ?? this.#options.fs;
     // Each root's clone jobs count on the same clone metrics of the registry.
     const provisioner = new HostPathProvisioner({
@@ -172,7 +186,7 @@ export class RootSetProvisioner implements Provisioner {
       usage: undefined,
       capacity: undefined,
     });
-    return { root, placeable: true, volumes: new VolumeRoot(root.path, { fs }), provisioner };
+    return { root, placeable, volumes: new VolumeRoot(root.path, { fs }), provisioner };
   }
 
   #placeable(): Member[] {

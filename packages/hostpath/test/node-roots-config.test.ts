@@ -24,6 +24,7 @@ describe('the node roots file', () => {
         { name: 'local-path-provisioner', path: '/opt/local-path-provisioner' },
         { name: 'data1', path: '/data1' },
       ],
+      retired: [],
     });
   });
 
@@ -32,12 +33,17 @@ describe('the node roots file', () => {
     expect(rootsOfNode(entries, 'other')).toEqual({
       entry: defaultNodeEntry,
       roots: [{ name: 'local-path-provisioner', path: '/opt/local-path-provisioner' }],
+      retired: [],
     });
-    expect(rootsOfNode(entries, 'yasker-lp-dev3')).toEqual({ entry: 'yasker-lp-dev3', roots: [] });
+    expect(rootsOfNode(entries, 'yasker-lp-dev3')).toEqual({
+      entry: 'yasker-lp-dev3',
+      roots: [],
+      retired: [],
+    });
     const withoutDefault = parseNodeRootsConfig(
       JSON.stringify({ nodePathMap: [{ node: 'a', paths: ['/a'] }] }),
     );
-    expect(rootsOfNode(withoutDefault, 'b')).toEqual({ entry: undefined, roots: [] });
+    expect(rootsOfNode(withoutDefault, 'b')).toEqual({ entry: undefined, roots: [], retired: [] });
     // local-path writes an entry without "paths" in its own log; it has none.
     expect(rootsOfNode(parseNodeRootsConfig('{"nodePathMap":[{"node":"a"}]}'), 'a').roots).toEqual([]);
   });
@@ -62,6 +68,34 @@ describe('the node roots file', () => {
       { name: 'bulk', labels: ['hdd', 'cheap'], path: '/mnt/hdd' },
       { name: 'x', path: '/mnt/x' },
     ]);
+  });
+
+  it('keeps a path marked retired apart: served, but no place for new volumes', () => {
+    const entries = parseNodeRootsConfig(
+      JSON.stringify({
+        nodePathMap: [
+          {
+            node: 'n1',
+            paths: ['/mnt/new', { path: '/mnt/old', retired: true }, { path: '/mnt/x', retired: false }],
+          },
+        ],
+      }),
+    );
+    expect(rootsOfNode(entries, 'n1')).toEqual({
+      entry: 'n1',
+      roots: [
+        { name: 'new', path: '/mnt/new' },
+        { name: 'x', path: '/mnt/x' },
+      ],
+      retired: [{ name: 'old', path: '/mnt/old' }],
+    });
+    expect(parseError({ nodePathMap: [{ node: 'a', paths: [{ path: '/d', retired: 'yes' }] }] })).toThrow(
+      'a "retired" on node a must be true or false',
+    );
+    // Retired roots are checked with the others: a path never names two roots.
+    expect(
+      parseError({ nodePathMap: [{ node: 'a', paths: ['/d/e', { path: '/d', retired: true }] }] }),
+    ).toThrow('node a: root e (/d/e) is inside root d (/d)');
   });
 
   it('names alike paths of one last segment by their order, around the names given', () => {
@@ -130,6 +164,7 @@ describe('the shipped ConfigMap', () => {
     expect(rootsOfNode(entries, 'any-node')).toEqual({
       entry: defaultNodeEntry,
       roots: [{ name: 'hostpath', path: defaultRoot }],
+      retired: [],
     });
   });
 });

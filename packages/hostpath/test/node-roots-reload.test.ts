@@ -21,10 +21,13 @@ async function reloadOver(initial = first, refuse?: (roots: readonly NamedRoot[]
     path: volume.file,
     nodeName: 'node-a',
     applied: initial,
-    apply: async (roots) => {
+    apply: async (roots, retired) => {
       const reason = refuse?.(roots);
       if (reason !== undefined) throw new Error(reason);
-      applied.push(roots.map((root) => `${root.name}=${root.path}`));
+      applied.push([
+        ...roots.map((root) => `${root.name}=${root.path}`),
+        ...retired.map((root) => `retired ${root.name}=${root.path}`),
+      ]);
       return { added: [], retired: [] };
     },
     logger: createLogger({
@@ -54,11 +57,15 @@ describe('reloading the node roots file', () => {
     expect(await reload.check()).toBe('unchanged');
     expect(applied).toEqual([]);
 
-    await volume.update(config([{ node: 'node-a', paths: ['/mnt/fast', 'bulk:hdd=/mnt/hdd'] }]));
+    await volume.update(
+      config([
+        { node: 'node-a', paths: ['/mnt/fast', 'bulk:hdd=/mnt/hdd', { path: '/mnt/old', retired: true }] },
+      ]),
+    );
     expect(await reload.check()).toBe('applied');
-    expect(applied).toEqual([['fast=/mnt/fast', 'bulk=/mnt/hdd']]);
+    expect(applied).toEqual([['fast=/mnt/fast', 'bulk=/mnt/hdd', 'retired old=/mnt/old']]);
     expect(events).toEqual([
-      `hostpath-abc Normal NodeRootsApplied: node roots file ${volume.file} applied: roots fast=/mnt/fast,bulk=/mnt/hdd`,
+      `hostpath-abc Normal NodeRootsApplied: node roots file ${volume.file} applied: roots fast=/mnt/fast,bulk=/mnt/hdd (retired old=/mnt/old)`,
     ]);
     expect(await reload.check()).toBe('unchanged');
     expect(applied).toHaveLength(1);

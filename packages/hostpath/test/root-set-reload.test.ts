@@ -130,6 +130,38 @@ describe('a root set changed without a restart', () => {
     expect(set.provisioner.placeableRoots).toEqual([set.roots.bulk]);
   });
 
+  it('serves roots given as retired, at start or in a change, without placing on them', async () => {
+    await using set = await fastThenBulk();
+    const provisioner = new RootSetProvisioner({
+      nodeName: 'node-a',
+      roots: [set.roots.bulk],
+      retiredRoots: [set.roots.fast],
+    });
+    expect(provisioner.placeableRoots).toEqual([set.roots.bulk]);
+    expect(provisioner.setRoots([set.roots.fast], [set.roots.bulk])).toEqual({
+      added: [set.paths.fast],
+      retired: [set.paths.bulk],
+    });
+    const onFast = await provisionOn(provisioner);
+    expect(pathOf(onFast.pv).startsWith(`${set.paths.fast}/`)).toBe(true);
+
+    // Both retired: nothing takes new volumes, the one made is still deleted.
+    provisioner.setRoots([], [set.roots.fast, set.roots.bulk]);
+    expect(await provisioner.provision(provisionOptions(claim({ node: 'node-a' })), context)).toMatchObject({
+      state: 'Reschedule',
+    });
+    await provisioner.delete(released(onFast.pv, onFast.pvc), context);
+    expect(await readdir(set.paths.fast)).not.toContain(onFast.pv.metadata?.name);
+    expect(
+      () =>
+        new RootSetProvisioner({
+          nodeName: 'node-a',
+          roots: [set.roots.bulk],
+          retiredRoots: [{ ...set.roots.fast, name: 'bulk' }],
+        }),
+    ).toThrow('root name bulk is given twice');
+  });
+
   it('measures the usage of volumes on a retired root and on a root added later', async () => {
     await using set = await fastThenBulk();
     const measured: string[] = [];
