@@ -236,8 +236,8 @@ async function recordOrLeftover(
 }
 
 /**
- * Renames recorded volume `leaf` to its removal name `removed`: the stamp that its removal is this
- * package's (see {@link forgetMissing}). A leftover of this PV's earlier, interrupted delete under
+ * Renames recorded volume `leaf`, emptied, to its removal name `removed`: the stamp that its removal
+ * is this package's (see {@link forgetMissing}). A leftover of this PV's earlier, interrupted delete under
  * that name goes first.
  */
 async function moveToRemovalName(dir: DirectoryHandle, leaf: string, removed: string): Promise<void> {
@@ -349,13 +349,13 @@ export function deleteVolume(
         // Nothing goes unless everything can: a refusal halfway (root_squash, another user's
         // directory) would leave a half-deleted volume.
         await assertEmptiable(volume, names);
-        if (record !== undefined) {
-          if (isKept(record)) await markRemoving(context, dir, leaf, record);
-          await moveToRemovalName(dir, leaf, removed);
-        }
+        if (record !== undefined && isKept(record)) await markRemoving(context, dir, leaf, record);
         await emptyDirectory(volume, names);
-        // What was emptied (the descriptor's identity never changes) is what is removed by name.
+        // What was emptied (the descriptor's identity never changes) is what is removed by name. A
+        // recorded volume is renamed only now, so a delete that fails while emptying (a file held
+        // open, say) leaves it where it was, with its record, for the retry.
         if (record === undefined) await assertStill(dir, leaf, stats);
+        else await moveToRemovalName(dir, leaf, removed);
       } finally {
         await volume.close();
       }

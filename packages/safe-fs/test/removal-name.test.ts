@@ -36,11 +36,24 @@ async function volumeWithData(base: string): Promise<VolumeRoot> {
 }
 
 describe('a delete renames the volume to its removal name before its record goes', () => {
-  it('a delete interrupted after the rename is finished by its retry, data and record', async () => {
+  it('a delete interrupted while emptying leaves the volume where it was, with its record, for the retry', async () => {
     const base = await tempDir();
     const root = await volumeWithData(base);
-    // Dies emptying the volume, now under its removal name.
     const crashing = failing('unlink', '/file');
+    await expect(
+      new VolumeRoot(base, { fs: crashing }).deleteVolume(volume, { pvName: owner.pvName }),
+    ).rejects.toThrow('EIO');
+    expect((await readdir(base)).sort()).toEqual(['.data.kube-provisioner.json', 'data']);
+    expect(await root.releaseVolume(volume, { pvName: owner.pvName })).toBe('released');
+
+    expect(await root.deleteVolume(volume, { pvName: owner.pvName })).toBe('deleted');
+    expect(await readdir(base)).toEqual([]);
+  });
+
+  it('a delete interrupted after the rename is finished by its retry, record and removal name', async () => {
+    const base = await tempDir();
+    const root = await volumeWithData(base);
+    const crashing = failing('unlink', '.data.kube-provisioner.json');
     await expect(
       new VolumeRoot(base, { fs: crashing }).deleteVolume(volume, { pvName: owner.pvName }),
     ).rejects.toThrow('EIO');
@@ -84,7 +97,7 @@ describe('a delete renames the volume to its removal name before its record goes
     });
   });
 
-  it('a directory swapped in after the volume was opened is put back untouched; the volume is still emptied', async () => {
+  it('a directory swapped in before the rename is put back untouched; the emptied volume stays where it was moved', async () => {
     const base = await tempDir();
     const root = await volumeWithData(base);
     let swapped = false;
@@ -104,7 +117,7 @@ describe('a delete renames the volume to its removal name before its record goes
       new VolumeRoot(base, { fs: swapping }).deleteVolume(volume, { pvName: owner.pvName }),
     ).rejects.toMatchObject({ kind: 'io', message: expect.stringContaining('moved or replaced') });
     expect(await readdir(join(base, 'data'))).toEqual(['someone-elses']);
-    // The PV's own volume, wherever it was moved, was emptied through its descriptor.
+    // The PV's own volume was emptied through its descriptor before it was moved.
     expect(await readdir(join(base, 'moved'))).toEqual([]);
     expect(await root.readRecord(volume)).toBeUndefined();
     expect(await readdir(base)).not.toContain(removal);
