@@ -190,9 +190,12 @@ export class NfsProvisioner implements Provisioner {
         ? undefined
         : new CloneJobs(this.#root, clones, this.#provisionerName, { registry: clones.registry });
     const { snapshots } = options;
+    // A restore's own claim is a claim, not a snapshot: its copy checks it there.
     this.#restores =
       snapshots &&
-      new CloneJobs(this.#root, snapshotSourceAccess(snapshots.snapshots), this.#provisionerName);
+      new CloneJobs(this.#root, snapshotSourceAccess(snapshots.snapshots), this.#provisionerName, {
+        targetClaims: snapshots.claims,
+      });
     this.#snapshots =
       snapshots === undefined || snapshots.take === false
         ? undefined
