@@ -12,7 +12,7 @@ import {
   snapshotRecordName,
 } from '@kube-provisioner/controller/snapshot';
 import { eventually, FakeKubeApi } from '@kube-provisioner/controller/testing';
-import { snapshotPath, VolumeRoot } from '@kube-provisioner/safe-fs';
+import { type FsOps, nodeFsOps, snapshotPath, VolumeRoot } from '@kube-provisioner/safe-fs';
 import { treeSnapshot } from '@kube-provisioner/safe-fs/testing';
 import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
@@ -80,14 +80,17 @@ function snapshotObject(deletionPolicy?: 'Retain'): DirectorySnapshot {
 }
 
 /** An nfs-subdir provisioner of one export at `root` taking snapshots of `src`, its term running. */
-async function takingSnapshots(root: string) {
+async function takingSnapshots(root: string, fs?: FsOps, claims: readonly V1PersistentVolumeClaim[] = []) {
   const source = await filledSource(root);
   const api = new FakeKubeApi();
   const snapshots = api.resource(directorySnapshots);
   const provisioner = nfsProvisioner('nfs-subdir', root, {
+    fs,
     snapshots: {
       snapshots,
-      claims: { get: async () => source.bound },
+      claims: {
+        get: async (name) => claims.find((c) => c.metadata?.name === name) ?? source.bound,
+      },
       volumes: { get: async () => source.pv },
     },
   });
@@ -138,6 +141,30 @@ describe('DirectorySnapshots of nfs-subdir claims', () => {
     await writeFile(join(scene.source.dir, 'sub', 'a.txt'), 'changed');
     expect(await treeSnapshot(dirOf(root.path, restored))).toEqual(expected);
     expect(await treeSnapshot(join(root.path, snapshotPath('team-a', uid)))).toEqual(expected);
+  });
+
+  it('restores a claim whose copy outlasts the first check that its claim still exists (5 s)', {
+    timeout: 30_000,
+  }, async () => {
+    await using root = await temporaryRoot();
+    let slowLinks = false;
+    // A slow restore: its copy of the tree's symbolic link waits past the claim check.
+    const fs: FsOps = {
+      ...nodeFsOps,
+      symlink: async (target, path) => {
+        if (slowLinks) await new Promise((resolve) => setTimeout(resolve, 5_500));
+        return nodeFsOps.symlink(target, path);
+      },
+    };
+    const options = restoreOptions('restored');
+    using scene = await takingSnapshots(root.path, fs, [options.pvc]);
+    const expected = await treeSnapshot(scene.source.dir);
+    await scene.ready();
+    slowLinks = true;
+
+    const restored = provisioned(await untilFinished(() => scene.provisioner.provision(options, context)));
+
+    expect(await treeSnapshot(dirOf(root.path, restored))).toEqual(expected);
   });
 
   it('removes a deleted snapshot’s data, then the object', async () => {
