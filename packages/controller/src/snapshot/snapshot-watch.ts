@@ -94,6 +94,10 @@ export async function watchSnapshots(
       else queue.forget(key);
     } catch (err) {
       if (!isLeadershipLapsedError(err)) throw err;
+      // The fence also closes for a moment (an event loop stalled past the retry period) and opens
+      // at the next renewal with the term going on: dropped here, a deleted snapshot kept its data
+      // until the next resync. Tried again after its back-off; an ended term has shut the queue.
+      if (!signal.aborted) queue.addRateLimited(key);
     }
   };
   const stop = (): void => queue.shutDown();
