@@ -1,7 +1,19 @@
 import { execFileSync } from 'node:child_process';
-import { chmod, chown, mkdir, open, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  chown,
+  mkdir,
+  open,
+  readFile,
+  rename,
+  rm,
+  stat,
+  symlink,
+  truncate,
+  writeFile,
+} from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { chunkBytes } from '../src/copy-file.ts';
 import { type CopyProgress, type CopyTreeOptions, copyTree } from '../src/copy-tree.ts';
 import { openBase } from '../src/directory-handle.ts';
@@ -13,6 +25,20 @@ import {
   mountXfsWithReflink,
   type ReflinkFileSystem,
 } from './support/xfs-reflink.ts';
+
+/** Run just before each `copyFile` (the clone), while both descriptors are open. */
+const clones = vi.hoisted(() => ({ before: undefined as (() => Promise<void>) | undefined }));
+
+vi.mock('node:fs/promises', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('node:fs/promises')>();
+  return {
+    ...actual,
+    copyFile: async (...args: Parameters<typeof actual.copyFile>) => {
+      await clones.before?.();
+      return actual.copyFile(...args);
+    },
+  };
+});
 
 const mib = 1024 * 1024;
 let xfs: ReflinkFileSystem;
@@ -28,6 +54,7 @@ afterAll(async () => {
 
 // Each case's trees go with it: the file system holds only a few of the larger ones at once.
 afterEach(async () => {
+  clones.before = undefined;
   await rm(join(xfs.path, `case-${cases}`), { recursive: true, force: true });
 });
 
@@ -138,6 +165,28 @@ describe('a copy on XFS with reflink=1', () => {
     expect(sizes).toEqual(names.map(() => 0));
     expect(progress.bytes).toBe(0);
     await Promise.all(Array.from({ length: 16 }, () => stat(base)));
+  });
+
+  it('clones the very files it opened, whatever their names are swapped for before the clone', async () => {
+    const base = await baseWith((source) => writeFile(join(source, 'data'), Buffer.alloc(mib, 'tenant ')));
+    const secret = join(base, 'secret');
+    const outside = join(base, 'outside');
+    await writeFile(secret, 'secret of another volume');
+    await writeFile(outside, 'must stay as it is');
+    // The source's name now leads to another volume's file, the copy's name to a file outside.
+    clones.before = async () => {
+      await rename(join(base, 'source/data'), join(base, 'source/moved'));
+      await symlink(secret, join(base, 'source/data'));
+      await rename(join(base, 'target/data'), join(base, 'target/moved'));
+      await symlink(outside, join(base, 'target/data'));
+    };
+
+    await copyIn(base);
+
+    expect(await readFile(outside, 'utf8')).toBe('must stay as it is');
+    const copy = await readFile(join(base, 'target/moved'));
+    expect(copy.equals(Buffer.alloc(mib, 'tenant '))).toBe(true);
+    expect(allExtentsShared(join(base, 'target/moved'))).toBe(true);
   });
 
   it('keeps hard links as links to one clone', async () => {
