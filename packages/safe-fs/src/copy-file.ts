@@ -196,7 +196,7 @@ async function cloneData(
   if (options.sharing === undefined) return false;
   options.throwIfStopped();
   options.beforeEachWrite?.();
-  if (!(await options.sharing.share(from, to, device, paths))) return false;
+  if (!(await options.sharing.share(from, to, device, paths.to))) return false;
   const clone = await to.stat().catch((err: unknown) => {
     throw systemError(err, 'fstat', paths.to);
   });

@@ -55,19 +55,15 @@ export class ExtentSharing {
    * in one atomic call: a source truncated or growing meanwhile is cloned as it is at that instant.
    *
    * @param device the source's `st_dev`, the key of what was learnt about sharing.
+   * @param path the copy's path below the base, for errors.
    * @returns false, with `to` still empty, when the bytes must be copied instead.
    * @throws {@link SafeFsError} for any other failure of the clone (`EIO`, `ENOSPC`, `EDQUOT`...).
    */
-  async share(
-    from: FileHandle,
-    to: FileHandle,
-    device: number,
-    paths: { readonly from: string; readonly to: string },
-  ): Promise<boolean> {
+  async share(from: FileHandle, to: FileHandle, device: number, path: string): Promise<boolean> {
     if (this.#policy === 'never') return false;
     const probe = this.#probes.get(device);
     if (probe !== undefined && !(await probe)) return false;
-    const outcome = clone(from, to, paths);
+    const outcome = clone(from, to, path);
     if (probe === undefined) {
       // Any answer but "unsupported" is about this file alone: the next one tries again.
       this.#probes.set(
@@ -84,11 +80,7 @@ export class ExtentSharing {
   }
 }
 
-async function clone(
-  from: FileHandle,
-  to: FileHandle,
-  paths: { readonly from: string; readonly to: string },
-): Promise<CloneOutcome> {
+async function clone(from: FileHandle, to: FileHandle, path: string): Promise<CloneOutcome> {
   try {
     await copyFile(`/proc/self/fd/${from.fd}`, `/proc/self/fd/${to.fd}`, constants.COPYFILE_FICLONE_FORCE);
     return 'cloned';
@@ -96,6 +88,6 @@ async function clone(
     const code = errnoCode(err) ?? '';
     if (unsupportedCodes.has(code)) return 'unsupported';
     if (fileRefusedCodes.has(code)) return 'file-refused';
-    throw systemError(err, 'ficlone', paths.to);
+    throw systemError(err, 'ficlone', path);
   }
 }
