@@ -1,7 +1,7 @@
 /**
  * `DirectorySnapshot`s (`snapshot.kube-provisioner.io/v1alpha1`) for any provisioner of directory
  * volumes: the custom resource, the leader's {@link SnapshotTaker} (watch, claim, copy, status,
- * events, metrics, deletion) and the restore adapter for the background clones
+ * events, metrics, deletion, the class bounds' sweep) and the restore adapter for the background clones
  * ({@link snapshotSourceAccess}). The copy and its places are the provisioner's ({@link SnapshotStorage};
  * safe-fs's `VolumeRoot` and `snapshotPath` fit).
  *
@@ -21,6 +21,13 @@ export {
   snapshotKind,
   snapshotRecordName,
 } from './directory-snapshot.ts';
+export type { ExpiredSnapshot, SnapshotBoundName, SnapshotBounds } from './snapshot-bounds.ts';
+export {
+  expiredSnapshots,
+  isSnapshotBoundName,
+  parseSnapshotBounds,
+  snapshotBoundNames,
+} from './snapshot-bounds.ts';
 export { SnapshotMetrics, snapshotMetricNames } from './snapshot-metrics.ts';
 export { snapshotRules } from './snapshot-rules.ts';
 export type { SnapshotReader } from './snapshot-source.ts';
@@ -31,6 +38,8 @@ export type {
   SnapshotVolumeSettings,
   SnapshotVolumes,
 } from './snapshot-storage.ts';
+export type { SnapshotSweepOptions } from './snapshot-sweep.ts';
+export { annSnapshotSourceClaimUid, reasonSnapshotExpired, SnapshotSweep } from './snapshot-sweep.ts';
 export type { SnapshotAccess, SnapshotTakerOptions } from './snapshot-taker.ts';
 export { reasonSnapshotFailed, reasonSnapshotReady, SnapshotTaker } from './snapshot-taker.ts';
 export type { SnapshotSync, SnapshotWatchTimings } from './snapshot-watch.ts';

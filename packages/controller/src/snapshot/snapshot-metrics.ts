@@ -1,9 +1,11 @@
 /**
  * What the snapshot leader does, as Prometheus metrics: the snapshots it took, the copies that
- * failed, the bytes copied into snapshots and how long each took. Only the leader takes snapshots,
+ * failed, the bytes copied into snapshots, how long each took and the snapshots their class's
+ * bounds deleted. Only the leader takes snapshots,
  * so only its series move.
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
+import type { SnapshotBoundName } from './snapshot-bounds.ts';
 
 /** The metric names, as the reference lists them. */
 export const snapshotMetricNames = {
@@ -11,6 +13,7 @@ export const snapshotMetricNames = {
   failed: 'kube_provisioner_snapshot_failed_total',
   bytes: 'kube_provisioner_snapshot_bytes_total',
   duration: 'kube_provisioner_snapshot_duration_seconds',
+  expired: 'kube_provisioner_snapshot_expired_total',
 } as const;
 
 /** The snapshot metrics of one registry. */
@@ -19,6 +22,7 @@ export class SnapshotMetrics {
   readonly #failed: Counter;
   readonly #bytes: Counter;
   readonly #duration: Histogram;
+  readonly #expired: Counter<'bound'>;
 
   constructor(registry: Registry) {
     this.#taken = new Counter({
@@ -43,6 +47,12 @@ export class SnapshotMetrics {
       buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 4 * 3600],
       registers: [registry],
     });
+    this.#expired = new Counter({
+      name: snapshotMetricNames.expired,
+      help: 'DirectorySnapshots deleted by their source claim class bound (snapshotsPerClaim, snapshotRetention).',
+      labelNames: ['bound'],
+      registers: [registry],
+    });
   }
 
   /** A snapshot of `bytes` bytes was taken in `seconds`. */
@@ -50,6 +60,11 @@ export class SnapshotMetrics {
     this.#taken.inc();
     this.#bytes.inc(bytes);
     this.#duration.observe(seconds);
+  }
+
+  /** A snapshot was deleted by `bound` of its source claim's class. */
+  expired(bound: SnapshotBoundName): void {
+    this.#expired.inc({ bound });
   }
 
   /** A copy failed. */

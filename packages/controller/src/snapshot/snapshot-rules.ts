@@ -2,7 +2,7 @@
  * The API permissions taking and restoring `DirectorySnapshot`s need, for a provisioner's RBAC table:
  * listed and watched by the leader (`snapshot-watch.ts`), read by restores, patched for the
  * provisioner's annotation and finalizers (its own and the cloning-protection one of a restore),
- * and their status written when taken or failed.
+ * their status written when taken or failed, and deleted when their class's bounds expire them.
  */
 import type { PolicyRule } from '../cli/rbac.ts';
 import { directorySnapshots } from './directory-snapshot.ts';
@@ -12,7 +12,7 @@ export const snapshotRules: readonly PolicyRule[] = [
   {
     apiGroups: [directorySnapshots.group],
     resources: [directorySnapshots.plural],
-    verbs: ['get', 'list', 'watch', 'patch'],
+    verbs: ['get', 'list', 'watch', 'patch', 'delete'],
   },
   {
     apiGroups: [directorySnapshots.group],

@@ -7,7 +7,7 @@
  * removal is fenced by the term; a copy killed half-way is started over by the next leader (the
  * clone removes its leftover, found by the snapshot's record).
  */
-import type { V1PersistentVolume, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
 import type { Registry } from 'prom-client';
 import { isNotFound } from '../client/api-error.ts';
 import type { ResourceClient } from '../client/resource-client.ts';
@@ -17,6 +17,7 @@ import { InfeasibleError } from '../errors.ts';
 import type { EventRecorder, EventType } from '../events/event-recorder.ts';
 import { isLeadershipLapsedError } from '../leader-election/lease-fence.ts';
 import type { OperationContext } from '../provisioner.ts';
+import { realClock, sleep } from '../util/clock.ts';
 import { annDynamicallyProvisioned } from '../wire-names.ts';
 import {
   annSnapshotProvisioner,
@@ -28,6 +29,7 @@ import {
 } from './directory-snapshot.ts';
 import { SnapshotMetrics } from './snapshot-metrics.ts';
 import type { SnapshotStorage, SnapshotVolumeSettings } from './snapshot-storage.ts';
+import { annSnapshotSourceClaimUid, SnapshotSweep } from './snapshot-sweep.ts';
 import { type SnapshotSync, type SnapshotWatchTimings, watchSnapshots } from './snapshot-watch.ts';
 
 /** `Normal` event on a `DirectorySnapshot` once it is ready to use (the CSI snapshot controller's reason). */
@@ -38,12 +40,17 @@ export const reasonSnapshotFailed = 'SnapshotCreationFailed';
 
 /** What taking and restoring snapshots read and write on the API server, and where they report. */
 export interface SnapshotAccess {
-  /** `directorysnapshots` `get` (restores), `list`, `watch`, `patch`; `directorysnapshots/status` `patch`. */
+  /** `directorysnapshots` `get` (restores), `list`, `watch`, `patch`, `delete` (the bounds); `directorysnapshots/status` `patch`. */
   readonly snapshots: ResourceClient<DirectorySnapshot>;
   /** `persistentvolumeclaims` `get`. */
   readonly claims: Pick<ResourceClient<V1PersistentVolumeClaim>, 'get'>;
   /** `persistentvolumes` `get`. */
   readonly volumes: Pick<ResourceClient<V1PersistentVolume>, 'get'>;
+  /**
+   * `storageclasses` `get`: the source claim's class bounds its snapshots (`snapshotsPerClaim`,
+   * `snapshotRetention`). Without it no snapshot is deleted by a bound.
+   */
+  readonly classes?: Pick<ResourceClient<V1StorageClass>, 'get'> | undefined;
   /** Where the snapshots' {@link reasonSnapshotReady} and {@link reasonSnapshotFailed} events go; a controller `EventRecorder` fits. */
   readonly events?: Pick<EventRecorder, 'event'> | undefined;
   /** Where the `kube_provisioner_snapshot_*` metrics are registered. */
@@ -56,15 +63,20 @@ export interface SnapshotTakerOptions<Path> extends SnapshotAccess, SnapshotWatc
   readonly storage: SnapshotStorage<Path>;
   /** Snapshots of claims whose PV this provisioner made are its own. */
   readonly provisionerName: string;
-  /** Clock for `creationTime` and `error.time`. Default `Date.now`. */
+  /** Clock for `creationTime`, `error.time` and the age bound. Default `Date.now`. */
   readonly now?: (() => number) | undefined;
+  /** How often every claim's snapshots are swept by their class's bounds, in ms. Default 5 minutes. */
+  readonly sweepIntervalMs?: number | undefined;
 }
+
+const defaultSweepIntervalMs = 5 * 60_000;
 
 /** The snapshots of one provisioner. */
 export class SnapshotTaker<Path> {
   readonly #options: SnapshotTakerOptions<Path>;
   readonly #now: () => number;
   readonly #metrics: SnapshotMetrics | undefined;
+  readonly #sweep: SnapshotSweep;
   /** The signal of the term whose loop runs; a new term starts a new loop. */
   #running: AbortSignal | undefined;
 
@@ -72,6 +84,7 @@ export class SnapshotTaker<Path> {
     this.#options = options;
     this.#now = options.now ?? Date.now;
     this.#metrics = options.registry && new SnapshotMetrics(options.registry);
+    this.#sweep = new SnapshotSweep({ ...options, metrics: this.#metrics, now: this.#now });
   }
 
   /** Starts watching the snapshots for the term of `context`, unless it does already; returns at once. */
@@ -83,6 +96,33 @@ export class SnapshotTaker<Path> {
     watchSnapshots(this.#options.snapshots, reconcile, context, this.#options).catch((err: unknown) => {
       context.logger.error({ err }, 'watching DirectorySnapshots stopped; the next term starts again');
     });
+    void this.#sweepEvery(this.#options.sweepIntervalMs ?? defaultSweepIntervalMs, context);
+  }
+
+  /**
+   * Deletes the snapshots their source claim's class bounds expire, for every claim: what the leader
+   * runs every `sweepIntervalMs` (the age bound needs a clock) besides each claim's sweep when one of
+   * its snapshots becomes ready. Fenced by the term.
+   *
+   * @throws a lapsed term's error, or a failed list.
+   */
+  sweep(context: OperationContext): Promise<void> {
+    return this.#sweep.sweepAll(context);
+  }
+
+  async #sweepEvery(intervalMs: number, context: OperationContext): Promise<void> {
+    while (!context.signal.aborted) {
+      try {
+        await sleep(realClock, intervalMs, context.signal);
+        await this.sweep(context);
+      } catch (err) {
+        if (context.signal.aborted) return;
+        context.logger.warn(
+          { err },
+          'sweeping DirectorySnapshots by their class bounds failed; trying again later',
+        );
+      }
+    }
   }
 
   /**
@@ -116,9 +156,10 @@ export class SnapshotTaker<Path> {
       }
       const source = await this.#source(snapshot, context.signal);
       if (source === undefined) return 'settled';
-      const claimed = mine ? snapshot : await this.#claim(snapshot, context);
+      const claimed = mine ? snapshot : await this.#claim(snapshot, source.claimUid, context);
       mine = true;
-      await this.#take(claimed, source, context);
+      await this.#take(claimed, source.pv, context);
+      await this.#sweepSourceOf(claimed, context);
       return 'settled';
     } catch (err) {
       if (isLeadershipLapsedError(err) || context.signal.aborted) throw err;
@@ -136,15 +177,23 @@ export class SnapshotTaker<Path> {
     return snapshot.status?.readyToUse === true && snapshot.metadata?.deletionTimestamp === undefined;
   }
 
+  /** Sweeps the taken snapshot's claim by its class's bounds; a failure waits for the next sweep. */
+  async #sweepSourceOf(snapshot: Readonly<DirectorySnapshot>, context: OperationContext): Promise<void> {
+    await this.#sweep.sweepSourceOf(snapshot, context).catch((err: unknown) => {
+      if (isLeadershipLapsedError(err) || context.signal.aborted) throw err;
+      context.logger.warn({ err }, 'sweeping a claim’s DirectorySnapshots by their class bounds failed');
+    });
+  }
+
   /**
-   * The source claim's PV when it is this provisioner's; `undefined` for another provisioner's.
+   * The source claim's PV and UID when it is this provisioner's; `undefined` for another provisioner's.
    *
    * @throws while the claim is missing or not Bound (retried after a back-off).
    */
   async #source(
     snapshot: Readonly<DirectorySnapshot>,
     signal: AbortSignal,
-  ): Promise<V1PersistentVolume | undefined> {
+  ): Promise<{ readonly pv: V1PersistentVolume; readonly claimUid: string } | undefined> {
     const namespace = snapshot.metadata?.namespace ?? '';
     const name = snapshot.spec?.source?.persistentVolumeClaimName ?? '';
     if (name === '') throw new InfeasibleError('spec.source.persistentVolumeClaimName is empty');
@@ -157,14 +206,25 @@ export class SnapshotTaker<Path> {
     }
     const pv = await this.#options.volumes.get(volumeName, { signal });
     const provisioner = pv.metadata?.annotations?.[annDynamicallyProvisioned];
-    return provisioner === this.#options.provisionerName ? pv : undefined;
+    const claimUid = claim.metadata?.uid ?? '';
+    return provisioner === this.#options.provisionerName ? { pv, claimUid } : undefined;
   }
 
-  /** Marks the snapshot as this provisioner's, with the finalizer that keeps the object until its data is gone. */
-  async #claim(snapshot: Readonly<DirectorySnapshot>, context: OperationContext): Promise<DirectorySnapshot> {
+  /**
+   * Marks the snapshot as this provisioner's, with the finalizer that keeps the object until its
+   * data is gone and the UID of its source claim (the claim its class's bounds count it for).
+   */
+  async #claim(
+    snapshot: Readonly<DirectorySnapshot>,
+    claimUid: string,
+    context: OperationContext,
+  ): Promise<DirectorySnapshot> {
     const { name = '', namespace = '', resourceVersion } = snapshot.metadata ?? {};
     const finalizers = [...(snapshot.metadata?.finalizers ?? []), snapshotFinalizer];
-    const annotations = { [annSnapshotProvisioner]: this.#options.provisionerName };
+    const annotations = {
+      [annSnapshotProvisioner]: this.#options.provisionerName,
+      [annSnapshotSourceClaimUid]: claimUid,
+    };
     context.assertLeader();
     // The resourceVersion makes two provisioners claiming at once a conflict for one of them.
     const patch = { metadata: { annotations, finalizers, resourceVersion } };
