@@ -34,11 +34,15 @@ export interface SnapshotSweepOptions extends SnapshotAccess {
   readonly now: () => number;
 }
 
-/** Snapshots of one source claim: same namespace, claim name and claim UID. */
-interface ClaimSnapshots {
+/** A source claim, as its snapshots name it: namespace, claim name and claim UID. */
+interface SourceClaim {
   readonly namespace: string;
   readonly claimName: string;
   readonly claimUid: string;
+}
+
+/** The snapshots of one source claim. */
+interface ClaimSnapshots extends SourceClaim {
   readonly snapshots: Readonly<DirectorySnapshot>[];
 }
 
@@ -64,23 +68,27 @@ export class SnapshotSweep {
    * @throws a lapsed term's error, or a failed list.
    */
   async sweepAll(context: OperationContext): Promise<void> {
+    if (this.#options.classes === undefined) return;
     for (const claim of this.#byClaim(await this.#list(undefined, context))) {
-      await this.#sweepClaim(claim, context);
+      await this.#sweepClaim(claim, async () => claim.snapshots, context);
     }
   }
 
   /**
-   * Sweeps the snapshots of the claim `snapshot` was taken of.
+   * Sweeps the snapshots of the claim `snapshot` was taken of; lists them only when its class sets
+   * a bound.
    *
    * @throws a lapsed term's error, or a failed list.
    */
   async sweepSourceOf(snapshot: Readonly<DirectorySnapshot>, context: OperationContext): Promise<void> {
-    const key = claimKeyOf(snapshot);
-    if (key === undefined) return;
-    const listed = await this.#list(snapshot.metadata?.namespace ?? '', context);
-    for (const claim of this.#byClaim(listed)) {
-      if (claimKey(claim) === key) await this.#sweepClaim(claim, context);
-    }
+    const claim = claimOf(snapshot);
+    if (claim === undefined) return;
+    const key = claimKey(claim);
+    const snapshotsOf = async (): Promise<Readonly<DirectorySnapshot>[]> => {
+      const listed = await this.#list(claim.namespace, context);
+      return this.#byClaim(listed).find((group) => claimKey(group) === key)?.snapshots ?? [];
+    };
+    await this.#sweepClaim(claim, snapshotsOf, context);
   }
 
   /** All snapshots, of one namespace or every one, page by page. */
@@ -104,23 +112,22 @@ export class SnapshotSweep {
   #byClaim(snapshots: readonly Readonly<DirectorySnapshot>[]): ClaimSnapshots[] {
     const claims = new Map<string, ClaimSnapshots>();
     for (const snapshot of snapshots) {
-      const annotations = snapshot.metadata?.annotations ?? {};
-      const key = claimKeyOf(snapshot);
-      if (annotations[annSnapshotProvisioner] !== this.#options.provisionerName || key === undefined)
-        continue;
-      const group = claims.get(key) ?? {
-        namespace: snapshot.metadata?.namespace ?? '',
-        claimName: snapshot.spec?.source?.persistentVolumeClaimName ?? '',
-        claimUid: annotations[annSnapshotSourceClaimUid] ?? '',
-        snapshots: [],
-      };
+      const claim = claimOf(snapshot);
+      const owner = snapshot.metadata?.annotations?.[annSnapshotProvisioner];
+      if (owner !== this.#options.provisionerName || claim === undefined) continue;
+      const key = claimKey(claim);
+      const group = claims.get(key) ?? { ...claim, snapshots: [] };
       group.snapshots.push(snapshot);
       claims.set(key, group);
     }
     return [...claims.values()];
   }
 
-  async #sweepClaim(claim: ClaimSnapshots, context: OperationContext): Promise<void> {
+  async #sweepClaim(
+    claim: SourceClaim,
+    snapshotsOf: () => Promise<readonly Readonly<DirectorySnapshot>[]>,
+    context: OperationContext,
+  ): Promise<void> {
     const log = { namespace: claim.namespace, claim: claim.claimName };
     let bounds: ClassBounds | undefined;
     try {
@@ -134,7 +141,8 @@ export class SnapshotSweep {
       return;
     }
     if (bounds === undefined) return;
-    for (const expired of expiredSnapshots(claim.snapshots, bounds.bounds, this.#options.now())) {
+    const snapshots = await snapshotsOf();
+    for (const expired of expiredSnapshots(snapshots, bounds.bounds, this.#options.now())) {
       await this.#expire(expired, bounds.className, bounds.parameters, context);
     }
   }
@@ -145,7 +153,7 @@ export class SnapshotSweep {
    *
    * @throws Error naming a malformed bound, or a failed read.
    */
-  async #boundsOf(claim: ClaimSnapshots, signal: AbortSignal): Promise<ClassBounds | undefined> {
+  async #boundsOf(claim: SourceClaim, signal: AbortSignal): Promise<ClassBounds | undefined> {
     const { claims, volumes, classes } = this.#options;
     if (classes === undefined) return undefined;
     const found = await claims.get(claim.claimName, { namespace: claim.namespace, signal }).catch(absent);
@@ -199,14 +207,14 @@ function absent(err: unknown): undefined {
   throw err;
 }
 
-function claimKey(claim: Pick<ClaimSnapshots, 'namespace' | 'claimName' | 'claimUid'>): string {
+function claimKey(claim: SourceClaim): string {
   return JSON.stringify([claim.namespace, claim.claimName, claim.claimUid]);
 }
 
-/** The source claim key of a snapshot that recorded its claim's UID; `undefined` otherwise. */
-function claimKeyOf(snapshot: Readonly<DirectorySnapshot>): string | undefined {
+/** The source claim of a snapshot that recorded its claim's UID; `undefined` otherwise. */
+function claimOf(snapshot: Readonly<DirectorySnapshot>): SourceClaim | undefined {
   const claimUid = snapshot.metadata?.annotations?.[annSnapshotSourceClaimUid] ?? '';
   const claimName = snapshot.spec?.source?.persistentVolumeClaimName ?? '';
   if (claimUid === '' || claimName === '') return undefined;
-  return claimKey({ namespace: snapshot.metadata?.namespace ?? '', claimName, claimUid });
+  return { namespace: snapshot.metadata?.namespace ?? '', claimName, claimUid };
 }
