@@ -3,26 +3,19 @@
  * unused name, record along) and release (keep the data, mark the record).
  */
 
-import type { Stats } from 'node:fs';
 import { ownershipError } from './adoption.ts';
 import { archiveCandidate, maxArchiveAttempts } from './archive-name.ts';
-import {
-  type DirectoryHandle,
-  type EntryName,
-  isMissing,
-  nameText,
-  nonDirectoryError,
-  sameIdentity,
-} from './directory-handle.ts';
-import { findEntry, hasNoEntries, listIfFewer } from './directory-listing.ts';
+import { type DirectoryHandle, isMissing, nonDirectoryError } from './directory-handle.ts';
+import { hasNoEntries } from './directory-listing.ts';
 import { errnoCode, isSafeFsError, SafeFsError } from './errors.ts';
 import { isMadeParent } from './made-parent.ts';
 import { type OwnershipRecord, readOwnershipRecord, writeOwnershipRecord } from './ownership-record.ts';
 import { type ParentChain, removeEmptyParents, withParents } from './parent-chain.ts';
 import type { RelativeVolumePath } from './relative-volume-path.ts';
+import { assertStill, refuseHostingVolumes, topLevelOf, vanished } from './removal-checks.ts';
+import { assertMoved, moveToRemovalName, removeLeftover } from './removal-name.ts';
 import { assertEmptiable, emptyDirectory } from './remove-tree.ts';
-import { findReservedName } from './reserved-name-search.ts';
-import { isReservedName, recordName, removalName } from './reserved-names.ts';
+import { recordName, removalName } from './reserved-names.ts';
 import { timestampOf, type VolumeContext } from './volume-context.ts';
 import { guardedContext, type WriteGuard } from './write-guard.ts';
 
@@ -156,61 +149,6 @@ async function forgetMissing(
   });
 }
 
-/**
- * Refuses a volume directory that holds volumes or parents of this package: removing or moving it
- * would take their data along. An unrecorded directory (an upstream provisioner's) may have received
- * them anywhere below it, so its whole tree is searched. Below a recorded volume every create is
- * refused, so the only way in was two creates racing for its name, which leaves their marks in its
- * top level (the parent marker and the inner volume's record): that is where it is searched, in
- * `listed` when the top level was small enough to be listed at once (see {@link topLevelOf}).
- */
-async function refuseHostingVolumes(
-  volume: DirectoryHandle,
-  recorded: boolean,
-  listed: readonly EntryName[] | undefined,
-): Promise<void> {
-  const found = recorded ? await topLevelReservedName(volume, listed) : await findReservedName(volume);
-  if (found !== undefined) {
-    throw ownershipError(
-      volume.path,
-      `holds another volume's record or parent marker (found ${JSON.stringify(found)}), so removing it would take that volume's data along; refusing to touch it`,
-    );
-  }
-}
-
-async function topLevelReservedName(
-  volume: DirectoryHandle,
-  listed: readonly EntryName[] | undefined,
-): Promise<string | undefined> {
-  const isReserved = (name: EntryName) => isReservedName(nameText(name));
-  const reserved = listed === undefined ? await findEntry(volume, isReserved) : listed.find(isReserved);
-  return reserved === undefined ? undefined : volume.pathOf(reserved);
-}
-
-/**
- * The top level of `volume` listed once when it is small: then that one listing serves every look at
- * it (over NFS each costs a round trip). A wide one (`undefined`) is read in batches by each look
- * instead, so that its width never decides the memory a removal takes.
- */
-function topLevelOf(volume: DirectoryHandle): Promise<EntryName[] | undefined> {
-  return listIfFewer(volume);
-}
-
-function vanished(dir: DirectoryHandle, leaf: string): SafeFsError {
-  return new SafeFsError({
-    kind: 'io',
-    path: dir.pathOf(leaf),
-    operation: 'remove',
-    detail: 'was moved or replaced while being removed; will look again',
-  });
-}
-
-/** Throws {@link vanished} unless `name` in `dir` is still the directory whose `fstat` was `stats`. */
-async function assertStill(dir: DirectoryHandle, name: string, stats: Stats): Promise<void> {
-  const listed = await dir.lstat(name);
-  if (listed === undefined || !sameIdentity(listed, stats)) throw vanished(dir, name);
-}
-
 /** Whether the record is of a kept volume (retained or archived), which a take-back may read. */
 function isKept(record: OwnershipRecord): boolean {
   return record.releasedAt !== undefined || record.archivedAt !== undefined;
@@ -233,57 +171,6 @@ async function recordOrLeftover(
     if (!(await removeLeftover(dir, removalName(leaf, pvName)))) throw err;
     return 'leftover';
   }
-}
-
-/**
- * Renames recorded volume `leaf`, emptied, to its removal name `removed`: the stamp that its removal
- * is this package's (see {@link forgetMissing}). A leftover of this PV's earlier, interrupted delete under
- * that name goes first.
- */
-async function moveToRemovalName(dir: DirectoryHandle, leaf: string, removed: string): Promise<void> {
-  try {
-    await dir.rename(leaf, removed);
-  } catch (err) {
-    const code = errnoCode(err);
-    if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err;
-    await removeLeftover(dir, removed);
-    await dir.rename(leaf, removed);
-  }
-}
-
-/**
- * Checks that what the rename moved to `removed` is the volume that was opened (`stats`) and emptied
- * through its descriptor, before that name is removed. Made after the record went, which changed
- * the parent, so over NFS this look asks the server, not the client's cache. Something else (swapped
- * in at `leaf` after the open) is put back untouched; the volume it replaced was emptied wherever it
- * went, as its delete asked.
- */
-async function assertMoved(dir: DirectoryHandle, leaf: string, removed: string, stats: Stats): Promise<void> {
-  const moved = await dir.lstat(removed);
-  if (moved !== undefined && sameIdentity(moved, stats)) return;
-  if (moved !== undefined) await dir.rename(removed, leaf).catch(() => undefined);
-  throw vanished(dir, leaf);
-}
-
-/**
- * Removes directory `name`, a removal name left by an interrupted delete, as a delete removes a
- * recorded volume (never following a link, nothing unless everything can go); `false` when absent.
- */
-async function removeLeftover(dir: DirectoryHandle, name: string): Promise<boolean> {
-  const leftover = await dir.openDirectory(name);
-  if (leftover === undefined) return false;
-  try {
-    const stats = await leftover.stat();
-    const names = await topLevelOf(leftover);
-    await refuseHostingVolumes(leftover, true, names);
-    await assertEmptiable(leftover, names);
-    await emptyDirectory(leftover, names);
-    await assertStill(dir, name, stats);
-  } finally {
-    await leftover.close();
-  }
-  await dir.rmdir(name);
-  return true;
 }
 
 /**
