@@ -4,6 +4,11 @@
  * of being silently ignored as upstream provisioners do.
  */
 import { InfeasibleError } from '@kube-provisioner/controller';
+import {
+  isSnapshotBoundName,
+  parseSnapshotBounds,
+  snapshotBoundNames,
+} from '@kube-provisioner/controller/snapshot';
 import type { SpecialFilePolicy } from '@kube-provisioner/safe-fs';
 import { rootNamePattern } from './root-placement.ts';
 
@@ -120,7 +125,8 @@ const accepted: Readonly<Record<ParameterName, string>> = {
   roots: 'a comma-separated list of root names (lower-case letters, digits and -), such as fast,bulk',
 };
 
-const parameterNames = Object.keys(accepted) as ParameterName[];
+// The snapshot bounds (snapshotsPerClaim, snapshotRetention) are the snapshot taker's, which reads them itself.
+const parameterNames = [...(Object.keys(accepted) as ParameterName[]), ...snapshotBoundNames];
 
 function isParameterName(key: string): key is ParameterName {
   return Object.hasOwn(accepted, key);
@@ -173,6 +179,7 @@ export function parseClassParameters(
   };
 
   for (const [key, value] of Object.entries(parameters ?? {})) {
+    if (isSnapshotBoundName(key)) continue;
     if (!isParameterName(key)) {
       problems.push(`unknown parameter "${key}": accepted parameters: ${parameterNames.join(', ')}`);
       continue;
@@ -243,6 +250,7 @@ export function parseClassParameters(
       }
     }
   }
+  problems.push(...parseSnapshotBounds(parameters).problems);
   const limits = ['softLimitGrace', 'hardLimitGrace', 'inodeLimit'].filter(
     (key) => parameters?.[key] !== undefined,
   );

@@ -228,7 +228,14 @@ await runProvisioner<CliOptions>({
             // Snapshots live on the one shared root; per node they are a follow-up.
             snapshots: perNode
               ? undefined
-              : { snapshots: api.resource(directorySnapshots), claims, volumes, events: recorder, registry },
+              : {
+                  snapshots: api.resource(directorySnapshots),
+                  claims,
+                  volumes,
+                  classes: api.resource(resources.storageClasses),
+                  events: recorder,
+                  registry,
+                },
             capacity: capacity?.reader,
           })
         : new RootSetProvisioner({

@@ -115,7 +115,20 @@ describe('parseClassParameters', () => {
 
   it('names an unknown parameter and lists the accepted ones', () => {
     expect(failure(() => parseClassParameters({ pathPatern: 'x' })).message).toContain(
-      'unknown parameter "pathPatern": accepted parameters: volumeType, allowVolumeTypeAnnotation, pathPattern, mode, uid, gid, enforceSize, softLimitGrace, hardLimitGrace, inodeLimit, onDelete, takeBackFromNamespaces, cloneSpecialFiles, roots',
+      'unknown parameter "pathPatern": accepted parameters: volumeType, allowVolumeTypeAnnotation, pathPattern, mode, uid, gid, enforceSize, softLimitGrace, hardLimitGrace, inodeLimit, onDelete, takeBackFromNamespaces, cloneSpecialFiles, roots, snapshotsPerClaim, snapshotRetention',
+    );
+  });
+
+  it('accepts the snapshot bounds, read by the snapshot taker, and refuses malformed ones', () => {
+    expect(() => parseClassParameters({ snapshotsPerClaim: '3', snapshotRetention: '168h' })).not.toThrow();
+    const message = failure(() =>
+      parseClassParameters({ snapshotsPerClaim: '0', snapshotRetention: '7d' }),
+    ).message;
+    expect(message).toContain(
+      'invalid value "0" for parameter "snapshotsPerClaim": accepted values: a whole number of snapshots from 1, such as 5',
+    );
+    expect(message).toContain(
+      'invalid value "7d" for parameter "snapshotRetention": accepted values: a positive Go duration such as 720h',
     );
   });
 

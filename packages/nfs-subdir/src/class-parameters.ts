@@ -7,6 +7,11 @@
 import { InfeasibleError } from '@kube-provisioner/controller';
 import { goBooleanSpellings, parseGoBoolean, parseGoDuration } from '@kube-provisioner/controller/cli';
 import { type GidRange, parseGidRange } from '@kube-provisioner/controller/gid-allocator';
+import {
+  parseSnapshotBounds,
+  type SnapshotBoundName,
+  snapshotBoundNames,
+} from '@kube-provisioner/controller/snapshot';
 import type { SpecialFilePolicy } from '@kube-provisioner/safe-fs';
 import { type DeletePolicy, deletePolicies, parseDeletePolicy } from './delete-policy.ts';
 
@@ -55,7 +60,10 @@ export interface ClassParameters {
   readonly gidRange: GidRange | undefined;
 }
 
+// The snapshot bounds are the snapshot taker's, which reads them itself; like archiveRetention,
+// upstream knows neither, and both dialects accept them.
 type ParameterName =
+  | SnapshotBoundName
   | 'onDelete'
   | 'archiveOnDelete'
   | 'pathPattern'
@@ -69,7 +77,7 @@ type ParameterName =
 
 // Any pathPattern is accepted here; its renders are validated per claim.
 // gidMin and gidMax are validated together, by the controller's GID range parser.
-type CheckedParameter = Exclude<ParameterName, 'pathPattern' | 'gidMin' | 'gidMax'>;
+type CheckedParameter = Exclude<ParameterName, SnapshotBoundName | 'pathPattern' | 'gidMin' | 'gidMax'>;
 
 const accepted: Readonly<Record<CheckedParameter, string>> = {
   onDelete: deletePolicies.join(', '),
@@ -82,7 +90,13 @@ const accepted: Readonly<Record<CheckedParameter, string>> = {
 };
 
 const parametersOf: Readonly<Record<NfsDialect, readonly ParameterName[]>> = {
-  'nfs-client': ['archiveOnDelete', 'archiveRetention', 'takeBackFromNamespaces', 'cloneSpecialFiles'],
+  'nfs-client': [
+    'archiveOnDelete',
+    'archiveRetention',
+    'takeBackFromNamespaces',
+    'cloneSpecialFiles',
+    ...snapshotBoundNames,
+  ],
   'nfs-subdir': [
     'onDelete',
     'archiveOnDelete',
@@ -94,6 +108,7 @@ const parametersOf: Readonly<Record<NfsDialect, readonly ParameterName[]>> = {
     'cloneSpecialFiles',
     'gidMin',
     'gidMax',
+    ...snapshotBoundNames,
   ],
 };
 
@@ -162,6 +177,9 @@ export function parseClassParameters(
       case 'gidMax':
         gidParameters[key] = value;
         break;
+      case 'snapshotsPerClaim':
+      case 'snapshotRetention':
+        break;
       case 'adoptExisting':
       case 'adoptAmbiguousNamespacePrefix':
         if (value === 'true' || value === 'false') flags[name] = value === 'true';
@@ -170,6 +188,7 @@ export function parseClassParameters(
     }
   }
   const gidRange = gidRangeOf(gidParameters, problems);
+  problems.push(...parseSnapshotBounds(parameters).problems);
   if (problems.length > 0) {
     throw new InfeasibleError(`invalid StorageClass parameters: ${problems.join('; ')}`);
   }

@@ -72,7 +72,14 @@ export function runNfsProvisionerCli(cli: NfsCli): Promise<void> {
         archiveMetrics: new ArchiveMetrics(registry),
         owners: { claims, volumes },
         clones: { claims, volumes, registry },
-        snapshots: { snapshots: api.resource(directorySnapshots), claims, volumes, events, registry },
+        snapshots: {
+          snapshots: api.resource(directorySnapshots),
+          claims,
+          volumes,
+          classes: api.resource(resources.storageClasses),
+          events,
+          registry,
+        },
         events,
       } satisfies Partial<NfsProvisionerOptions>;
       const monitor = <V extends NfsVolume>(measure: MeasureVolume<V>): UsageMonitor<V> =>

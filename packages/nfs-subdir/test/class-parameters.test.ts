@@ -61,7 +61,7 @@ describe('parseClassParameters', () => {
     ],
     [
       { pathPatern: 'x' },
-      'unknown parameter "pathPatern": accepted parameters: onDelete, archiveOnDelete, pathPattern, adoptExisting, adoptAmbiguousNamespacePrefix, archiveRetention, takeBackFromNamespaces, cloneSpecialFiles, gidMin, gidMax',
+      'unknown parameter "pathPatern": accepted parameters: onDelete, archiveOnDelete, pathPattern, adoptExisting, adoptAmbiguousNamespacePrefix, archiveRetention, takeBackFromNamespaces, cloneSpecialFiles, gidMin, gidMax, snapshotsPerClaim, snapshotRetention',
     ],
     [
       { adoptExisting: 'yes' },
@@ -79,13 +79,27 @@ describe('parseClassParameters', () => {
     expect(message).toContain('unknown parameter "foo"');
   });
 
-  it('nfs-client accepts archiveOnDelete, archiveRetention, takeBackFromNamespaces and cloneSpecialFiles only', () => {
+  it('nfs-client accepts archiveOnDelete, archiveRetention, takeBackFromNamespaces, cloneSpecialFiles and the snapshot bounds only', () => {
     for (const key of ['onDelete', 'pathPattern', 'adoptExisting']) {
       expect(problem(() => parseClassParameters('nfs-client', { [key]: 'delete' }))).toBe(
-        `invalid StorageClass parameters: unknown parameter "${key}": accepted parameters: archiveOnDelete, archiveRetention, takeBackFromNamespaces, cloneSpecialFiles`,
+        `invalid StorageClass parameters: unknown parameter "${key}": accepted parameters: archiveOnDelete, archiveRetention, takeBackFromNamespaces, cloneSpecialFiles, snapshotsPerClaim, snapshotRetention`,
       );
     }
   });
+
+  it.each(['nfs-client', 'nfs-subdir'] as const)(
+    '%s accepts the snapshot bounds, read by the snapshot taker, and refuses malformed ones',
+    (dialect) => {
+      expect(() =>
+        parseClassParameters(dialect, { snapshotsPerClaim: '3', snapshotRetention: '168h' }),
+      ).not.toThrow();
+      expect(
+        problem(() => parseClassParameters(dialect, { snapshotsPerClaim: 'x', snapshotRetention: '0s' })),
+      ).toBe(
+        'invalid StorageClass parameters: invalid value "x" for parameter "snapshotsPerClaim": accepted values: a whole number of snapshots from 1, such as 5; invalid value "0s" for parameter "snapshotRetention": accepted values: a positive Go duration such as 720h',
+      );
+    },
+  );
 
   it('reads archiveRetention as a positive Go duration and refuses anything else', () => {
     expect(parseClassParameters('nfs-subdir', { archiveRetention: '720h' })).toMatchObject({
