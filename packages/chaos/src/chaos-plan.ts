@@ -1,5 +1,5 @@
 /**
- * The size of a chaos run. `npm test` runs the CI size (150 claims per target, about 6 minutes);
+ * The size of a chaos run. `npm test` runs the CI size (150 claims per target, about 8 minutes);
  * `npm run chaos -- --claims 2000` the release size. The run is replayed from its seed.
  */
 import type { ScenarioPlan } from './chaos-scenario.ts';
