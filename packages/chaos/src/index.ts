@@ -53,6 +53,7 @@ export { type ResizeOptions, type ResizeResult, runResizeUnderKill } from './res
 export { freshSeed, type SeededRandom, seededRandom } from './seeded-random.ts';
 export {
   snapshotCopiesInProgress,
+  snapshotCopyName,
   snapshotDataDir,
   snapshotLeftovers,
   unexpectedSnapshotEntries,

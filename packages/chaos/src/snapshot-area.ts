@@ -23,6 +23,11 @@ async function namesIn(root: string, namespace: string): Promise<string[]> {
   });
 }
 
+/** The reserved directory the copy of the snapshot of UID `uid` is made in, beside its data. */
+export function snapshotCopyName(uid: string): string {
+  return `.${uid}${reservedToken}.copy`;
+}
+
 /** The reserved copy directories of snapshots being taken (or left half-taken) in `namespace`. */
 export async function snapshotCopiesInProgress(root: string, namespace: string): Promise<string[]> {
   return (await namesIn(root, namespace)).filter((name) => name.endsWith(`${reservedToken}.copy`));

@@ -16,7 +16,12 @@ import { holdsWithin } from './holds-within.ts';
 import { type AimedFault, killLeaderWhen } from './leader-faults.ts';
 import type { PhaseContext } from './phase-context.ts';
 import { settledAudit } from './settled-audit.ts';
-import { snapshotCopiesInProgress, snapshotDataDir, snapshotLeftovers } from './snapshot-area.ts';
+import {
+  snapshotCopiesInProgress,
+  snapshotCopyName,
+  snapshotDataDir,
+  snapshotLeftovers,
+} from './snapshot-area.ts';
 import { clonesInProgress, digestDifferences, treeDigest, writeTree } from './volume-files.ts';
 
 /** external-provisioner's finalizer, which a snapshot carries while a restore copies from it. */
@@ -142,7 +147,7 @@ export async function runSnapshotUnderKill(options: SnapshotOptions): Promise<Sn
     const uid = uidOf(name);
     const finishedAt = Date.parse(snapshot.status.creationTime ?? '');
     const killedAt = snapshotKill.fault.atMs;
-    if (cutCopies.includes(`.${uid}.kube-provisioner.copy`) && !(finishedAt > killedAt))
+    if (cutCopies.includes(snapshotCopyName(uid)) && !(finishedAt > killedAt))
       notFinishedAfterKill.push(
         `${name}: ready at ${snapshot.status.creationTime}, killed at ${new Date(killedAt).toISOString()}`,
       );

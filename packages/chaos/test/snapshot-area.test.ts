@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   snapshotCopiesInProgress,
+  snapshotCopyName,
   snapshotDataDir,
   snapshotLeftovers,
   unexpectedSnapshotEntries,
@@ -56,7 +57,7 @@ describe('snapshot area', () => {
 
   it('sees a copy in progress on disk, and nothing in a namespace without snapshots', async () => {
     const root = await rootWith('team-a', ['u1', '.u1.kube-provisioner.json', '.u1.kube-provisioner.copy']);
-    expect(await snapshotCopiesInProgress(root, 'team-a')).toEqual(['.u1.kube-provisioner.copy']);
+    expect(await snapshotCopiesInProgress(root, 'team-a')).toEqual([snapshotCopyName('u1')]);
     expect(await snapshotCopiesInProgress(root, 'team-b')).toEqual([]);
     expect(await snapshotLeftovers(root, 'team-a', ['u1'])).toEqual(['.u1.kube-provisioner.copy']);
     expect(await snapshotLeftovers(root, 'team-b', [])).toEqual([]);
