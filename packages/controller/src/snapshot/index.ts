@@ -38,8 +38,7 @@ export type {
   SnapshotVolumeSettings,
   SnapshotVolumes,
 } from './snapshot-storage.ts';
-export type { SnapshotSweepOptions } from './snapshot-sweep.ts';
-export { annSnapshotSourceClaimUid, reasonSnapshotExpired, SnapshotSweep } from './snapshot-sweep.ts';
+export { annSnapshotSourceClaimUid, reasonSnapshotExpired } from './snapshot-sweep.ts';
 export type { SnapshotAccess, SnapshotTakerOptions } from './snapshot-taker.ts';
 export { reasonSnapshotFailed, reasonSnapshotReady, SnapshotTaker } from './snapshot-taker.ts';
 export type { SnapshotSync, SnapshotWatchTimings } from './snapshot-watch.ts';

@@ -29,8 +29,11 @@ export const annSnapshotSourceClaimUid = 'snapshot.kube-provisioner.io/source-cl
 
 /** What the sweep needs: the taker's access and who it is. */
 export interface SnapshotSweepOptions extends SnapshotAccess {
+  /** Only this provisioner's snapshots are swept. */
   readonly provisionerName: string;
+  /** Where the expired snapshots are counted. */
   readonly metrics: SnapshotMetrics | undefined;
+  /** Clock of the age bound. */
   readonly now: () => number;
 }
 
