@@ -2,7 +2,7 @@
  * End-to-end: the `kube-hostpath-provisioner` binary (shared mode, shipped RBAC and CRD) snapshots a
  * claim (with a `SnapshotReady` event), restores the snapshot into a new claim with the content it had
  * when taken, makes a claim naming a snapshot that is not ready wait with an event, and removes a
- * deleted snapshot's data.
+ * deleted snapshot's data; a class's `snapshotsPerClaim` deletes a claim's oldest snapshot and its data.
  */
 import { chmod, link, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -43,23 +43,34 @@ beforeAll(async () => {
   );
 });
 
+const readSnapshotIn = async (namespace: string, name: string) =>
+  (await custom.getNamespacedCustomObject({ ...resource, namespace, name })) as DirectorySnapshot;
+const createSnapshotIn = (namespace: string, name: string, claim: string) =>
+  custom.createNamespacedCustomObject({
+    ...resource,
+    namespace,
+    body: {
+      apiVersion: `${group}/v1alpha1`,
+      kind: 'DirectorySnapshot',
+      metadata: { name },
+      spec: { source: { persistentVolumeClaimName: claim } },
+    },
+  });
+const readySnapshot = (namespace: string, name: string) =>
+  waitFor(
+    async () => {
+      const snapshot = await readSnapshotIn(namespace, name);
+      return snapshot.status?.readyToUse === true ? snapshot : undefined;
+    },
+    { timeoutMs, description: `snapshot ${name} to be ready` },
+  );
+
 it('snapshots a claim, restores it with the content it had, waits for a snapshot not ready, deletes its data', {
   timeout: 4 * timeoutMs,
 }, async () => {
   const { namespace, className, root, program, bindClaim } = await startCli({ prefix: 'snap', timeoutMs });
-  const readSnapshot = async (name: string) =>
-    (await custom.getNamespacedCustomObject({ ...resource, namespace, name })) as DirectorySnapshot;
-  const createSnapshot = (name: string, claim: string) =>
-    custom.createNamespacedCustomObject({
-      ...resource,
-      namespace,
-      body: {
-        apiVersion: `${group}/v1alpha1`,
-        kind: 'DirectorySnapshot',
-        metadata: { name },
-        spec: { source: { persistentVolumeClaimName: claim } },
-      },
-    });
+  const readSnapshot = (name: string) => readSnapshotIn(namespace, name);
+  const createSnapshot = (name: string, claim: string) => createSnapshotIn(namespace, name, claim);
   const createRestore = (name: string, snapshot: string) =>
     core.createNamespacedPersistentVolumeClaim({
       namespace,
@@ -151,5 +162,49 @@ it('snapshots a claim, restores it with the content it had, waits for a snapshot
     { timeoutMs, description: 'the deleted snapshot to be gone' },
   );
   await expect(stat(dataDir)).rejects.toMatchObject({ code: 'ENOENT' });
+  expect(program.output()).not.toMatch(/forbidden|"statusCode":403/i);
+});
+
+it('deletes the oldest snapshot of a claim, and its data, once a newer one exceeds the class’s snapshotsPerClaim', {
+  timeout: 4 * timeoutMs,
+}, async () => {
+  const { namespace, root, program, bindClaim } = await startCli({
+    prefix: 'snapbound',
+    timeoutMs,
+    storageClass: { parameters: { snapshotsPerClaim: '1' } },
+  });
+  const source = await bindClaim('src', '1Mi');
+  await writeFile(join(source.spec?.hostPath?.path ?? '', 'a.txt'), 'alpha');
+  await createSnapshotIn(namespace, 'first', 'src');
+  const first = await readySnapshot(namespace, 'first');
+  const firstDir = join(root, snapshotPath(namespace, first.metadata?.uid ?? ''));
+  expect(await readFile(join(firstDir, 'a.txt'), 'utf8')).toBe('alpha');
+
+  await createSnapshotIn(namespace, 'second', 'src');
+  const second = await readySnapshot(namespace, 'second');
+
+  await waitFor(
+    () =>
+      readSnapshotIn(namespace, 'first').then(
+        () => false,
+        () => true,
+      ),
+    { timeoutMs, description: 'the oldest snapshot to be deleted' },
+  );
+  await expect(stat(firstDir)).rejects.toMatchObject({ code: 'ENOENT' });
+  const secondDir = join(root, snapshotPath(namespace, second.metadata?.uid ?? ''));
+  expect(await readFile(join(secondDir, 'a.txt'), 'utf8')).toBe('alpha');
+  expect((await readSnapshotIn(namespace, 'second')).status?.readyToUse).toBe(true);
+  const expired = await waitFor(
+    async () =>
+      (
+        await core.listNamespacedEvent({
+          namespace,
+          fieldSelector: 'involvedObject.name=first,reason=SnapshotExpired',
+        })
+      ).items[0],
+    { timeoutMs, description: 'the SnapshotExpired event on the oldest snapshot' },
+  );
+  expect(expired.message).toContain(`claim ${namespace}/src keeps its newest 1 snapshots`);
   expect(program.output()).not.toMatch(/forbidden|"statusCode":403/i);
 });
