@@ -24,6 +24,7 @@ import {
 } from '../src/snapshot/index.ts';
 import { FakeKubeApi } from '../src/testing/fake-api.ts';
 import { operationContext } from '../src/testing/provision-fixtures.ts';
+import { eventually } from '../src/testing/wait.ts';
 
 const provisionerName = 'example.com/dirs';
 const now = Date.parse('2026-11-29T12:00:00Z');
@@ -90,6 +91,15 @@ function snapshot(name: string, fixture: SnapshotFixture = {}): DirectorySnapsho
 
 /** A cluster with claim team-a/src of class `bounded` whose parameters are `parameters`. */
 function cluster(parameters: Record<string, string>, ...snapshots: DirectorySnapshot[]) {
+  return clusterSweptEvery(undefined, parameters, ...snapshots);
+}
+
+/** {@link cluster}, its taker sweeping every `sweepIntervalMs` once started. */
+function clusterSweptEvery(
+  sweepIntervalMs: number | undefined,
+  parameters: Record<string, string>,
+  ...snapshots: DirectorySnapshot[]
+) {
   const api = new FakeKubeApi();
   api.seed(resources.persistentVolumeClaims, claim('team-a', 'src', 'src-uid', 'pv-src'));
   api.seed(resources.persistentVolumes, volume('pv-src', 'bounded'));
@@ -115,6 +125,7 @@ function cluster(parameters: Record<string, string>, ...snapshots: DirectorySnap
     storage,
     provisionerName,
     now: () => now,
+    sweepIntervalMs,
   });
   /** Names of the snapshots whose objects were deleted (marked, their finalizer holding them). */
   const deleted = (): string[] =>
@@ -157,6 +168,23 @@ describe('snapshot class bounds', () => {
     expect(events).toEqual([
       `team-a/two-days Normal ${reasonSnapshotExpired}: deleted: older than 24h (snapshotRetention of StorageClass bounded)`,
     ]);
+  });
+
+  it('sweeps every claim on its interval while its term lasts, with no snapshot becoming ready', async () => {
+    const { api, taker } = clusterSweptEvery(
+      20,
+      { snapshotRetention: '24h' },
+      snapshot('two-days', { ageHours: 48 }),
+      snapshot('an-hour', { ageHours: 1 }),
+    );
+    const term = new AbortController();
+    taker.start({ ...operationContext(), signal: term.signal });
+
+    // Deleted, then its data and finalizer removed by the watch: the object is gone.
+    await eventually(() =>
+      expect(api.objects(directorySnapshots).map((s) => s.metadata?.name)).toEqual(['an-hour']),
+    );
+    term.abort();
   });
 
   it('never deletes a snapshot not ready yet or one a restore still copies from', async () => {
