@@ -117,6 +117,8 @@ export class SnapshotTaker<Path> {
         await this.sweep(context);
       } catch (err) {
         if (context.signal.aborted) return;
+        // No CRD: the watch says once that snapshots are off.
+        if (isNotFound(err)) continue;
         context.logger.warn(
           { err },
           'sweeping DirectorySnapshots by their class bounds failed; trying again later',
