@@ -24,6 +24,7 @@ import {
 } from '../src/snapshot/index.ts';
 import { FakeKubeApi } from '../src/testing/fake-api.ts';
 import { operationContext } from '../src/testing/provision-fixtures.ts';
+import { statusError } from '../src/testing/status-error.ts';
 import { eventually } from '../src/testing/wait.ts';
 
 const provisionerName = 'example.com/dirs';
@@ -231,6 +232,26 @@ describe('snapshot class bounds', () => {
     expect(taken.status?.readyToUse).toBe(true);
     expect(taken.metadata?.annotations?.[annSnapshotSourceClaimUid]).toBe('src-uid');
     expect(deleted()).toEqual(['team-a/old']);
+  });
+
+  it('deletes the other expired snapshots when one delete fails, leaving that one to the next sweep', async () => {
+    const { api, taker, deleted } = cluster(
+      { snapshotRetention: '24h' },
+      snapshot('fails', { ageHours: 50 }),
+      snapshot('goes', { ageHours: 49 }),
+    );
+    api.failNext({
+      verb: 'delete',
+      resource: directorySnapshots.plural,
+      name: 'fails',
+      error: statusError('InternalError', 'etcd hiccup'),
+    });
+
+    await taker.sweep(operationContext());
+    expect(deleted()).toEqual(['team-a/goes']);
+
+    await taker.sweep(operationContext());
+    expect(deleted()).toEqual(['team-a/fails', 'team-a/goes']);
   });
 
   it('keeps the snapshots of a claim that is gone: no class bounds them any more', async () => {
