@@ -4,7 +4,8 @@
  * provisioner running as a pod under the chart's RBAC with its projected token, kubelet's probes
  * passing (and readiness failing while the export cannot take volumes), a claim provisioned onto the
  * export, a `helm upgrade` to a new image tag rolled with SIGTERM from the kubelet without losing or
- * duplicating a claim, two replicas handing leadership over, and an upgrade from one export to two.
+ * duplicating a claim, two replicas handing leadership over, a non-root pod writing through the GID of
+ * a `gidMin`/`gidMax` class, and an upgrade from one export to two.
  *
  * The kernel here has no NFS client, so the kubelet cannot mount the chart's `nfs:` volume: a Helm
  * post-renderer gives the pod the exported directory as a `hostPath` instead, and nothing else of
@@ -12,7 +13,7 @@
  * NFS too.
  */
 import { execFile } from 'node:child_process';
-import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -28,11 +29,13 @@ import {
 import {
   describePod,
   nfsToolsAvailable,
+  podLogs,
   realNodeAvailable,
   recordPodExits,
   uniqueName,
   useRealNode,
   useTestEnv,
+  waitForPodPhase,
   waitForReadyPods,
 } from '@kube-provisioner/testenv/testing';
 import { CoordinationV1Api, CoreV1Api, StorageV1Api, type V1Pod } from '@kubernetes/client-node';
@@ -322,6 +325,108 @@ describe.skipIf(!(realNodeAvailable() && nfsToolsAvailable()))('the NFS chart on
     expect(standbyPod.status?.containerStatuses?.[0]?.restartCount, describePod(standbyPod)).toBe(0);
     const classes = await storage.readStorageClass({ name: storageClassName });
     expect(classes.provisioner).toBe(provisionerName);
+  });
+
+  it('gives a non-root pod (no fsGroup) the volume’s GID of a gidMin/gidMax class: its files get that group', async () => {
+    // The kubelet mounts the PV with `mount -t nfs`, which this kernel cannot: for this test the
+    // system's mount.nfs is a script binding the exported directory (what the server serves), so
+    // the kubelet's own handling of the PV's GID annotation is what is tested. NFS itself: the
+    // gid-per-volume kernel-mount test in packages/nfs-subdir.
+    const exportDir = server?.exportDir ?? '';
+    const exportPrefix = `${server?.host}:${server?.exportPath}`;
+    const scratch = await mkdtemp(join(tmpdir(), 'mount-nfs-'));
+    const helper = join(scratch, 'mount.nfs');
+    await writeFile(
+      helper,
+      [
+        '#!/bin/sh',
+        'case "$1" in',
+        `  '${exportPrefix}'/*) exec mount --bind "${exportDir}\${1#${exportPrefix}}" "$2" ;;`,
+        'esac',
+        'echo "mount.nfs (test): no directory for $1" >&2',
+        'exit 32',
+        '',
+      ].join('\n'),
+      { mode: 0o755 },
+    );
+    await run('mount', ['--bind', helper, '/usr/sbin/mount.nfs']);
+    const gidNamespace = await env.namespace('nfs-gid');
+    const className = uniqueName('nfs-gid');
+    try {
+      await storage.createStorageClass({
+        body: {
+          metadata: { name: className },
+          provisioner: provisionerName,
+          parameters: { gidMin: '5000', gidMax: '5100', archiveOnDelete: 'false' },
+        },
+      });
+      await core.createNamespacedPersistentVolumeClaim({
+        namespace: gidNamespace,
+        body: {
+          metadata: { name: 'shared' },
+          spec: {
+            storageClassName: className,
+            accessModes: ['ReadWriteMany'],
+            resources: { requests: { storage: '1Mi' } },
+          },
+        },
+      });
+      const volumeName = await waitFor(
+        async () => {
+          const claim = await core.readNamespacedPersistentVolumeClaim({
+            namespace: gidNamespace,
+            name: 'shared',
+          });
+          return claim.status?.phase === 'Bound' ? claim.spec?.volumeName : undefined;
+        },
+        { timeoutMs, description: 'the GID class’s claim to be Bound' },
+      );
+      const pv = await core.readPersistentVolume({ name: volumeName ?? '' });
+      const gid = Number(pv.metadata?.annotations?.['pv.beta.kubernetes.io/gid']);
+      expect(gid).toBeGreaterThanOrEqual(5000);
+      expect(gid).toBeLessThanOrEqual(5100);
+      const script =
+        "require('node:fs').writeFileSync('/data/written', 'by uid ' + process.getuid());" +
+        'console.log(JSON.stringify(process.getgroups()))';
+      await core.createNamespacedPod({
+        namespace: gidNamespace,
+        body: {
+          metadata: { name: 'writer' },
+          spec: {
+            nodeSelector: { 'kubernetes.io/hostname': real.node().name },
+            restartPolicy: 'Never',
+            securityContext: { runAsUser: 1000, runAsGroup: 1000, runAsNonRoot: true },
+            containers: [
+              {
+                name: 'app',
+                image: image.tag,
+                imagePullPolicy: 'Never',
+                command: ['node', '-e', script],
+                volumeMounts: [{ name: 'data', mountPath: '/data' }],
+              },
+            ],
+            volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'shared' } }],
+          },
+        },
+      });
+      await waitForPodPhase(core, gidNamespace, 'writer', 'Succeeded', timeoutMs);
+      const groups = JSON.parse(await podLogs(core, gidNamespace, 'writer')) as number[];
+      expect(groups).toContain(gid);
+      const directory = (pv.spec?.nfs?.path ?? '').slice((server?.exportPath.length ?? 0) + 1);
+      const written = await stat(join(exportDir, directory, 'written'));
+      expect({ uid: written.uid, gid: written.gid }).toEqual({ uid: 1000, gid });
+
+      await core.deleteNamespacedPod({ namespace: gidNamespace, name: 'writer' });
+      await core.deleteNamespacedPersistentVolumeClaim({ namespace: gidNamespace, name: 'shared' });
+      await waitFor(
+        async () => !(await core.listPersistentVolume()).items.some((v) => v.metadata?.name === volumeName),
+        { timeoutMs, description: `${volumeName} to be deleted` },
+      );
+    } finally {
+      await storage.deleteStorageClass({ name: className }).catch(() => undefined);
+      await run('umount', ['/usr/sbin/mount.nfs']);
+      await rm(scratch, { recursive: true, force: true });
+    }
   });
 
   it('upgrades from one export to two with helm: volumes stay on theirs, a class of the new one places there', async () => {
