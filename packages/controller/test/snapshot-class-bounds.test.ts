@@ -92,12 +92,12 @@ function snapshot(name: string, fixture: SnapshotFixture = {}): DirectorySnapsho
 
 /** A cluster with claim team-a/src of class `bounded` whose parameters are `parameters`. */
 function cluster(parameters: Record<string, string>, ...snapshots: DirectorySnapshot[]) {
-  return clusterSweptEvery(undefined, parameters, ...snapshots);
+  return clusterSweptEvery({ nowMs: now }, parameters, ...snapshots);
 }
 
-/** {@link cluster}, its taker sweeping every `sweepIntervalMs` once started. */
+/** {@link cluster} at `clock.nowMs` (changed by the test), its taker sweeping every `sweepIntervalMs` once started. */
 function clusterSweptEvery(
-  sweepIntervalMs: number | undefined,
+  clock: { nowMs: number; readonly sweepIntervalMs?: number },
   parameters: Record<string, string>,
   ...snapshots: DirectorySnapshot[]
 ) {
@@ -125,8 +125,8 @@ function clusterSweptEvery(
     registry,
     storage,
     provisionerName,
-    now: () => now,
-    sweepIntervalMs,
+    now: () => clock.nowMs,
+    sweepIntervalMs: clock.sweepIntervalMs,
   });
   /** Names of the snapshots whose objects were deleted (marked, their finalizer holding them). */
   const deleted = (): string[] =>
@@ -171,20 +171,22 @@ describe('snapshot class bounds', () => {
     ]);
   });
 
-  it('sweeps every claim on its interval while its term lasts, with no snapshot becoming ready', async () => {
+  it('sweeps every claim when its term starts and on its interval, with no snapshot becoming ready', async () => {
+    const clock = { nowMs: now, sweepIntervalMs: 20 };
     const { api, taker } = clusterSweptEvery(
-      20,
+      clock,
       { snapshotRetention: '24h' },
       snapshot('two-days', { ageHours: 48 }),
-      snapshot('an-hour', { ageHours: 1 }),
+      snapshot('almost-a-day', { ageHours: 23 }),
     );
     const term = new AbortController();
     taker.start({ ...operationContext(), signal: term.signal });
+    const names = () => api.objects(directorySnapshots).map((s) => s.metadata?.name);
 
     // Deleted, then its data and finalizer removed by the watch: the object is gone.
-    await eventually(() =>
-      expect(api.objects(directorySnapshots).map((s) => s.metadata?.name)).toEqual(['an-hour']),
-    );
+    await eventually(() => expect(names()).toEqual(['almost-a-day']));
+    clock.nowMs = now + 2 * hour;
+    await eventually(() => expect(names()).toEqual([]));
     term.abort();
   });
 

@@ -65,7 +65,7 @@ export interface SnapshotTakerOptions<Path> extends SnapshotAccess, SnapshotWatc
   readonly provisionerName: string;
   /** Clock for `creationTime`, `error.time` and the age bound. Default `Date.now`. */
   readonly now?: (() => number) | undefined;
-  /** How often every claim's snapshots are swept by their class's bounds, in ms. Default 5 minutes. */
+  /** How often every claim's snapshots are swept by their class's bounds (and when a term starts), in ms. Default 5 minutes. */
   readonly sweepIntervalMs?: number | undefined;
 }
 
@@ -101,7 +101,7 @@ export class SnapshotTaker<Path> {
 
   /**
    * Deletes the snapshots their source claim's class bounds expire, for every claim: what the leader
-   * runs every `sweepIntervalMs` (the age bound needs a clock) besides each claim's sweep when one of
+   * runs when its term starts and every `sweepIntervalMs` (the age bound needs a clock) besides each claim's sweep when one of
    * its snapshots becomes ready. Fenced by the term.
    *
    * @throws a lapsed term's error, or a failed list.
@@ -113,17 +113,19 @@ export class SnapshotTaker<Path> {
   async #sweepEvery(intervalMs: number, context: OperationContext): Promise<void> {
     while (!context.signal.aborted) {
       try {
-        await sleep(realClock, intervalMs, context.signal);
         await this.sweep(context);
       } catch (err) {
         if (context.signal.aborted) return;
         // No CRD: the watch says once that snapshots are off.
-        if (isNotFound(err)) continue;
-        context.logger.warn(
-          { err },
-          'sweeping DirectorySnapshots by their class bounds failed; trying again later',
-        );
+        if (!isNotFound(err)) {
+          context.logger.warn(
+            { err },
+            'sweeping DirectorySnapshots by their class bounds failed; trying again later',
+          );
+        }
       }
+      // At the start of each term, then every interval: a leader changing often still sweeps.
+      await sleep(realClock, intervalMs, context.signal).catch(() => undefined);
     }
   }
 
