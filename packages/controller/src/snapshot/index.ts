@@ -21,6 +21,7 @@ export {
   snapshotKind,
   snapshotRecordName,
 } from './directory-snapshot.ts';
+export type { SnapshotAccess } from './snapshot-access.ts';
 export type { ExpiredSnapshot, SnapshotBoundName, SnapshotBounds } from './snapshot-bounds.ts';
 export {
   expiredSnapshots,
@@ -39,7 +40,7 @@ export type {
   SnapshotVolumes,
 } from './snapshot-storage.ts';
 export { annSnapshotSourceClaimUid, reasonSnapshotExpired } from './snapshot-sweep.ts';
-export type { SnapshotAccess, SnapshotTakerOptions } from './snapshot-taker.ts';
+export type { SnapshotTakerOptions } from './snapshot-taker.ts';
 export { reasonSnapshotFailed, reasonSnapshotReady, SnapshotTaker } from './snapshot-taker.ts';
 export type { SnapshotSync, SnapshotWatchTimings } from './snapshot-watch.ts';
 export { needsSync, watchSnapshots } from './snapshot-watch.ts';

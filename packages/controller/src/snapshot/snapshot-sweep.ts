@@ -9,6 +9,7 @@ import { isNotFound } from '../client/api-error.ts';
 import { isLeadershipLapsedError } from '../leader-election/lease-fence.ts';
 import type { OperationContext } from '../provisioner.ts';
 import { annSnapshotProvisioner, type DirectorySnapshot, snapshotGroup } from './directory-snapshot.ts';
+import type { SnapshotAccess } from './snapshot-access.ts';
 import {
   type ExpiredSnapshot,
   expiredSnapshots,
@@ -16,7 +17,6 @@ import {
   type SnapshotBounds,
 } from './snapshot-bounds.ts';
 import type { SnapshotMetrics } from './snapshot-metrics.ts';
-import type { SnapshotAccess } from './snapshot-taker.ts';
 
 /** `Normal` event on a `DirectorySnapshot` deleted by its class's `snapshotsPerClaim` or `snapshotRetention`. */
 export const reasonSnapshotExpired = 'SnapshotExpired';

@@ -7,14 +7,12 @@
  * removal is fenced by the term; a copy killed half-way is started over by the next leader (the
  * clone removes its leftover, found by the snapshot's record).
  */
-import type { V1PersistentVolume, V1PersistentVolumeClaim, V1StorageClass } from '@kubernetes/client-node';
-import type { Registry } from 'prom-client';
+import type { V1PersistentVolume } from '@kubernetes/client-node';
 import { isNotFound } from '../client/api-error.ts';
-import type { ResourceClient } from '../client/resource-client.ts';
 import type { CloneProgress } from '../clone/clone-progress.ts';
 import { finalizerCloningProtection } from '../clone/clone-source.ts';
 import { InfeasibleError } from '../errors.ts';
-import type { EventRecorder, EventType } from '../events/event-recorder.ts';
+import type { EventType } from '../events/event-recorder.ts';
 import { isLeadershipLapsedError } from '../leader-election/lease-fence.ts';
 import type { OperationContext } from '../provisioner.ts';
 import { realClock, sleep } from '../util/clock.ts';
@@ -27,6 +25,7 @@ import {
   snapshotGroup,
   snapshotRecordName,
 } from './directory-snapshot.ts';
+import type { SnapshotAccess } from './snapshot-access.ts';
 import { SnapshotMetrics } from './snapshot-metrics.ts';
 import type { SnapshotStorage, SnapshotVolumeSettings } from './snapshot-storage.ts';
 import { annSnapshotSourceClaimUid, SnapshotSweep } from './snapshot-sweep.ts';
@@ -37,25 +36,6 @@ export const reasonSnapshotReady = 'SnapshotReady';
 
 /** `Warning` event on a `DirectorySnapshot` whose copy failed, once per message (the CSI snapshot controller's reason). */
 export const reasonSnapshotFailed = 'SnapshotCreationFailed';
-
-/** What taking and restoring snapshots read and write on the API server, and where they report. */
-export interface SnapshotAccess {
-  /** `directorysnapshots` `get` (restores), `list`, `watch`, `patch`, `delete` (the bounds); `directorysnapshots/status` `patch`. */
-  readonly snapshots: ResourceClient<DirectorySnapshot>;
-  /** `persistentvolumeclaims` `get`. */
-  readonly claims: Pick<ResourceClient<V1PersistentVolumeClaim>, 'get'>;
-  /** `persistentvolumes` `get`. */
-  readonly volumes: Pick<ResourceClient<V1PersistentVolume>, 'get'>;
-  /**
-   * `storageclasses` `get`: the source claim's class bounds its snapshots (`snapshotsPerClaim`,
-   * `snapshotRetention`). Without it no snapshot is deleted by a bound.
-   */
-  readonly classes?: Pick<ResourceClient<V1StorageClass>, 'get'> | undefined;
-  /** Where the snapshots' {@link reasonSnapshotReady} and {@link reasonSnapshotFailed} events go; a controller `EventRecorder` fits. */
-  readonly events?: Pick<EventRecorder, 'event'> | undefined;
-  /** Where the `kube_provisioner_snapshot_*` metrics are registered. */
-  readonly registry?: Registry | undefined;
-}
 
 /** Options of {@link SnapshotTaker}. */
 export interface SnapshotTakerOptions<Path> extends SnapshotAccess, SnapshotWatchTimings {
