@@ -110,7 +110,7 @@ describe('createNfsClientProvisioner', () => {
         context,
       );
       expect('error' in result && result.error.message).toBe(
-        'invalid StorageClass parameters: unknown parameter "pathPattern": accepted parameters: archiveOnDelete, archiveRetention, takeBackFromNamespaces, cloneSpecialFiles',
+        'invalid StorageClass parameters: unknown parameter "pathPattern": accepted parameters: archiveOnDelete, archiveRetention, takeBackFromNamespaces, cloneSpecialFiles, snapshotsPerClaim, snapshotRetention',
       );
       expect(await readdir(mountRoot)).toEqual([]);
     });
