@@ -10,9 +10,10 @@ import { type DirectoryHandle, openBase } from '../src/directory-handle.ts';
 import { fillEmptyFiles, heapSampling, scratchDirectory } from './support/walk-probes.ts';
 
 const made: string[] = [];
+// Removing a few hundred thousand files takes longer than vitest's 10 s hook default on a loaded machine.
 afterEach(async () => {
   await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
-});
+}, 120_000);
 const entries = 100_000;
 const sampleEvery = 10_000;
 // 100 000 names of 155 bytes are ~16 MiB however they are held, their `Stats` as much again; a batch

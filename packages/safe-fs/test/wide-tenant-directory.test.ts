@@ -34,9 +34,10 @@ let scratch: string;
 beforeAll(async () => {
   scratch = await scratchDirectory();
 });
+// Removing a few hundred thousand files takes longer than vitest's 10 s hook default on a loaded machine.
 afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
-});
+}, 120_000);
 
 /** Creates {@link entries} empty files with long names in `dir`. */
 async function fill(dir: string): Promise<void> {
