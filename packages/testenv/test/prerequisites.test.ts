@@ -60,6 +60,7 @@ describe('scripts/prerequisites.ts', () => {
       'readelf',
       'qemu-aarch64-static',
       'go',
+      'mkfs.xfs',
     ];
     expect(await check(await pathWith(all))).toEqual({ code: 0, stderr: '' });
   });
