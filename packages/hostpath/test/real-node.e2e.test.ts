@@ -2,12 +2,15 @@
  * The hostpath image as an operator runs it, on a real node (kubelet and containerd beside the test
  * control plane): the shipped RBAC, DaemonSet and StorageClass applied unchanged, the provisioner
  * running as a pod with its projected service-account token and kubelet's probes, and workload pods
- * writing into the volumes it provisions. The node is this host, so a volume's directory is checked
- * on disk too.
+ * writing into the volumes it provisions, also across two roots of a node on two loop-mounted file
+ * systems. The node is this host, so a volume's directory is checked on disk too.
  */
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { applyManifests, waitFor } from '@kube-provisioner/testenv';
 import { ensureProjectImage, projectImage } from '@kube-provisioner/testenv/internal';
 import {
@@ -28,6 +31,7 @@ import {
   type KubernetesObject,
   loadAllYaml,
   StorageV1Api,
+  type V1DaemonSet,
   type V1PersistentVolume,
   type V1Pod,
 } from '@kubernetes/client-node';
@@ -41,6 +45,7 @@ const root = '/var/lib/kube-provisioner/hostpath';
 /** The shared-mode Deployment's root, likewise. */
 const sharedRoot = '/var/lib/kube-provisioner/hostpath-shared';
 const timeoutMs = 90_000;
+const run = promisify(execFile);
 
 const ignoreNotFound = (err: unknown): void => {
   if (!(err instanceof ApiException && err.code === 404)) throw err;
@@ -347,6 +352,121 @@ describe.skipIf(!realNodeAvailable())('the hostpath image on a real node', () =>
       timeoutMs,
       description: `${paths.join(', ')} to be removed`,
     });
+  });
+
+  it('places volumes on the roomier of two roots on two loop-mounted file systems, and pods use both', async () => {
+    // A second per-node instance of another provisioner name, as an operator with two disks runs it.
+    const rootsDir = '/var/lib/kube-provisioner/roots';
+    const images = await mkdtemp(join(tmpdir(), 'hostpath-roots-'));
+    const sizes = { fast: '64M', bulk: '128M' };
+    const name = 'hostpath-provisioner-roots';
+    const provisionerName = 'kube-provisioner.io/hostpath-roots';
+    const className = uniqueName('hostpath-roots');
+    const mounted: string[] = [];
+    try {
+      for (const [root, size] of Object.entries(sizes)) {
+        const file = join(images, `${root}.img`);
+        await run('truncate', ['-s', size, file]);
+        // No blocks reserved for root: free space is what the provisioner and pods both see.
+        await run('mkfs.ext4', ['-q', '-F', '-m', '0', file]);
+        await mkdir(join(rootsDir, root), { recursive: true });
+        await run('mount', ['-o', 'loop', file, join(rootsDir, root)]);
+        mounted.push(join(rootsDir, root));
+      }
+      const [shipped] = (await manifests('daemonset.yaml')) as V1DaemonSet[];
+      const daemonSet = structuredClone(shipped) as V1DaemonSet;
+      const labels = { 'app.kubernetes.io/name': name };
+      daemonSet.metadata = { ...daemonSet.metadata, name, labels };
+      if (daemonSet.spec) daemonSet.spec.selector = { matchLabels: labels };
+      const pod = daemonSet.spec?.template;
+      if (pod) pod.metadata = { labels };
+      const container = pod?.spec?.containers[0];
+      if (container && pod?.spec) {
+        container.env = (container.env ?? []).map((variable) => {
+          if (variable.name === 'PROVISIONER_NAME') return { name: variable.name, value: provisionerName };
+          if (variable.name === 'HOSTPATH_ROOT') {
+            return { name: variable.name, value: `fast=${rootsDir}/fast,bulk=${rootsDir}/bulk` };
+          }
+          return variable;
+        });
+        container.volumeMounts = Object.keys(sizes).map((root) => ({
+          name: root,
+          mountPath: `${rootsDir}/${root}`,
+        }));
+        pod.spec.volumes = Object.keys(sizes).map((root) => ({
+          name: root,
+          hostPath: { path: `${rootsDir}/${root}`, type: 'Directory' },
+        }));
+      }
+      await apps.createNamespacedDaemonSet({ namespace: systemNamespace, body: daemonSet });
+      await storage.createStorageClass({
+        body: {
+          metadata: { name: className },
+          provisioner: provisionerName,
+          volumeBindingMode: 'WaitForFirstConsumer',
+          reclaimPolicy: 'Delete',
+        },
+      });
+      await waitForReadyPods(core, {
+        namespace: systemNamespace,
+        labelSelector: `app.kubernetes.io/name=${name}`,
+        fieldSelector: `spec.nodeName=${real.node().name}`,
+        count: 1,
+        timeoutMs,
+      });
+      const namespace = await env.namespace('hostpath-roots');
+      const claim = async (claimName: string) =>
+        core.createNamespacedPersistentVolumeClaim({
+          namespace,
+          body: {
+            metadata: { name: claimName },
+            spec: {
+              storageClassName: className,
+              accessModes: ['ReadWriteOnce'],
+              resources: { requests: { storage: '10Mi' } },
+            },
+          },
+        });
+      // The first volume goes to bulk, the roomier; 80 MiB written there leave fast the roomier.
+      await claim('first');
+      await runOnNode(
+        namespace,
+        'fill',
+        'first',
+        "require('node:fs').writeFileSync('/data/fill', Buffer.alloc(80 * 2 ** 20, 1))",
+      );
+      const first = await boundVolume(namespace, 'first');
+      expect(first.spec?.hostPath?.path).toMatch(new RegExp(`^${rootsDir}/bulk/`, 'u'));
+      await claim('second');
+      await runOnNode(namespace, 'small', 'second', "require('node:fs').writeFileSync('/data/small', 'x')");
+      const second = await boundVolume(namespace, 'second');
+      expect(second.spec?.hostPath?.path).toMatch(new RegExp(`^${rootsDir}/fast/`, 'u'));
+      expect(await readFile(join(second.spec?.hostPath?.path ?? '', 'small'), 'utf8')).toBe('x');
+
+      await core.deleteCollectionNamespacedPod({ namespace });
+      await core.deleteCollectionNamespacedPersistentVolumeClaim({ namespace });
+      await waitFor(
+        async () =>
+          !(await core.listPersistentVolume()).items.some((v) => v.spec?.claimRef?.namespace === namespace),
+        { timeoutMs, description: `the volumes of ${namespace} to be deleted` },
+      );
+    } finally {
+      await apps.deleteNamespacedDaemonSet({ namespace: systemNamespace, name }).catch(ignoreNotFound);
+      await waitFor(
+        async () =>
+          (
+            await core.listNamespacedPod({
+              namespace: systemNamespace,
+              labelSelector: `app.kubernetes.io/name=${name}`,
+            })
+          ).items.length === 0,
+        { timeoutMs: 60_000, description: `the ${name} pods to be gone` },
+      );
+      await storage.deleteStorageClass({ name: className }).catch(ignoreNotFound);
+      for (const dir of mounted) await run('umount', [dir]);
+      await rm(rootsDir, { recursive: true, force: true });
+      await rm(images, { recursive: true, force: true });
+    }
   });
 
   it('stays Ready with no restarts through the tests', async () => {
