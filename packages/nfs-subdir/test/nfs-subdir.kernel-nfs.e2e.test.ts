@@ -30,7 +30,10 @@ function eventsAbout(name: string, reason: string, namespace?: string): Promise<
       const { items } = namespace
         ? await core.listNamespacedEvent({ namespace, fieldSelector })
         : await core.listEventForAllNamespaces({ fieldSelector });
-      return items.length > 0 ? items : undefined;
+      // kube-controller-manager's own ProvisioningFailed ("storageclass … not found"), when a claim
+      // reaches it before its class does, is not the provisioner's.
+      const ours = items.filter((event) => event.source?.component !== 'persistentvolume-controller');
+      return ours.length > 0 ? ours : undefined;
     },
     { timeoutMs, description: `a ${reason} event about ${name}` },
   );
