@@ -7,7 +7,7 @@
  * flags, and `--max-old-space-size=<--heap-mib>`; `wide-volume-walk.ts`). Reports per walk its time
  * (measured in the child), the child's RSS before the walk and at its peak (`VmHWM` of
  * `/proc/<pid>/status`, read by the parent while it runs and by the child at its end), against the
- * chart's 256Mi limit. The volumes are made in `--dir` (default `/dev/shm`, so the file
+ * manifests' memory limit (256Mi when measured; 384Mi now). The volumes are made in `--dir` (default `/dev/shm`, so the file
  * system's own cost stays out of the figures) and removed afterwards. Not a scenario of `npm run
  * bench`: it needs no cluster, and takes minutes.
  *

@@ -5,7 +5,7 @@
  * swapped) while the leader is SIGKILLed in the middle of a copy; other clones of its aim at
  * unrecorded data (an upstream-era directory, through a class rendering the claim's annotation), which
  * must be refused and left as found. Nothing of another claim may change, no copy directory may stay,
- * the provisioner's memory stays under the chart's 256Mi limit, a claim made after the attack is
+ * the provisioner's memory stays under the manifests' 384Mi limit, a claim made after the attack is
  * provisioned (no file-system call was left hanging), and the audit is clean once every claim is gone.
  */
 import { mkdir, rm } from 'node:fs/promises';

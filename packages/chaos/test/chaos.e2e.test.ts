@@ -196,8 +196,8 @@ function expectSnapshotted(result: SnapshotResult): void {
   expect.soft(result.audit?.findings, `${target} audit after the snapshots`).toEqual([]);
 }
 
-/** The chart's memory limit for the provisioner (Deployment and DaemonSet). */
-const memoryLimitMiB = 256;
+/** The shipped manifests' memory limit for the provisioner (Deployment and DaemonSet). */
+const memoryLimitMiB = 384;
 
 function expectWithstood(result: HostileTenantResult): void {
   const { target } = result;

@@ -85,7 +85,7 @@ export interface CopyProgress {
 /**
  * The depth of the deepest tree a copy accepts unless told otherwise: half as deep again as the
  * 100 000 levels a clone must handle. Each level costs ~300 bytes of heap while the copy is below it
- * (`copy-levels.ts`): 45 MiB at this depth, inside the provisioner's 256Mi beside its other work.
+ * (`copy-levels.ts`): 45 MiB at this depth, inside the provisioner's 384Mi limit beside its other work.
  */
 const defaultMaxDepth = 150_000;
 
